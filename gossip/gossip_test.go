@@ -1,0 +1,224 @@
+package gossip
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand"
+	"testing"
+
+	"github.com/golang/snappy"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"google.golang.org/protobuf/proto"
+)
+
+const digest = "8c9f62fe"
+
+func TestTopicCategories(t *testing.T) {
+	cases := []struct {
+		name string
+		want Category
+	}{
+		{"beacon_attestation_0", Attestation},
+		{"beacon_attestation_63", Attestation},
+		{"beacon_attestation_64", Other},
+		{"beacon_attestation_07", Other},
+		{"beacon_aggregate_and_proof", Aggregate},
+		{"beacon_block", Block},
+		{"data_column_sidecar_127", DataColumn},
+		{"data_column_sidecar_128", Other},
+		{"sync_committee_3", SyncCommittee},
+		{"sync_committee_4", Other},
+		{"sync_committee_contribution_and_proof", SyncCommittee},
+		{"voluntary_exit", Other},
+	}
+	for _, c := range cases {
+		topic := Topic(digest, c.name)
+		if got := TopicCategory(topic); got != c.want {
+			t.Errorf("%s: %v, want %v", topic, got, c.want)
+		}
+	}
+	if TopicCategory("/meshsub/test") != Other {
+		t.Error("foreign topic not Other")
+	}
+	if _, _, err := ParseTopic("/eth2/x/beacon_block/ssz"); err == nil {
+		t.Error("wrong encoding accepted")
+	}
+	if s := Subnet("data_column_sidecar_17"); s != 17 {
+		t.Errorf("subnet %d", s)
+	}
+	for _, c := range Categories() {
+		back, err := ParseCategory(c.String())
+		if err != nil || back != c {
+			t.Errorf("category %v round trip: %v %v", c, back, err)
+		}
+	}
+	if _, err := ParseCategory("blocks"); err == nil {
+		t.Error("bad category accepted")
+	}
+}
+
+// The vectors were computed independently (Python hashlib) from the spec's definition.
+func TestMessageIDVectors(t *testing.T) {
+	topic := Topic(digest, TopicBeaconBlock)
+	valid := []byte{0x05, 0x10, 'h', 'e', 'l', 'l', 'o'} // Snappy block of "hello"
+	if id := MessageID(topic, valid); hex.EncodeToString(id[:]) != "d58fc6bfe68c6db632dfb39698a85bdf1ff5975a" {
+		t.Errorf("valid-snappy id %x", id)
+	}
+	if id := MessageID(topic, []byte{0xff, 0xff}); hex.EncodeToString(id[:]) != "961d172c7ecca48f6a2f560327b7553ca6c28d75" {
+		t.Errorf("invalid-snappy id %x", id)
+	}
+	m := &pb.Message{Topic: &topic, Data: valid}
+	if id := MessageID(topic, valid); PubsubMsgID(m) != string(id[:]) {
+		t.Error("PubsubMsgID differs from MessageID")
+	}
+}
+
+func TestAppendPublishFrameLayout(t *testing.T) {
+	topic := "t"
+	frame, err := AppendPublishFrame(nil, topic, []byte{0xAA, 0xBB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RPC{publish(2): Message{data(2): AA BB, topic(4): "t"}} with a uvarint length prefix.
+	want := []byte{9, 0x12, 7, 0x12, 2, 0xAA, 0xBB, 0x22, 1, 't'}
+	if !bytes.Equal(frame, want) {
+		t.Fatalf("frame % x, want % x", frame, want)
+	}
+}
+
+func TestSplitFrame(t *testing.T) {
+	att := Topic(digest, AttestationTopic(3))
+	blk := Topic(digest, TopicBeaconBlock)
+	sub := true
+	rpc := &pb.RPC{
+		Subscriptions: []*pb.RPC_SubOpts{{Subscribe: &sub, Topicid: &att}},
+		Publish: []*pb.Message{
+			{Data: bytes.Repeat([]byte{1}, 226), Topic: &att},
+			{Data: bytes.Repeat([]byte{2}, 5000), Topic: &blk},
+		},
+		Control: &pb.ControlMessage{
+			Ihave: []*pb.ControlIHave{{TopicID: &att, MessageIDs: []string{"0123456789abcdefghij"}}},
+			Graft: []*pb.ControlGraft{{TopicID: &blk}},
+		},
+	}
+	frame, err := AppendFrame(nil, rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := SplitFrame(frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for _, b := range parts.Bytes {
+		sum += b
+	}
+	if sum != len(frame) {
+		t.Fatalf("parts add up to %d, frame is %d", sum, len(frame))
+	}
+	if parts.Messages[Attestation] != 1 || parts.Messages[Block] != 1 || parts.Messages[Control] != 3 {
+		t.Fatalf("messages %v", parts.Messages)
+	}
+	// The attestation part is its message's encoded size plus its share of the prefix.
+	msgSize := proto.Size(rpc.Publish[0])
+	if b := parts.Bytes[Attestation]; b < msgSize+2 || b > msgSize+4 {
+		t.Fatalf("attestation bytes %d, message encodes to %d", b, msgSize)
+	}
+	if parts.Dominant() != Block {
+		t.Fatalf("dominant %v", parts.Dominant())
+	}
+	if _, err := SplitFrame(frame[:len(frame)-1]); err == nil {
+		t.Fatal("truncated frame accepted")
+	}
+}
+
+func TestPayloadTranscodeRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	att := Topic(digest, AttestationTopic(1))
+	blk := Topic(digest, TopicBeaconBlock)
+	raw1 := bytes.Repeat([]byte("attestation data "), 14)
+	raw2 := make([]byte, 70000)
+	rng.Read(raw2[:30000])
+	ihaveTopic := att
+	rpc := &pb.RPC{
+		Publish: []*pb.Message{
+			{Data: snappy.Encode(nil, raw1), Topic: &att},
+			{Data: snappy.Encode(nil, raw2), Topic: &blk},
+		},
+		Control: &pb.ControlMessage{Ihave: []*pb.ControlIHave{{TopicID: &ihaveTopic, MessageIDs: []string{"x"}}}},
+	}
+	frame, _ := AppendFrame(nil, rpc)
+	sszFrame, err := AppendSSZFrame(nil, frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The SSZ frame is exactly what pubsub would marshal for the RPC with raw payloads.
+	rawRPC := proto.Clone(rpc).(*pb.RPC)
+	rawRPC.Publish[0].Data, rawRPC.Publish[1].Data = raw1, raw2
+	want, _ := AppendFrame(nil, rawRPC)
+	if !bytes.Equal(sszFrame, want) {
+		t.Fatal("ssz frame differs from the marshalled raw RPC")
+	}
+	back, err := AppendSnappyFrame([]byte("prefix"), sszFrame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(back, []byte("prefix")) {
+		t.Fatal("dst not appended to")
+	}
+	var got pb.RPC
+	if _, n := consumeFrame(t, back[6:], &got); n == 0 {
+		t.Fatal("bad frame")
+	}
+	for i, m := range got.Publish {
+		if MessageID(m.GetTopic(), m.Data) != MessageID(rpc.Publish[i].GetTopic(), rpc.Publish[i].Data) {
+			t.Fatalf("message %d id changed by transcoding", i)
+		}
+	}
+	if _, err := AppendSSZFrame(nil, mustFrame(t, &pb.RPC{Publish: []*pb.Message{{Data: []byte{0xff, 0xff, 0xff}, Topic: &att}}})); err == nil {
+		t.Fatal("invalid snappy payload accepted")
+	}
+}
+
+func mustFrame(t *testing.T, rpc *pb.RPC) []byte {
+	f, err := AppendFrame(nil, rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func consumeFrame(t *testing.T, frame []byte, rpc *pb.RPC) (*pb.RPC, int) {
+	t.Helper()
+	size, n := binary.Uvarint(frame)
+	if n <= 0 || int(size) != len(frame)-n {
+		t.Fatalf("bad prefix")
+	}
+	if err := proto.Unmarshal(frame[n:], rpc); err != nil {
+		t.Fatal(err)
+	}
+	return rpc, len(frame)
+}
+
+func FuzzSplitFrame(f *testing.F) {
+	f.Add([]byte{9, 0x12, 7, 0x12, 2, 0xAA, 0xBB, 0x22, 1, 't'})
+	f.Add([]byte{0})
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		parts, err := SplitFrame(frame)
+		if err != nil {
+			return
+		}
+		sum := 0
+		for _, b := range parts.Bytes {
+			if b < 0 {
+				t.Fatal("negative share")
+			}
+			sum += b
+		}
+		if sum != len(frame) {
+			t.Fatalf("shares add to %d of %d", sum, len(frame))
+		}
+		_, _ = AppendSSZFrame(nil, frame)
+	})
+}

@@ -1,0 +1,124 @@
+package gossip
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/golang/snappy"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Payload modes inside a compressed stream (design.md, "Stream codecs").
+const (
+	// PayloadSSZSnappy keeps message data Snappy-compressed, as on the network today.
+	PayloadSSZSnappy = "ssz_snappy"
+	// PayloadSSZ carries raw SSZ: the sender un-Snappies each message's data and the
+	// receiver re-Snappies it before pubsub sees it.
+	PayloadSSZ = "ssz"
+)
+
+// ParsePayload checks a payload mode name.
+func ParsePayload(mode string) (string, error) {
+	switch mode {
+	case PayloadSSZSnappy, PayloadSSZ:
+		return mode, nil
+	}
+	return "", fmt.Errorf("unknown payload mode %q (allowed: %s, %s)", mode, PayloadSSZSnappy, PayloadSSZ)
+}
+
+// RPC Message field number of data (pubsub pb/rpc.proto).
+const msgData = 2
+
+// AppendSSZFrame appends frame with every published message's data Snappy-decoded to raw
+// SSZ; all other bytes are kept as they are. It fails when a message's data is not a Snappy
+// block of at most MaxPayloadBytes.
+func AppendSSZFrame(dst, frame []byte) ([]byte, error) {
+	return transcodeFrame(dst, frame, func(dst, data []byte) ([]byte, error) {
+		n, err := snappy.DecodedLen(data)
+		if err != nil {
+			return nil, fmt.Errorf("message data: %w", err)
+		}
+		if n > MaxPayloadBytes {
+			return nil, fmt.Errorf("message data decodes to %d bytes, above the %d-byte limit", n, MaxPayloadBytes)
+		}
+		start := len(dst)
+		dst = append(dst, make([]byte, n)...)
+		if _, err := snappy.Decode(dst[start:], data); err != nil {
+			return nil, fmt.Errorf("message data: %w", err)
+		}
+		return dst, nil
+	})
+}
+
+// AppendSnappyFrame appends frame with every published message's data Snappy-encoded
+// (golang/snappy), the inverse of AppendSSZFrame. Message ids do not change: they are
+// computed on decompressed data.
+func AppendSnappyFrame(dst, frame []byte) ([]byte, error) {
+	return transcodeFrame(dst, frame, func(dst, data []byte) ([]byte, error) {
+		if len(data) > MaxPayloadBytes {
+			return nil, fmt.Errorf("message data of %d bytes above the %d-byte limit", len(data), MaxPayloadBytes)
+		}
+		start := len(dst)
+		dst = append(dst, make([]byte, snappy.MaxEncodedLen(len(data)))...)
+		enc := snappy.Encode(dst[start:], data)
+		return dst[:start+len(enc)], nil
+	})
+}
+
+// transcodeFrame rewrites the data field of each published message with conv, re-emitting
+// the fields in their original order so the result is what pubsub would marshal for the
+// rewritten RPC.
+func transcodeFrame(dst, frame []byte, conv func(dst, data []byte) ([]byte, error)) ([]byte, error) {
+	size, n := binary.Uvarint(frame)
+	if n <= 0 || uint64(len(frame)-n) != size {
+		return dst, fmt.Errorf("%w: bad length prefix", errFrame)
+	}
+	body := frame[n:]
+	out := make([]byte, 0, len(body)+len(body)/2)
+	var msgBuf, dataBuf []byte
+	for len(body) > 0 {
+		num, typ, tn := protowire.ConsumeTag(body)
+		if tn < 0 {
+			return dst, fmt.Errorf("%w: %v", errFrame, protowire.ParseError(tn))
+		}
+		fn := protowire.ConsumeFieldValue(num, typ, body[tn:])
+		if fn < 0 {
+			return dst, fmt.Errorf("%w: field %d: %v", errFrame, num, protowire.ParseError(fn))
+		}
+		field := body[:tn+fn]
+		body = body[tn+fn:]
+		if num != rpcPublish || typ != protowire.BytesType {
+			out = append(out, field...)
+			continue
+		}
+		msg, _ := protowire.ConsumeBytes(field[tn:])
+		msgBuf = msgBuf[:0]
+		for len(msg) > 0 {
+			mnum, mtyp, mtn := protowire.ConsumeTag(msg)
+			if mtn < 0 {
+				return dst, fmt.Errorf("%w: message: %v", errFrame, protowire.ParseError(mtn))
+			}
+			mfn := protowire.ConsumeFieldValue(mnum, mtyp, msg[mtn:])
+			if mfn < 0 {
+				return dst, fmt.Errorf("%w: message field %d: %v", errFrame, mnum, protowire.ParseError(mfn))
+			}
+			mfield := msg[:mtn+mfn]
+			msg = msg[mtn+mfn:]
+			if mnum != msgData || mtyp != protowire.BytesType {
+				msgBuf = append(msgBuf, mfield...)
+				continue
+			}
+			data, _ := protowire.ConsumeBytes(mfield[mtn:])
+			var err error
+			if dataBuf, err = conv(dataBuf[:0], data); err != nil {
+				return dst, err
+			}
+			msgBuf = protowire.AppendTag(msgBuf, msgData, protowire.BytesType)
+			msgBuf = protowire.AppendBytes(msgBuf, dataBuf)
+		}
+		out = protowire.AppendTag(out, rpcPublish, protowire.BytesType)
+		out = protowire.AppendBytes(out, msgBuf)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(out)))
+	return append(dst, out...), nil
+}
