@@ -1,0 +1,208 @@
+package codec
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+func TestParseCanonical(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"snappy-stream", "snappy-stream"},
+		{"snappy-stream:64KiB", "snappy-stream"},
+		{"snappy-stream:65536:fast", "snappy-stream"},
+		{"snappy-stream:4KiB", "snappy-stream:4KiB"},
+		{"snappy-stream:4096", "snappy-stream:4KiB"},
+		{"snappy-stream:0", "snappy-stream:0"},
+		{"snappy-stream:1MiB:better", "snappy-stream:1MiB:better"},
+		{"snappy-stream:64KiB:better", "snappy-stream:64KiB:better"},
+		{"snappy-stream:16MiB", "snappy-stream:16MiB"},
+		{"snappy-stream:1000", "snappy-stream:1000"},
+		{"zstd", "zstd"},
+		{"zstd:3", "zstd"},
+		{"zstd:3:2MiB", "zstd"},
+		{"zstd:1", "zstd:1"},
+		{"zstd:3:64KiB", "zstd:3:64KiB"},
+		{"zstd:11:16MiB", "zstd:11:16MiB"},
+	}
+	for _, c := range cases {
+		s, err := Parse(c.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", c.in, err)
+			continue
+		}
+		if got := s.String(); got != c.want {
+			t.Errorf("Parse(%q).String() = %q, want %q", c.in, got, c.want)
+		}
+		back, err := Parse(s.String())
+		if err != nil || back != s {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", s.String(), back, err, s)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, in := range []string{
+		"", "gzip", "plain:1", "snappy-stream:", "snappy-stream:17MiB", "snappy-stream:-1",
+		"snappy-stream:64KiB:best", "snappy-stream:64KiB:fast:x", "snappy-stream:4kb",
+		"zstd:2", "zstd:0", "zstd:x", "zstd:3:1000", "zstd:3:512", "zstd:3:32MiB", "zstd:3:2MiB:x",
+	} {
+		_, err := Parse(in)
+		if err == nil {
+			t.Errorf("Parse(%q) succeeded", in)
+			continue
+		}
+		if !strings.Contains(err.Error(), "snappy-stream[:<window>[:fast|better]]") {
+			t.Errorf("Parse(%q) error does not name the allowed forms: %v", in, err)
+		}
+	}
+}
+
+func TestSizes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		back string
+	}{
+		{"0", 0, "0"}, {"4096", 4096, "4KiB"}, {"4KiB", 4096, "4KiB"}, {"64KiB", 65536, "64KiB"},
+		{"1MiB", 1 << 20, "1MiB"}, {"1GiB", 1 << 30, "1GiB"}, {"1000", 1000, "1000"}, {"1536KiB", 1536 << 10, "1536KiB"},
+	} {
+		n, err := ParseSize(c.in)
+		if err != nil || n != c.n {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", c.in, n, err, c.n)
+		}
+		if got := FormatSize(c.n); got != c.back {
+			t.Errorf("FormatSize(%d) = %q, want %q", c.n, got, c.back)
+		}
+	}
+	for _, in := range []string{"", "KiB", "-1", "4 KiB", "4kib", "1.5MiB", "4GiB", "0x10"} {
+		if n, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", in, n)
+		}
+	}
+}
+
+// units returns n structured messages of varied sizes: repeated text with a counter,
+// so every codec finds matches within and across units.
+func units(rng *rand.Rand, n int) [][]byte {
+	var out [][]byte
+	for i := 0; i < n; i++ {
+		var b bytes.Buffer
+		for j := rng.Intn(20); j >= 0; j-- {
+			b.WriteString("/eth2/00000000/beacon_attestation_")
+			b.WriteByte(byte('0' + rng.Intn(10)))
+			b.Write(make([]byte, rng.Intn(40)))
+		}
+		sig := make([]byte, rng.Intn(100))
+		rng.Read(sig)
+		b.Write(sig)
+		out = append(out, b.Bytes())
+	}
+	return out
+}
+
+func TestRoundTripOverPipe(t *testing.T) {
+	for _, spec := range []string{"plain", "snappy-stream", "snappy-stream:0", "snappy-stream:4KiB:better", "zstd", "zstd:1:64KiB"} {
+		t.Run(spec, func(t *testing.T) {
+			s, err := Parse(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs := units(rand.New(rand.NewSource(1)), 200)
+			pr, pw := io.Pipe()
+			w := s.NewWriter(pw)
+			done := make(chan error, 1)
+			var wireWrites int
+			go func() {
+				defer pw.Close()
+				for _, m := range msgs {
+					if _, err := w.Write(m); err != nil {
+						done <- err
+						return
+					}
+					wireWrites++
+				}
+				done <- w.Close()
+			}()
+			r := s.NewReader(pr)
+			var want []byte
+			for _, m := range msgs {
+				want = append(want, m...)
+			}
+			got, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("write: %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("round trip: got %d bytes, want %d", len(got), len(want))
+			}
+			ws := w.(Meter).Stats()
+			rs := r.(Meter).Stats()
+			if ws.Units != int64(len(msgs)) || ws.RawBytes != int64(len(want)) {
+				t.Errorf("writer stats %+v: want %d units, %d raw bytes", ws, len(msgs), len(want))
+			}
+			if rs.RawBytes != int64(len(want)) || rs.WireBytes != ws.WireBytes {
+				t.Errorf("reader stats %+v vs writer %+v", rs, ws)
+			}
+			if s.Kind != Plain && ws.WireBytes >= ws.RawBytes {
+				t.Errorf("%s did not compress: %d wire bytes for %d raw", spec, ws.WireBytes, ws.RawBytes)
+			}
+			if s.Kind == SnappyStream && rs.Units != int64(len(msgs)) {
+				t.Errorf("reader counted %d blocks, want %d", rs.Units, len(msgs))
+			}
+			if s.Kind != Plain && (ws.StateBytes <= 0 || rs.StateBytes <= 0) {
+				t.Errorf("state bytes not reported: writer %d reader %d", ws.StateBytes, rs.StateBytes)
+			}
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// countingWriter records the size of every Write it gets.
+type countingWriter struct{ sizes []int }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.sizes = append(c.sizes, len(p))
+	return len(p), nil
+}
+
+func TestOneWritePerUnit(t *testing.T) {
+	for _, spec := range []string{"plain", "snappy-stream", "zstd"} {
+		s, _ := Parse(spec)
+		var c countingWriter
+		w := s.NewWriter(&c)
+		for _, m := range units(rand.New(rand.NewSource(2)), 10) {
+			if _, err := w.Write(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(c.sizes) != 10 {
+			t.Errorf("%s: %d writes on the stream for 10 units", spec, len(c.sizes))
+		}
+	}
+}
+
+type failingWriter struct{}
+
+var errBroken = errors.New("broken stream")
+
+func (failingWriter) Write(p []byte) (int, error) { return 0, errBroken }
+
+func TestWriteErrorsWrap(t *testing.T) {
+	for _, spec := range []string{"plain", "snappy-stream", "zstd"} {
+		s, _ := Parse(spec)
+		_, err := s.NewWriter(failingWriter{}).Write([]byte("hello hello hello"))
+		if !errors.Is(err, errBroken) {
+			t.Errorf("%s: error %v does not wrap the stream's error", spec, err)
+		}
+	}
+}

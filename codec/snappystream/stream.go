@@ -1,0 +1,227 @@
+package snappystream
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Writer compresses each Write into one block and writes it with a single Write on
+// the underlying writer.
+type Writer struct {
+	w   io.Writer
+	enc *Encoder
+	buf []byte
+	err error
+}
+
+// NewWriter returns a Writer with the given window and level. It panics if
+// windowBytes is outside [0, MaxWindowBytes].
+func NewWriter(w io.Writer, windowBytes int, level Level) *Writer {
+	return &Writer{w: w, enc: NewEncoder(windowBytes, level)}
+}
+
+// Write encodes p as one block and writes it. An empty p writes nothing.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	w.buf = w.enc.Encode(w.buf[:0], p)
+	if _, err := w.w.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("snappystream: write block %d: %w", w.enc.Blocks()-1, err)
+		return 0, w.err
+	}
+	return len(p), nil
+}
+
+// Encoder returns the Writer's encoder (for its counters).
+func (w *Writer) Encoder() *Encoder { return w.enc }
+
+// Close releases nothing and does not close the underlying writer: a snappy-stream
+// has no trailer.
+func (w *Writer) Close() error { return nil }
+
+// Reader decodes a snappy-stream. It reads from the underlying reader only while the
+// block it is in is incomplete, so a block is delivered as soon as its last byte arrives.
+type Reader struct {
+	r   io.Reader
+	dec *Decoder
+
+	in         []byte // compressed bytes; in[start:end] not yet consumed
+	start, end int
+
+	// Scan state of the block at in[start:]: declared length, header size, and the
+	// element boundary (relative to start) and output count reached so far.
+	declared, hdr, scanned, produced int
+	inBlock                          bool
+
+	out    []byte // decoded bytes of the current block
+	outPos int
+	err    error
+}
+
+// NewReader returns a Reader for a stream with the given window and block bound
+// (DefaultMaxBlockBytes if maxBlockBytes <= 0). It panics if windowBytes is outside
+// [0, MaxWindowBytes].
+func NewReader(r io.Reader, windowBytes, maxBlockBytes int) *Reader {
+	return &Reader{r: r, dec: NewDecoder(windowBytes, maxBlockBytes)}
+}
+
+// Decoder returns the Reader's decoder (for its counters).
+func (r *Reader) Decoder() *Decoder { return r.dec }
+
+// StateBytes returns the memory the Reader holds: history plus its block buffers.
+func (r *Reader) StateBytes() int { return r.dec.StateBytes() + cap(r.in) + cap(r.out) }
+
+// Close releases the Reader's buffers; it does not close the underlying reader.
+func (r *Reader) Close() error {
+	r.in, r.out = nil, nil
+	if r.err == nil {
+		r.err = errors.New("snappystream: read from closed Reader")
+	}
+	return nil
+}
+
+// Read returns decoded bytes of at most one block. At the end of input it returns io.EOF
+// if the input ended at a block boundary and an error wrapping io.ErrUnexpectedEOF if it
+// ended inside a block.
+func (r *Reader) Read(p []byte) (int, error) {
+	for r.outPos == len(r.out) {
+		if r.err != nil {
+			return 0, r.err
+		}
+		if err := r.nextBlock(); err != nil {
+			r.err = err
+			return 0, err
+		}
+	}
+	n := copy(p, r.out[r.outPos:])
+	r.outPos += n
+	return n, nil
+}
+
+// nextBlock reads until one whole block is buffered and decodes it into r.out.
+func (r *Reader) nextBlock() error {
+	for {
+		done, err := r.scan()
+		if err != nil {
+			return r.dec.fail(err)
+		}
+		if done {
+			blockEnd := r.start + r.hdr + r.scanned
+			out, err := r.dec.Decode(r.out[:0], r.in[r.start:blockEnd])
+			if err != nil {
+				return err
+			}
+			r.out, r.outPos = out, 0
+			r.start = blockEnd
+			r.inBlock = false
+			return nil
+		}
+		if err := r.fill(); err != nil {
+			return err
+		}
+	}
+}
+
+// fill reads more input, making room first.
+func (r *Reader) fill() error {
+	if r.start > 0 {
+		r.end = copy(r.in, r.in[r.start:r.end])
+		r.start = 0
+	}
+	if r.end == len(r.in) {
+		want := max(2*len(r.in), 4096)
+		if r.inBlock {
+			// A block can never need more than 5 input bytes per output byte.
+			want = min(want, r.hdr+5*r.declared+5)
+			want = max(want, r.end+1)
+		}
+		nb := make([]byte, want)
+		copy(nb, r.in[:r.end])
+		r.in = nb
+	}
+	n, err := r.r.Read(r.in[r.end:])
+	r.end += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		return nil // a zero read without error; try again
+	}
+	if err == io.EOF {
+		if r.end == r.start {
+			return io.EOF
+		}
+		return fmt.Errorf("snappystream: block %d: stream ends inside the block (%d bytes of it received): %w",
+			r.dec.Blocks(), r.end-r.start, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("snappystream: read block %d: %w", r.dec.Blocks(), err)
+}
+
+// scan advances over the buffered elements of the current block without decoding them
+// and reports whether the whole block is buffered. It checks lengths so that hostile
+// input cannot make the Reader buffer more than the block can take.
+func (r *Reader) scan() (bool, error) {
+	buf := r.in[r.start:r.end]
+	if !r.inBlock {
+		if len(buf) == 0 {
+			return false, nil
+		}
+		n, hdr, err := r.dec.header(buf)
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return false, nil
+			}
+			return false, err
+		}
+		r.declared, r.hdr, r.scanned, r.produced, r.inBlock = n, hdr, 0, 0, true
+	}
+	src := buf[r.hdr:]
+	s, o := r.scanned, r.produced
+	for o < r.declared {
+		if s >= len(src) {
+			break
+		}
+		tag := src[s]
+		var elem, n int
+		switch tag & 0x03 {
+		case tagLiteral:
+			x := int(tag >> 2)
+			if x < 60 {
+				elem, n = 1, x+1
+			} else {
+				elem = 1 + x - 59
+				if s+elem > len(src) {
+					break
+				}
+				v := 0
+				for i := elem - 1; i >= 1; i-- {
+					v = v<<8 | int(src[s+i])
+				}
+				n = v + 1
+			}
+			if n > r.declared-o {
+				return false, fmt.Errorf("%w: literal of %d bytes at output byte %d runs past the declared length %d", ErrCorrupt, n, o, r.declared)
+			}
+			elem += n
+		case tagCopy1:
+			elem, n = 2, 4+int(tag>>2)&0x7
+		case tagCopy2:
+			elem, n = 3, 1+int(tag>>2)
+		case tagCopy4:
+			elem, n = 5, 1+int(tag>>2)
+		}
+		if s+elem > len(src) {
+			break
+		}
+		s += elem
+		o += n
+	}
+	r.scanned, r.produced = s, o
+	// A copy that overruns the declared length is reported by Decode.
+	return o >= r.declared, nil
+}

@@ -1,0 +1,232 @@
+package codec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/streamsim/streamsim/codec/snappystream"
+)
+
+// Kind is a codec family.
+type Kind uint8
+
+const (
+	Plain Kind = iota
+	SnappyStream
+	Zstd
+)
+
+// String returns the spec name of the family.
+func (k Kind) String() string {
+	switch k {
+	case Plain:
+		return "plain"
+	case SnappyStream:
+		return "snappy-stream"
+	case Zstd:
+		return "zstd"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Defaults and bounds of the spec parameters.
+const (
+	DefaultSnappyWindowBytes = snappystream.DefaultWindowBytes
+	DefaultZstdLevel         = 3
+	DefaultZstdWindowBytes   = 2 << 20
+	MinZstdWindowBytes       = 1 << 10
+	MaxZstdWindowBytes       = 16 << 20
+)
+
+// Spec is a parsed codec spec. The zero value is plain.
+type Spec struct {
+	Kind Kind
+	// WindowBytes is the history window (snappy-stream, zstd).
+	WindowBytes int
+	// SnappyLevel is the snappy-stream encoder level.
+	SnappyLevel snappystream.Level
+	// ZstdLevel is the zstd level: 1, 3, 7 or 11.
+	ZstdLevel int
+	// MaxUnitBytes bounds one decoded unit (snappy-stream's block bound);
+	// 0 means snappystream.DefaultMaxBlockBytes. Not part of the spec string.
+	MaxUnitBytes int
+}
+
+// Forms lists the accepted spec forms, for errors and help texts.
+const Forms = "plain, snappy-stream[:<window>[:fast|better]] (window 0..16MiB, default 64KiB:fast), " +
+	"zstd[:<level>[:<window>]] (level 1, 3, 7 or 11, default 3; window a power of two 1KiB..16MiB, default 2MiB)"
+
+// zstdLevels are the levels klauspost/compress/zstd implements, by the zstd level each matches.
+var zstdLevels = []int{1, 3, 7, 11}
+
+// Parse parses a codec spec.
+func Parse(spec string) (Spec, error) {
+	s, err := parse(spec)
+	if err != nil {
+		return Spec{}, fmt.Errorf("codec spec %q: %w (allowed: %s)", spec, err, Forms)
+	}
+	return s, nil
+}
+
+func parse(spec string) (Spec, error) {
+	parts := strings.Split(spec, ":")
+	switch parts[0] {
+	case "plain":
+		if len(parts) > 1 {
+			return Spec{}, errors.New("plain takes no parameters")
+		}
+		return Spec{Kind: Plain}, nil
+	case "snappy-stream":
+		s := Spec{Kind: SnappyStream, WindowBytes: DefaultSnappyWindowBytes, SnappyLevel: snappystream.Fast}
+		if len(parts) > 3 {
+			return Spec{}, errors.New("too many parameters")
+		}
+		if len(parts) > 1 {
+			w, err := ParseSize(parts[1])
+			if err != nil {
+				return Spec{}, fmt.Errorf("window: %w", err)
+			}
+			if w > snappystream.MaxWindowBytes {
+				return Spec{}, fmt.Errorf("window %s above %s", FormatSize(w), FormatSize(snappystream.MaxWindowBytes))
+			}
+			s.WindowBytes = w
+		}
+		if len(parts) > 2 {
+			l, err := snappystream.ParseLevel(parts[2])
+			if err != nil {
+				return Spec{}, fmt.Errorf("level %q is neither fast nor better", parts[2])
+			}
+			s.SnappyLevel = l
+		}
+		return s, nil
+	case "zstd":
+		s := Spec{Kind: Zstd, ZstdLevel: DefaultZstdLevel, WindowBytes: DefaultZstdWindowBytes}
+		if len(parts) > 3 {
+			return Spec{}, errors.New("too many parameters")
+		}
+		if len(parts) > 1 {
+			l, err := strconv.Atoi(parts[1])
+			ok := err == nil
+			if ok {
+				ok = false
+				for _, z := range zstdLevels {
+					ok = ok || l == z
+				}
+			}
+			if !ok {
+				return Spec{}, fmt.Errorf("zstd level %q is not 1, 3, 7 or 11", parts[1])
+			}
+			s.ZstdLevel = l
+		}
+		if len(parts) > 2 {
+			w, err := ParseSize(parts[2])
+			if err != nil {
+				return Spec{}, fmt.Errorf("window: %w", err)
+			}
+			if w < MinZstdWindowBytes || w > MaxZstdWindowBytes || w&(w-1) != 0 {
+				return Spec{}, fmt.Errorf("zstd window %s is not a power of two in 1KiB..16MiB", parts[2])
+			}
+			s.WindowBytes = w
+		}
+		return s, nil
+	}
+	return Spec{}, fmt.Errorf("unknown codec %q", parts[0])
+}
+
+// String returns the canonical spec: trailing defaults are omitted, sizes are formatted
+// by FormatSize. Parse(s.String()) gives s back.
+func (s Spec) String() string {
+	switch s.Kind {
+	case SnappyStream:
+		if s.SnappyLevel != snappystream.Fast {
+			return "snappy-stream:" + FormatSize(s.WindowBytes) + ":" + s.SnappyLevel.String()
+		}
+		if s.WindowBytes != DefaultSnappyWindowBytes {
+			return "snappy-stream:" + FormatSize(s.WindowBytes)
+		}
+		return "snappy-stream"
+	case Zstd:
+		if s.WindowBytes != DefaultZstdWindowBytes {
+			return fmt.Sprintf("zstd:%d:%s", s.ZstdLevel, FormatSize(s.WindowBytes))
+		}
+		if s.ZstdLevel != DefaultZstdLevel {
+			return fmt.Sprintf("zstd:%d", s.ZstdLevel)
+		}
+		return "zstd"
+	}
+	return "plain"
+}
+
+// MarshalText implements encoding.TextMarshaler with the canonical spec.
+func (s Spec) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with Parse.
+func (s *Spec) UnmarshalText(b []byte) error {
+	p, err := Parse(string(b))
+	if err != nil {
+		return err
+	}
+	*s = p
+	return nil
+}
+
+// NewWriter returns a writer that turns each Write into one compressed unit, written
+// with a single Write on w. Close ends the stream (zstd writes its frame end) but does
+// not close w. The writer implements Meter.
+func (s Spec) NewWriter(w io.Writer) io.WriteCloser {
+	switch s.Kind {
+	case SnappyStream:
+		return newSnappyWriter(w, s)
+	case Zstd:
+		return newZstdWriter(w, s)
+	}
+	return &plainWriter{w: w}
+}
+
+// NewReader returns a reader of what the matching Writer wrote. Close releases the
+// decoder but does not close r. The reader implements Meter.
+func (s Spec) NewReader(r io.Reader) io.ReadCloser {
+	switch s.Kind {
+	case SnappyStream:
+		return newSnappyReader(r, s)
+	case Zstd:
+		return newZstdReader(r, s)
+	}
+	return newPlainReader(r)
+}
+
+// ParseSize parses a byte size: a plain integer or an integer with a KiB, MiB or GiB suffix.
+func ParseSize(v string) (int, error) {
+	num, mult := v, 1
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if strings.HasSuffix(v, u.suffix) {
+			num, mult = strings.TrimSuffix(v, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(num, 10, 31)
+	if err != nil || int(n) > (1<<31-1)/mult {
+		return 0, fmt.Errorf("size %q is not a byte count like 4096, 4KiB, 64KiB or 1MiB", v)
+	}
+	return int(n) * mult, nil
+}
+
+// FormatSize formats n with the largest of GiB, MiB, KiB that divides it, else as a
+// plain integer.
+func FormatSize(n int) string {
+	switch {
+	case n > 0 && n%(1<<30) == 0:
+		return strconv.Itoa(n>>30) + "GiB"
+	case n > 0 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n > 0 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + "KiB"
+	}
+	return strconv.Itoa(n)
+}
