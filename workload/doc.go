@@ -1,0 +1,20 @@
+// Package workload generates synthetic mainnet-shaped Ethereum consensus gossip: real SSZ
+// messages (Electra/Fulu types) in their ssz_snappy encoding, scheduled slot by slot.
+//
+// A Generator produces, for each 12-second slot, every message the whole network publishes on
+// the consensus topics (all 64 attestation subnets, all 128 column subnets, …), each with its
+// send time in the slot, its full topic and its payload. A Profile selects the topics one node
+// subscribes to. Everything is derived from Params, including the random source: the same
+// Params give byte-identical messages in the same order.
+//
+// Counts follow the rate model of shared/reference.md §4; layouts §3; encoding §5:
+//
+//	attestations  validators/32 × participation per slot (SingleAttestation, 240 B), at ~4 s
+//	aggregates    64 committees × aggregates per committee (SignedAggregateAndProof), at ~8 s
+//	blocks        block probability (SignedBeaconBlock, lognormal ~120 KB), at 1.5–2.5 s
+//	columns       128 DataColumnSidecars per block with blobs, just after the block
+//	sync          sync committee messages at ~4 s and contributions at ~8 s
+//
+// "participation" is the share of attesting committee members whose SingleAttestation is
+// observed on gossip by a node subscribed to all subnets; see Params.Participation.
+package workload

@@ -1,0 +1,185 @@
+package workload
+
+import (
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// SlotDuration is the mainnet slot length; Message.At offsets are in unscaled slot time.
+const SlotDuration = 12 * time.Second
+
+// Consensus constants of the mainnet preset used by the rate model.
+const (
+	slotsPerEpoch          = 32
+	maxCommitteesPerSlot   = 64
+	targetCommitteeSize    = 128
+	syncCommitteeSize      = 512
+	syncSubcommitteeSize   = syncCommitteeSize / 4
+	numberOfColumns        = 128
+	maxBlockAttestations   = 8  // MAX_ATTESTATIONS_ELECTRA
+	maxWithdrawals         = 16 // MAX_WITHDRAWALS_PER_PAYLOAD
+	maxBlobCommitments     = 4096
+	inclusionProofDepth    = 4 // KZG_COMMITMENTS_INCLUSION_PROOF_DEPTH
+	bytesPerCell           = 2048
+	mainnetChainID         = 1
+	mainnetGenesisUnixTime = 1606824023
+)
+
+// Params are the rate model's knobs. DefaultParams reproduces reference.md §4; every field
+// is part of the determinism contract: equal Params give byte-identical output.
+type Params struct {
+	// Seed seeds every random choice.
+	Seed int64
+	// ForkDigest is the 8-hex-character fork digest in topics.
+	ForkDigest string
+	// FirstSlot is the slot number of the first generated slot (it appears in message
+	// contents; At is measured from its start).
+	FirstSlot uint64
+
+	// Validators is the number of active validators; committees are validators/32 per slot
+	// split into 64 committees.
+	Validators int
+	// Participation is the share of a slot's committee members whose SingleAttestation is
+	// observed on gossip by a node subscribed to every subnet. On mainnet the recording saw
+	// 24 087 per slot against 31 250 committee members at 1.0 M validators (0.771), well below
+	// on-chain participation (~0.97); the default calibrates to the observation.
+	Participation float64
+	// HeadVoteShare is the share of attestations (and aggregates) carrying the slot's head
+	// vote; the rest carry a second AttestationData (a late block seen as missing).
+	HeadVoteShare float64
+	// SecondDataProbability is the probability that a slot has a second AttestationData at
+	// all; the minority share is concentrated in those slots.
+	SecondDataProbability float64
+	// ThirdDataProbability is the probability that a slot also has a third, rare value.
+	ThirdDataProbability float64
+	// AggregatesPerCommittee is the mean number of aggregates per committee that propagate.
+	AggregatesPerCommittee float64
+	// BitsSetShare is the share of set bits in aggregation bitfields (aggregates,
+	// contributions, the block's attestations and sync aggregate).
+	BitsSetShare float64
+	// SyncMessages is the number of sync committee messages per slot (out of 512 members).
+	SyncMessages int
+	// Contributions is the number of sync committee contributions per slot.
+	Contributions int
+
+	// BlockProbability is the probability that a slot has a block.
+	BlockProbability float64
+	// BlockMedianBytes and BlockSigma describe the lognormal SSZ size of a SignedBeaconBlock;
+	// sizes are clamped to [the block without transactions, MaxBlockBytes].
+	BlockMedianBytes int
+	BlockSigma       float64
+	// MaxBlockBytes is the largest block: the gossip MAX_PAYLOAD_SIZE.
+	MaxBlockBytes int
+	// BlobBlockShare is the share of blocks that carry blobs; those carry BlobsMin..BlobsMax
+	// blobs (uniform), never more than MaxBlobsPerBlock.
+	BlobBlockShare   float64
+	BlobsMin         int
+	BlobsMax         int
+	MaxBlobsPerBlock int
+	// RepeatTxShare is the share of a block's transactions that are near-repeats of recent
+	// transactions (same sender and calldata shape, next nonce, small changes).
+	RepeatTxShare float64
+	// GasLimit is the execution block gas limit.
+	GasLimit uint64
+}
+
+// DefaultParams returns mainnet-shaped parameters (reference.md §4).
+func DefaultParams() Params {
+	return Params{
+		Seed:                   1,
+		ForkDigest:             "8c9f62fe",
+		FirstSlot:              13_000_000,
+		Validators:             1_000_000,
+		Participation:          0.7708,
+		HeadVoteShare:          0.97,
+		SecondDataProbability:  0.25,
+		ThirdDataProbability:   0.02,
+		AggregatesPerCommittee: 1.48,
+		BitsSetShare:           0.95,
+		SyncMessages:           400,
+		Contributions:          6,
+		BlockProbability:       0.995,
+		BlockMedianBytes:       120_000,
+		BlockSigma:             0.35,
+		MaxBlockBytes:          10 << 20,
+		BlobBlockShare:         0.85,
+		BlobsMin:               10,
+		BlobsMax:               16,
+		MaxBlobsPerBlock:       21,
+		RepeatTxShare:          0.15,
+		GasLimit:               60_000_000,
+	}
+}
+
+// Validate reports the first parameter that is out of range.
+func (p Params) Validate() error {
+	if b, err := hex.DecodeString(p.ForkDigest); err != nil || len(b) != 4 {
+		return fmt.Errorf("fork digest %q: want 8 hex characters", p.ForkDigest)
+	}
+	if p.Validators < slotsPerEpoch || p.Validators > 1<<26 {
+		return fmt.Errorf("validators %d: want 32..%d", p.Validators, 1<<26)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"participation", p.Participation}, {"head vote share", p.HeadVoteShare},
+		{"second data probability", p.SecondDataProbability}, {"third data probability", p.ThirdDataProbability},
+		{"bits set share", p.BitsSetShare}, {"block probability", p.BlockProbability},
+		{"blob block share", p.BlobBlockShare}, {"repeat tx share", p.RepeatTxShare},
+	} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fmt.Errorf("%s %v: want 0..1", f.name, f.v)
+		}
+	}
+	if p.HeadVoteShare < 1 && p.SecondDataProbability == 0 {
+		return fmt.Errorf("head vote share %v below 1 needs a second data probability above 0", p.HeadVoteShare)
+	}
+	if p.SecondDataProbability > 0 && (1-p.HeadVoteShare)/p.SecondDataProbability > 0.5 {
+		return fmt.Errorf("head vote share %v with second data probability %v puts the minority above half of a slot",
+			p.HeadVoteShare, p.SecondDataProbability)
+	}
+	if !(p.AggregatesPerCommittee >= 0 && p.AggregatesPerCommittee <= 16) {
+		return fmt.Errorf("aggregates per committee %v: want 0..16", p.AggregatesPerCommittee)
+	}
+	if p.SyncMessages < 0 || p.SyncMessages > syncCommitteeSize {
+		return fmt.Errorf("sync messages %d: want 0..%d", p.SyncMessages, syncCommitteeSize)
+	}
+	if p.Contributions < 0 || p.Contributions > 64 {
+		return fmt.Errorf("contributions %d: want 0..64", p.Contributions)
+	}
+	if p.MaxBlockBytes < 4096 || p.MaxBlockBytes > 10<<20 {
+		return fmt.Errorf("max block bytes %d: want 4096..%d", p.MaxBlockBytes, 10<<20)
+	}
+	if p.BlockMedianBytes <= 0 || p.BlockMedianBytes > p.MaxBlockBytes {
+		return fmt.Errorf("block median bytes %d: want 1..%d", p.BlockMedianBytes, p.MaxBlockBytes)
+	}
+	if !(p.BlockSigma >= 0 && p.BlockSigma <= 3) {
+		return fmt.Errorf("block sigma %v: want 0..3", p.BlockSigma)
+	}
+	if p.MaxBlobsPerBlock < 0 || p.MaxBlobsPerBlock > maxBlobCommitments {
+		return fmt.Errorf("max blobs per block %d: want 0..%d", p.MaxBlobsPerBlock, maxBlobCommitments)
+	}
+	if p.BlobsMin < 0 || p.BlobsMax < p.BlobsMin || p.BlobsMax > p.MaxBlobsPerBlock {
+		return fmt.Errorf("blobs %d..%d: want 0 ≤ min ≤ max ≤ max blobs per block (%d)", p.BlobsMin, p.BlobsMax, p.MaxBlobsPerBlock)
+	}
+	if p.GasLimit < 1_000_000 {
+		return fmt.Errorf("gas limit %d: want at least 1000000", p.GasLimit)
+	}
+	return nil
+}
+
+// committeeMembers is the number of validators assigned to attest in one slot.
+func (p Params) committeeMembers() int { return p.Validators / slotsPerEpoch }
+
+// committeesPerSlot is get_committee_count_per_slot.
+func (p Params) committeesPerSlot() int {
+	c := p.Validators / slotsPerEpoch / targetCommitteeSize
+	return max(1, min(maxCommitteesPerSlot, c))
+}
+
+// AttestationsPerSlot is the model's mean number of SingleAttestations per slot.
+func (p Params) AttestationsPerSlot() float64 {
+	return float64(p.committeeMembers()) * p.Participation
+}
