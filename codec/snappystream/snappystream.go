@@ -75,9 +75,9 @@ func ParseLevel(s string) (Level, error) {
 
 var (
 	// ErrBlockTooLarge is wrapped by errors about a declared length above the bound.
-	ErrBlockTooLarge = errors.New("snappystream: declared block length above the bound")
+	ErrBlockTooLarge = errors.New("declared length above the bound")
 	// ErrCorrupt is wrapped by errors about malformed blocks.
-	ErrCorrupt = errors.New("snappystream: corrupt block")
+	ErrCorrupt = errors.New("corrupt block")
 )
 
 // MaxEncodedLen returns the largest block Encode can append for srcLen input bytes.
