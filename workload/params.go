@@ -107,7 +107,7 @@ func DefaultParams() Params {
 		BlobsMin:               10,
 		BlobsMax:               16,
 		MaxBlobsPerBlock:       21,
-		RepeatTxShare:          0.15,
+		RepeatTxShare:          0.3,
 		GasLimit:               60_000_000,
 	}
 }

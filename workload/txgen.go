@@ -33,7 +33,7 @@ var txMix = []struct {
 	kind  txKind
 	cumul float64
 }{
-	{txLegacyTransfer, 0.05}, {txTransfer, 0.30}, {txERC20, 0.55}, {txSwap, 0.78}, {txContract, 0.985}, {txSetCode, 1},
+	{txLegacyTransfer, 0.03}, {txTransfer, 0.20}, {txERC20, 0.42}, {txSwap, 0.72}, {txContract, 0.985}, {txSetCode, 1},
 }
 
 // Well-known mainnet contracts, so calldata and recipients repeat across transactions as they do
@@ -240,12 +240,15 @@ func (s *txSource) calldata(kind txKind) (to common.Address, data []byte, value 
 			value = uint256.NewInt(s.rng.Uint64N(2e18))
 		}
 	case txContract:
-		s.fill(to[:])
-		if s.rng.IntN(2) == 0 {
-			to = s.eoas[s.rng.IntN(64)] // a few hot contracts
+		to = s.eoas[s.rng.IntN(64)] // a few hot contracts
+		if s.rng.IntN(4) == 0 {
+			s.fill(to[:])
 		}
 		data = append(data, contractSelects[s.rng.IntN(len(contractSelects))]...)
 		words := 4 + s.rng.IntN(36)
+		if s.rng.IntN(12) == 0 {
+			words = 40 + s.rng.IntN(120) // batch calls: arrays of ids, amounts and addresses
+		}
 		for range words {
 			switch u := s.rng.IntN(20); {
 			case u < 5:
@@ -254,7 +257,7 @@ func (s *txSource) calldata(kind txKind) (to common.Address, data []byte, value 
 				data = s.amountWord(data)
 			case u < 16:
 				data = word(data, s.rng.Uint64N(1<<16))
-			case u < 18:
+			case u < 19:
 				data = word(data, 0)
 			default:
 				var w [32]byte
@@ -333,7 +336,9 @@ func (s *txSource) tx(baseFee uint64, repeatShare float64) ([]byte, error) {
 	if len(s.recent) > 0 && s.rng.Float64() < repeatShare {
 		// Same sender, recipient and calldata shape (bots and repeated calls), next nonce and
 		// a changed amount.
-		t = s.recent[s.rng.IntN(len(s.recent))]
+		// Bots repeat within minutes: draw from the most recent templates.
+		back := s.rng.IntN(min(len(s.recent), 128))
+		t = s.recent[(s.next-1-back+2*len(s.recent))%len(s.recent)]
 		t.data = append([]byte(nil), t.data...)
 		if len(t.data) >= 68 {
 			s.fill(t.data[len(t.data)-6:])
@@ -378,6 +383,7 @@ func (s *txSource) remember(t txTemplate) {
 	const keep = 512
 	if len(s.recent) < keep {
 		s.recent = append(s.recent, t)
+		s.next = len(s.recent) % keep
 		return
 	}
 	s.recent[s.next] = t

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/trace"
+	"github.com/streamsim/streamsim/workload"
+)
+
+func init() {
+	register("workload", "generate the synthetic mainnet workload; print per-category figures, optionally write a trace", runWorkloadCmd)
+}
+
+// messageCategories are the categories the workload produces, in report order.
+var messageCategories = []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn, gossip.SyncCommittee}
+
+func runWorkloadCmd(args []string) error {
+	def := workload.DefaultParams()
+	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
+	profileName := fs.String("profile", "all-subnets", "topics of the receiving node: "+strings.Join(workload.ProfileNames, ", "))
+	slots := fs.Int("slots", 50, "number of 12 s slots to generate")
+	seed := fs.Int64("seed", def.Seed, "random seed (same seed and parameters, same bytes)")
+	jsonOut := fs.Bool("json", false, "print one JSON object instead of the table")
+	tracePath := fs.String("trace", "", "write the profile's frames to this trace file (\".gz\" suffix: gzip)")
+	custody := fs.Int("custody", -1, "custody columns, overriding the profile's (4..128)")
+	forkDigest := fs.String("fork-digest", def.ForkDigest, "fork digest in topics, 8 hex characters")
+	fs.IntVar(&def.Validators, "validators", def.Validators, "active validators")
+	fs.Float64Var(&def.Participation, "participation", def.Participation, "share of committee members whose attestation is seen on gossip")
+	fs.Float64Var(&def.BlockProbability, "block-probability", def.BlockProbability, "probability that a slot has a block")
+	fs.IntVar(&def.BlockMedianBytes, "block-bytes", def.BlockMedianBytes, "median SSZ size of a block")
+	fs.IntVar(&def.BlobsMax, "blobs-max", def.BlobsMax, "most blobs in a block with blobs")
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintln(out, "usage: streamsim workload [flags]")
+		fmt.Fprintln(out, "\nGenerates the synthetic mainnet workload and prints, per category, what a node of the profile")
+		fmt.Fprintln(out, "receives (one copy of each message) next to the recording's figures (reference.md).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *slots < 1 {
+		return usageError{fmt.Errorf("--slots %d: want at least 1", *slots)}
+	}
+	profile, err := workload.ParseProfile(*profileName)
+	if err != nil {
+		return usageError{fmt.Errorf("--profile: %w", err)}
+	}
+	if *custody >= 0 {
+		if *custody < 4 || *custody > 128 {
+			return usageError{fmt.Errorf("--custody %d: want 4..128", *custody)}
+		}
+		if profile, err = profile.WithCustody(*custody); err != nil {
+			return usageError{fmt.Errorf("--custody: %w", err)}
+		}
+	}
+	p := def
+	p.Seed = *seed
+	p.ForkDigest = *forkDigest
+	g, err := workload.NewGenerator(p)
+	if err != nil {
+		return usageError{err}
+	}
+
+	var tw *workload.TraceWriter
+	var traceFile *trace.Writer
+	if *tracePath != "" {
+		traceFile, err = trace.Create(*tracePath, workload.TraceHeader(p, profile, *slots))
+		if err != nil {
+			return err
+		}
+		defer traceFile.Close()
+		if tw, err = workload.NewTraceWriter(traceFile, profile); err != nil {
+			return err
+		}
+	}
+	var stats workload.Stats
+	frames := 0
+	for range *slots {
+		msgs, err := g.NextSlot()
+		if err != nil {
+			return err
+		}
+		stats.Add(msgs, &profile)
+		if tw != nil {
+			n, err := tw.WriteSlot(msgs)
+			if err != nil {
+				return fmt.Errorf("write %s: %w", *tracePath, err)
+			}
+			frames += n
+		}
+	}
+	if traceFile != nil {
+		if err := traceFile.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", *tracePath, err)
+		}
+	}
+	if *jsonOut {
+		return writeWorkloadJSON(os.Stdout, profile.Name, *slots, p.Seed, &stats)
+	}
+	writeWorkloadTable(os.Stdout, profile, *slots, p.Seed, &stats)
+	if *tracePath != "" {
+		fmt.Printf("\nwrote %d frames to %s\n", frames, *tracePath)
+	}
+	return nil
+}
+
+type workloadCategoryJSON struct {
+	MessagesPerSlot float64 `json:"messages_per_slot"`
+	MeanSSZBytes    float64 `json:"mean_ssz_bytes"`
+	MeanSnappyBytes float64 `json:"mean_snappy_bytes"`
+	MiBPerHour      float64 `json:"mib_per_hour"`
+}
+
+func writeWorkloadJSON(w io.Writer, profile string, slots int, seed int64, s *workload.Stats) error {
+	out := struct {
+		Profile    string                                   `json:"profile"`
+		Slots      int                                      `json:"slots"`
+		Seed       int64                                    `json:"seed"`
+		Categories map[gossip.Category]workloadCategoryJSON `json:"categories"`
+	}{profile, slots, seed, map[gossip.Category]workloadCategoryJSON{}}
+	for _, c := range messageCategories {
+		out.Categories[c] = workloadCategoryJSON{
+			MessagesPerSlot: s.PerSlot(c),
+			MeanSSZBytes:    s.MeanSSZ(c),
+			MeanSnappyBytes: s.MeanSnappy(c),
+			MiBPerHour:      s.MiBPerHour(c),
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+func writeWorkloadTable(w io.Writer, profile workload.Profile, slots int, seed int64, s *workload.Stats) {
+	rec := workload.RecordingFigures(profile.Name)
+	fmt.Fprintf(w, "profile %s (%d attestation subnets, %d sync subnets, %d custody columns), %d slots, seed %d\n",
+		profile.Name, len(profile.AttestationSubnets), len(profile.SyncSubnets), len(profile.Columns), slots, seed)
+	fmt.Fprintln(w, "one copy of each message; rec. = the recording (reference.md), whose MiB/h counts every copy received")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "category\tmsgs/slot\trec.\tmean SSZ B\trec.\tmean ssz_snappy B\traw/Snappy\trec.\tMiB/h\trec. MiB/h\trec. copies\trec. ÷ copies\t")
+	var total, totalRec float64
+	for _, c := range messageCategories {
+		r := rec[c]
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.0f\t%s\t%.0f\t%.3f\t%s\t%.1f\t%s\t%s\t%s\t\n", c,
+			s.PerSlot(c), opt(r.MessagesPerSlot, "%.1f"), s.MeanSSZ(c), opt(r.SSZBytes, "%.0f"), s.MeanSnappy(c),
+			s.SnappyRatio(c), opt(r.SnappyRatio, "%.2f"), s.MiBPerHour(c), opt(r.MiBPerHour, "%.1f"),
+			opt(r.Copies, "%.1f"), opt(div(r.MiBPerHour, r.Copies), "%.1f"))
+		total += s.MiBPerHour(c)
+		totalRec += div(r.MiBPerHour, r.Copies)
+	}
+	fmt.Fprintf(tw, "total\t\t\t\t\t\t\t\t%.1f\t\t\t%s\t\n", total, opt(totalRec, "%.1f"))
+	tw.Flush()
+}
+
+func opt(v float64, format string) string {
+	if v == 0 {
+		return "—"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+func div(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
