@@ -317,6 +317,31 @@ func (e *Encoder) encodeFast(dst, src []byte) (d int) {
 			c--
 			length++
 		}
+		// The positions just before the end of a match are indexed below; in earlier
+		// blocks they often start the longer match this one only shares a prefix of.
+		for k := 2; k >= 1; k-- {
+			p := s + length - k
+			if p <= s || p > sLimit {
+				continue
+			}
+			c2 := int(table[hash6(load64(src, p), tableBits)])
+			if c2 == c+(p-s) || !e.valid(c2, p) || e.byteAt(c2, src) != src[p] {
+				continue
+			}
+			n := e.matchLen(c2, src, p)
+			if p+n <= s+length {
+				continue
+			}
+			// Extend backwards; take it if it covers the whole current match.
+			b := 0
+			for p-b > nextEmit && e.valid(c2-b-1, p-b-1) && e.byteAt(c2-b-1, src) == src[p-b-1] {
+				b++
+			}
+			if p-b <= s && (cur+p-c2 <= 65535 || cur+s-c > 65535) {
+				s, c, length = p-b, c2-b, n+b
+				break
+			}
+		}
 		d += emitLiteral(dst[d:], src[nextEmit:s])
 		d += emitCopy(dst[d:], cur+s-c, length)
 		s += length
