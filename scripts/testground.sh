@@ -15,7 +15,8 @@
 #
 # Environment: STREAMSIM_TG_DIR (default .testground), STREAMSIM_TG_PORT (daemon port,
 # default 8042), STREAMSIM_TG_OUT (collected archives, default out/testground),
-# STREAMSIM_TG_TIMEOUT_MIN (daemon task timeout in minutes, default 30).
+# STREAMSIM_TG_TIMEOUT_MIN (daemon task timeout in minutes, default 30), STREAMSIM_TG_VERBOSE=1
+# (print the client's whole output, not only milestones; it is always in .testground/logs/).
 set -euo pipefail
 
 readonly TESTGROUND_VERSION=v0.6.0
@@ -258,15 +259,25 @@ cmd_run() {
   mkdir -p "$OUT"
   rm -f "$OUT/$name".tgz "$OUT/$name"-*.tgz "$OUT/$name-results.csv"
   log "running $comp (plan $STREAMSIM_TG_PLAN)"
-  local rc=0
+  # The full client output (build, every instance's messages) goes to a log; the terminal gets
+  # the milestones and outcomes unless STREAMSIM_TG_VERBOSE=1.
+  local runlog=$LOGS/run-$name.log filter='build (succeeded|failed)|performing build|starting run|run finished|finished run|[[:space:]](OK|FAIL|CRASH|INCOMPLETE)[[:space:]]|ERROR|[Ee]rror|result |created file'
+  [[ ${STREAMSIM_TG_VERBOSE:-0} == 1 ]] && filter=.
+  local rc
+  set +e
   (cd "$ROOT" && "$BIN/testground" run composition -f "$comp" --wait --collect \
-    --collect-file "$OUT/$name" --result-file "$OUT/$name-results.csv" "$@") || rc=$?
+    --collect-file "$OUT/$name" --result-file "$OUT/$name-results.csv" "$@") 2>&1 |
+    tee "$runlog" | sed -u 's/\x1b\[[0-9;]*m//g' | grep --line-buffered -E "$filter"
+  rc=${PIPESTATUS[0]}
+  set -e
 
-  shopt -s nullglob
-  local archives=("$OUT/$name".tgz "$OUT/$name"-*.tgz)
-  shopt -u nullglob
+  local archives=() f
+  for f in "$OUT/$name".tgz "$OUT/$name"-*.tgz; do
+    [[ -f $f ]] && archives+=("$f")
+  done
   if [[ $rc -ne 0 ]]; then
-    log "testground run exited with status $rc"
+    log "testground run exited with status $rc; the last lines of $runlog:"
+    tail -n 60 "$runlog" | sed 's/\x1b\[[0-9;]*m//g' >&2
     [[ -f $OUT/$name-results.csv ]] && cat "$OUT/$name-results.csv" >&2
     log "daemon log: $LOGS/testground.log; instance outputs: $TESTGROUND_HOME/data/outputs/local_exec/"
   fi
