@@ -103,6 +103,12 @@ func NewGenerator(p Params) (*Generator, error) {
 		return nil, err
 	}
 	g.chain = chain
+	// The votes of the slot before the first, for the first block to include.
+	if p.FirstSlot > 0 {
+		prev := phase0.Slot(p.FirstSlot - 1)
+		datas, _ := g.attestationData(prev, phase0.Epoch(uint64(prev)/slotsPerEpoch), g.head)
+		g.recentData = append(g.recentData, datas)
+	}
 	return g, nil
 }
 
