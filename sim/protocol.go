@@ -1,0 +1,114 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/protocol"
+
+	"github.com/streamsim/streamsim/codec"
+)
+
+// Protocol IDs. PlainProtocol is the baseline every node speaks. SnappyStreamProtocol is the
+// proposal's ID, for snappy-stream with a 64 KiB history. Every other codec spec gets
+// "/streamsim/<canonical spec>/meshsub/1.2.0" (for example
+// "/streamsim/zstd:3:2MiB/meshsub/1.2.0"), so one hub can serve leaves with different codecs.
+// All compressed IDs carry gossipsub v1.2 features.
+const (
+	PlainProtocol        = protocol.ID("/meshsub/1.2.0")
+	SnappyStreamProtocol = protocol.ID("/snappy-stream/meshsub/1.2.0")
+
+	derivedPrefix = "/streamsim/"
+	derivedSuffix = "/meshsub/1.2.0"
+)
+
+// proposalSpec is the codec that SnappyStreamProtocol names: snappy-stream, 64 KiB history.
+const proposalSpec = "snappy-stream"
+
+// ProtocolFor returns the protocol ID of a codec spec: PlainProtocol for plain, the proposal's
+// ID for snappy-stream with its default 64 KiB history, a derived ID otherwise.
+func ProtocolFor(spec codec.Spec) protocol.ID {
+	s := spec.String()
+	switch s {
+	case plainSpec().String():
+		return PlainProtocol
+	case mustParse(proposalSpec).String():
+		return SnappyStreamProtocol
+	}
+	return protocol.ID(derivedPrefix + s + derivedSuffix)
+}
+
+// SpecFor returns the codec spec a protocol ID stands for; ok is false for IDs that are not
+// streamsim gossip protocols.
+func SpecFor(id protocol.ID) (spec codec.Spec, ok bool) {
+	switch id {
+	case PlainProtocol:
+		return plainSpec(), true
+	case SnappyStreamProtocol:
+		return mustParse(proposalSpec), true
+	}
+	s := string(id)
+	if !strings.HasPrefix(s, derivedPrefix) || !strings.HasSuffix(s, derivedSuffix) {
+		return codec.Spec{}, false
+	}
+	spec, err := codec.Parse(strings.TrimSuffix(strings.TrimPrefix(s, derivedPrefix), derivedSuffix))
+	if err != nil {
+		return codec.Spec{}, false
+	}
+	return spec, ProtocolFor(spec) == id
+}
+
+// protocols is a node's gossipsub protocol list: the compressed IDs of its codecs in order of
+// preference, then plain.
+func protocols(specs []codec.Spec) []protocol.ID {
+	var out []protocol.ID
+	seen := map[protocol.ID]bool{PlainProtocol: true}
+	for _, s := range specs {
+		id := ProtocolFor(s)
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return append(out, PlainProtocol)
+}
+
+// features gives every streamsim protocol gossipsub v1.2's features: a compressed stream
+// carries the same RPCs as /meshsub/1.2.0.
+func features(feat pubsub.GossipSubFeature, id protocol.ID) bool {
+	if _, ok := SpecFor(id); ok {
+		id = pubsub.GossipSubID_v12
+	}
+	return pubsub.GossipSubDefaultFeatures(feat, id)
+}
+
+func plainSpec() codec.Spec { return mustParse("plain") }
+
+func mustParse(s string) codec.Spec {
+	spec, err := codec.Parse(s)
+	if err != nil {
+		panic(fmt.Sprintf("codec spec %q: %v", s, err))
+	}
+	return spec
+}
+
+// ParseCodecs parses a comma-separated list of codec specs ("plain,snappy-stream,zstd").
+func ParseCodecs(list string) ([]codec.Spec, error) {
+	var out []codec.Spec
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		s, err := codec.Parse(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no codec specs in %q", list)
+	}
+	return out, nil
+}

@@ -1,0 +1,281 @@
+package sim
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/libp2p/go-libp2p/core/network"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
+)
+
+// codecStream is a gossipsub stream seen through its stream codec. pubsub writes one RPC frame
+// per Write (comm.go), so each Write is one frame: it becomes one compressed unit on the
+// wire. The read side yields decoded frames, reassembled one at a time so that each can be
+// classified and metered; the wire bytes the codec reader consumed up to a frame's completion
+// belong to that frame, because the reader never reads past the block it is in.
+//
+// Both sides are metered (raw, wire, frames, messages, codec time per category) and recorded
+// when the node has a frame recorder. In payload mode ssz the writer un-Snappies message data
+// before compression and the reader re-Snappies it before pubsub sees it.
+type codecStream struct {
+	network.Stream
+	node *Node
+	spec codec.Spec
+	ssz  bool // payload mode ssz: raw SSZ inside the codec (never on plain streams)
+
+	wmu    sync.Mutex
+	w      io.WriteCloser
+	wire   countingWriter
+	wside  *streamSide
+	wlast  codec.Stats
+	wtrace uint32
+	sszBuf []byte
+
+	rmu      sync.Mutex
+	r        io.ReadCloser
+	rwire    countingReader
+	rside    *streamSide
+	rlast    codec.Stats
+	rtrace   uint32
+	frame    []byte // the current decoded frame (as the codec yielded it)
+	pending  []byte // what pubsub has not read yet of the current frame
+	snappyed []byte // ssz mode: the current frame with data re-Snappied
+	rerr     error
+	lastWire int64 // wire bytes read up to the end of the previous frame
+
+	closeOnce sync.Once
+}
+
+func newCodecStream(n *Node, s network.Stream, spec codec.Spec) *codecStream {
+	cs := &codecStream{Stream: s, node: n, spec: spec, ssz: n.cfg.PayloadSSZ && ProtocolFor(spec) != PlainProtocol}
+	cs.wire.w = s
+	cs.rwire.r = s
+	return cs
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error // the underlying stream's error, if it failed or ended
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// Write sends one RPC frame.
+func (s *codecStream) Write(frame []byte) (int, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.w == nil {
+		s.w = s.spec.NewWriter(&s.wire)
+		s.wside = s.node.meter.side(s.Stream, "out", s.spec)
+	}
+	parts, err := gossip.SplitFrame(frame)
+	if err != nil {
+		// Not one whole frame: pubsub never does this; meter it as Other and send it as is.
+		parts = gossip.FrameParts{}
+		parts.Bytes[gossip.Other] = len(frame)
+	}
+	s.node.record(&s.wtrace, "out", s.Stream, s.spec, parts.Dominant(), frame)
+	data := frame
+	if s.ssz {
+		if s.sszBuf, err = gossip.AppendSSZFrame(s.sszBuf[:0], frame); err != nil {
+			s.fail(fmt.Errorf("payload to ssz: %w", err))
+			return 0, err
+		}
+		data = s.sszBuf
+		if p, err := gossip.SplitFrame(data); err == nil {
+			parts = p
+		}
+	}
+	before := s.wire.n
+	if _, err := s.w.Write(data); err != nil {
+		return 0, err
+	}
+	s.wside.add(&parts, len(data), s.wire.n-before, statsDelta(s.w, &s.wlast))
+	return len(frame), nil
+}
+
+// Read yields decoded frame bytes to pubsub.
+func (s *codecStream) Read(p []byte) (int, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	for len(s.pending) == 0 {
+		if s.rerr != nil {
+			return 0, s.rerr
+		}
+		if err := s.nextFrame(); err != nil {
+			s.rerr = err
+			if s.rwire.err == nil {
+				// The codec or the framing failed, not the transport.
+				s.fail(err)
+			}
+			return 0, err
+		}
+	}
+	n := copy(p, s.pending)
+	s.pending = s.pending[n:]
+	return n, nil
+}
+
+// nextFrame reads and decodes one frame into s.pending.
+func (s *codecStream) nextFrame() error {
+	if s.r == nil {
+		s.r = s.spec.NewReader(&s.rwire)
+	}
+	var hdr [binary.MaxVarintLen64]byte
+	var size uint64
+	for i := 0; ; i++ {
+		if i == len(hdr) {
+			return fmt.Errorf("frame length prefix longer than %d bytes", len(hdr))
+		}
+		if _, err := io.ReadFull(s.r, hdr[i:i+1]); err != nil {
+			if i == 0 && errors.Is(err, io.EOF) {
+				return io.EOF
+			}
+			return fmt.Errorf("read frame length: %w", noEOF(err))
+		}
+		if hdr[i] < 0x80 {
+			v, n := binary.Uvarint(hdr[:i+1])
+			if n <= 0 {
+				return errors.New("bad frame length prefix")
+			}
+			size = v
+			break
+		}
+	}
+	if size > uint64(s.node.maxFrameBytes) {
+		return fmt.Errorf("frame of %d bytes exceeds the bound of %d", size, s.node.maxFrameBytes)
+	}
+	hl := binary.PutUvarint(hdr[:], size)
+	need := hl + int(size)
+	if cap(s.frame) < need {
+		s.frame = make([]byte, need)
+	}
+	s.frame = s.frame[:need]
+	copy(s.frame, hdr[:hl])
+	if _, err := io.ReadFull(s.r, s.frame[hl:]); err != nil {
+		return fmt.Errorf("read frame of %d bytes: %w", size, noEOF(err))
+	}
+	if s.rside == nil {
+		s.rside = s.node.meter.side(s.Stream, "in", s.spec)
+	}
+	wire := s.rwire.n - s.lastWire
+	s.lastWire = s.rwire.n
+	parts, err := gossip.SplitFrame(s.frame)
+	if err != nil {
+		parts = gossip.FrameParts{}
+		parts.Bytes[gossip.Other] = len(s.frame)
+	}
+	s.rside.add(&parts, len(s.frame), wire, statsDelta(s.r, &s.rlast))
+	out := s.frame
+	if s.ssz {
+		if s.snappyed, err = gossip.AppendSnappyFrame(s.snappyed[:0], s.frame); err != nil {
+			return fmt.Errorf("payload to ssz_snappy: %w", err)
+		}
+		out = s.snappyed
+	}
+	s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out)
+	s.pending = out
+	return nil
+}
+
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// fail resets the stream after a codec or framing error; pubsub sees the error and drops the
+// stream, the peer opens a fresh one (with fresh codec history).
+func (s *codecStream) fail(err error) {
+	s.node.streamError(s.Stream, err)
+	s.Stream.Reset()
+	s.release()
+}
+
+func (s *codecStream) release() {
+	s.closeOnce.Do(func() {
+		go func() {
+			// Release codec state once in-flight Read/Write calls are done.
+			s.wmu.Lock()
+			if s.w != nil {
+				s.w.Close()
+			}
+			s.wmu.Unlock()
+			s.rmu.Lock()
+			if s.r != nil {
+				s.r.Close()
+			}
+			s.rmu.Unlock()
+		}()
+	})
+}
+
+func (s *codecStream) Close() error {
+	s.wmu.Lock()
+	var err error
+	if s.w != nil {
+		err = s.w.Close()
+		s.w = nil
+	}
+	s.wmu.Unlock()
+	s.release()
+	if cerr := s.Stream.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *codecStream) Reset() error {
+	err := s.Stream.Reset()
+	s.release()
+	return err
+}
+
+func (s *codecStream) ResetWithError(code network.StreamErrorCode) error {
+	err := s.Stream.ResetWithError(code)
+	s.release()
+	return err
+}
+
+// statsDelta returns the codec's work since the last call; StateBytes is the current value.
+func statsDelta(c any, last *codec.Stats) codec.Stats {
+	m, ok := c.(codec.Meter)
+	if !ok {
+		return codec.Stats{}
+	}
+	cur := m.Stats()
+	d := codec.Stats{
+		Units:      cur.Units - last.Units,
+		RawBytes:   cur.RawBytes - last.RawBytes,
+		WireBytes:  cur.WireBytes - last.WireBytes,
+		Time:       cur.Time - last.Time,
+		StateBytes: cur.StateBytes,
+	}
+	*last = cur
+	return d
+}
