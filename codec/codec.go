@@ -3,6 +3,7 @@
 package codec
 
 import (
+	"fmt"
 	"io"
 	"time"
 )
@@ -41,6 +42,7 @@ func (t *timedSource) Read(p []byte) (int, error) {
 
 // meteredReader wraps a decompressing reader that pulls from a timedSource.
 type meteredReader struct {
+	name  string // prefix for errors the decoder does not name itself
 	dec   io.Reader
 	src   *timedSource
 	close func() error
@@ -56,6 +58,9 @@ func (m *meteredReader) Read(p []byte) (int, error) {
 	n, err := m.dec.Read(p)
 	m.elapsed += time.Since(start)
 	m.raw += int64(n)
+	if err != nil && err != io.EOF && m.name != "" {
+		err = fmt.Errorf("%s: read unit: %w", m.name, err)
+	}
 	return n, err
 }
 

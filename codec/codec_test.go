@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseCanonical(t *testing.T) {
@@ -203,6 +204,52 @@ func TestWriteErrorsWrap(t *testing.T) {
 		_, err := s.NewWriter(failingWriter{}).Write([]byte("hello hello hello"))
 		if !errors.Is(err, errBroken) {
 			t.Errorf("%s: error %v does not wrap the stream's error", spec, err)
+		}
+	}
+}
+
+// slowWriter and slowReader sleep in every call, standing in for a congested stream.
+type slowWriter struct{ w io.Writer }
+
+func (s slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(5 * time.Millisecond)
+	return s.w.Write(p)
+}
+
+type slowReader struct{ r io.Reader }
+
+func (s slowReader) Read(p []byte) (int, error) {
+	time.Sleep(5 * time.Millisecond)
+	return s.r.Read(p)
+}
+
+// TestMeterTimeExcludesIO: codec time must not include time spent in the underlying
+// stream's Write and Read.
+func TestMeterTimeExcludesIO(t *testing.T) {
+	for _, spec := range []string{"plain", "snappy-stream", "zstd"} {
+		s, _ := Parse(spec)
+		var buf bytes.Buffer
+		w := s.NewWriter(slowWriter{&buf})
+		msgs := units(rand.New(rand.NewSource(4)), 20)
+		for _, m := range msgs {
+			if _, err := w.Write(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		r := s.NewReader(slowReader{bytes.NewReader(buf.Bytes())})
+		if _, err := io.ReadAll(r); err != nil {
+			t.Fatal(err)
+		}
+		// 20 slow calls take at least 100 ms; the codec work is well under that.
+		if wt := w.(Meter).Stats().Time; wt > 50*time.Millisecond {
+			t.Errorf("%s writer: codec time %v includes the stream's writes", spec, wt)
+		}
+		if rt := r.(Meter).Stats().Time; rt > 50*time.Millisecond {
+			t.Errorf("%s reader: codec time %v includes the stream's reads", spec, rt)
+		}
+		if s.Kind != Plain && (w.(Meter).Stats().Time <= 0 || r.(Meter).Stats().Time <= 0) {
+			t.Errorf("%s: no codec time measured", spec)
 		}
 	}
 }

@@ -134,8 +134,9 @@ func newZstdReader(r io.Reader, s Spec) io.ReadCloser {
 		return &failedReader{err: fmt.Errorf("zstd: new decoder for %s: %w", s, err)}
 	}
 	return &meteredReader{
-		dec: dec,
-		src: src,
+		name: "zstd",
+		dec:  dec,
+		src:  src,
 		close: func() error {
 			dec.Close()
 			return nil

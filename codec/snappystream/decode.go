@@ -186,7 +186,9 @@ func (d *Decoder) decodeElements(out, src []byte) (int, error) {
 			// The copy starts in the history; it may run on into this block's output.
 			a, b := d.hist.tail(offset - o)
 			k := copy(out[o:o+length], a)
-			k += copy(out[o+k:o+length], b)
+			if k < length && len(b) > 0 {
+				k += copy(out[o+k:o+length], b)
+			}
 			o += k
 			length -= k
 			if length == 0 {

@@ -276,6 +276,8 @@ func (e *Encoder) encodeFast(dst, src []byte) (d int) {
 	const tableBits = fastTableBits
 	table := e.table[:1<<tableBits]
 	cur := e.cur
+	ring, ringPos := e.hist.buf, e.hist.pos
+	minC := cur - len(ring) // oldest usable coordinate
 	sLimit := len(src) - 8
 	nextEmit := 0
 	s := 0
@@ -295,15 +297,26 @@ func (e *Encoder) encodeFast(dst, src []byte) (d int) {
 			h := hash6(x, tableBits)
 			c = int(table[h])
 			table[h] = int32(cur + s)
-			if !e.valid(c, s) {
-				continue
-			}
 			if c >= cur {
 				if load32(src, c-cur) != uint32(x) {
 					continue
 				}
-			} else if e.hist.byteAt(cur-c) != byte(x) {
+			} else if c < minC {
 				continue
+			} else {
+				// Physical ring index of coordinate c; compare 4 bytes when they are
+				// contiguous in the ring and all in the history.
+				i := ringPos + (c - minC)
+				if i >= len(ring) {
+					i -= len(ring)
+				}
+				if i+4 <= len(ring) && cur-c >= 4 {
+					if load32(ring, i) != uint32(x) {
+						continue
+					}
+				} else if ring[i] != byte(x) {
+					continue
+				}
 			}
 			length = e.matchLen(c, src, s)
 			if length < 4 || (cur+s-c > 65535 && length < minFarMatch) {
