@@ -22,7 +22,9 @@ func init() {
 // messageCategories are the categories the workload produces, in report order.
 var messageCategories = []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn, gossip.SyncCommittee}
 
-func runWorkloadCmd(args []string) error {
+func runWorkloadCmd(args []string) error { return runWorkload(args, os.Stdout) }
+
+func runWorkload(args []string, stdout io.Writer) error {
 	def := workload.DefaultParams()
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	profileName := fs.String("profile", "all-subnets", "topics of the receiving node: "+strings.Join(workload.ProfileNames, ", "))
@@ -110,11 +112,11 @@ func runWorkloadCmd(args []string) error {
 		}
 	}
 	if *jsonOut {
-		return writeWorkloadJSON(os.Stdout, profile.Name, *slots, p.Seed, &stats)
+		return writeWorkloadJSON(stdout, profile.Name, *slots, p.Seed, &stats)
 	}
-	writeWorkloadTable(os.Stdout, profile, *slots, p.Seed, &stats)
+	writeWorkloadTable(stdout, profile, *slots, p.Seed, &stats)
 	if *tracePath != "" {
-		fmt.Printf("\nwrote %d frames to %s\n", frames, *tracePath)
+		fmt.Fprintf(stdout, "\nwrote %d frames to %s\n", frames, *tracePath)
 	}
 	return nil
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/trace"
+)
+
+func TestWorkloadJSON(t *testing.T) {
+	var out bytes.Buffer
+	if err := runWorkload([]string{"--profile", "default", "--slots", "2", "--seed", "3", "--json", "--validators", "65536"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Profile    string
+		Slots      int
+		Seed       int64
+		Categories map[string]map[string]float64
+	}
+	dec := json.NewDecoder(&out)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Profile != "default" || got.Slots != 2 || got.Seed != 3 || len(got.Categories) != 5 {
+		t.Fatalf("%+v", got)
+	}
+	for _, c := range []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn, gossip.SyncCommittee} {
+		fields := got.Categories[c.String()]
+		for _, k := range []string{"messages_per_slot", "mean_ssz_bytes", "mean_snappy_bytes", "mib_per_hour"} {
+			if _, ok := fields[k]; !ok || len(fields) != 4 {
+				t.Fatalf("category %s: fields %v", c, fields)
+			}
+		}
+	}
+	if a := got.Categories["attestation"]; a["mean_ssz_bytes"] != 240 || a["messages_per_slot"] <= 0 {
+		t.Fatalf("attestation figures %v", a)
+	}
+}
+
+func TestWorkloadTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.trace.gz")
+	var out bytes.Buffer
+	if err := runWorkload([]string{"--profile", "default", "--slots", "1", "--validators", "65536", "--trace", path}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "attestation") || !strings.Contains(out.String(), "wrote ") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if h := r.Header(); h.Source != "workload" || h.Params["profile"] != "default" || h.Params["Validators"] != "65536" {
+		t.Fatalf("header %+v", h)
+	}
+	n := 0
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, err := gossip.SplitFrame(f.Data)
+		if err != nil || parts.Dominant() != f.Category {
+			t.Fatalf("frame %d: %v, category %v", n, err, f.Category)
+		}
+		n++
+	}
+	if n == 0 || !strings.Contains(out.String(), "wrote "+itoa(n)+" frames") {
+		t.Fatalf("%d frames read; output says %q", n, out.String())
+	}
+}
+
+func TestWorkloadBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"--profile", "validator"}, {"--slots", "0"}, {"--custody", "200"}, {"--fork-digest", "zz"}, {"extra"}} {
+		err := runWorkload(args, io.Discard)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
