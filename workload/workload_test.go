@@ -240,6 +240,7 @@ func TestRoundTripAndContent(t *testing.T) {
 	p.BlobBlockShare = 1
 	slots := generate(t, p, 3)
 	blocks := 0
+	kinds := map[uint8]int{}
 	for _, msgs := range slots {
 		var block *electra.SignedBeaconBlock
 		datas := map[phase0.Root]int{}
@@ -293,14 +294,22 @@ func TestRoundTripAndContent(t *testing.T) {
 			continue
 		}
 		blocks++
-		checkBlock(t, block, columns)
+		for k, n := range checkBlock(t, block, columns) {
+			kinds[k] += n
+		}
 	}
 	if blocks == 0 {
 		t.Fatal("no block in 3 slots")
 	}
+	// Every transaction type of the mix appears: legacy, EIP-1559, blob, set-code.
+	for _, k := range []uint8{types.LegacyTxType, types.DynamicFeeTxType, types.BlobTxType, types.SetCodeTxType} {
+		if kinds[k] == 0 {
+			t.Errorf("no transaction of type %d in %d blocks: %v", k, blocks, kinds)
+		}
+	}
 }
 
-func checkBlock(t *testing.T, block *electra.SignedBeaconBlock, columns []*DataColumnSidecar) {
+func checkBlock(t *testing.T, block *electra.SignedBeaconBlock, columns []*DataColumnSidecar) map[uint8]int {
 	t.Helper()
 	body := block.Message.Body
 	if n := len(body.Attestations); n < 1 || n > 8 {
@@ -332,11 +341,6 @@ func checkBlock(t *testing.T, block *electra.SignedBeaconBlock, columns []*DataC
 	if blobs != len(body.BlobKZGCommitments) {
 		t.Fatalf("transactions carry %d blobs, block commits to %d", blobs, len(body.BlobKZGCommitments))
 	}
-	for _, k := range []uint8{types.LegacyTxType, types.DynamicFeeTxType} {
-		if kinds[k] == 0 {
-			t.Errorf("no transaction of type %d in %v", k, kinds)
-		}
-	}
 	if blobs > 0 && kinds[types.BlobTxType] == 0 {
 		t.Error("blobs without a blob transaction")
 	}
@@ -344,7 +348,7 @@ func checkBlock(t *testing.T, block *electra.SignedBeaconBlock, columns []*DataC
 		if len(columns) != 0 {
 			t.Fatal("columns for a block without blobs")
 		}
-		return
+		return kinds
 	}
 	if len(columns) != numberOfColumns {
 		t.Fatalf("%d columns", len(columns))
@@ -362,6 +366,7 @@ func checkBlock(t *testing.T, block *electra.SignedBeaconBlock, columns []*DataC
 			t.Fatal("column lists of different lengths")
 		}
 	}
+	return kinds
 }
 
 // TestCountsAndTiming runs the default parameters and checks the rate model: counts within
@@ -465,6 +470,15 @@ func TestBlockSizes(t *testing.T) {
 func TestParamsValidate(t *testing.T) {
 	if err := DefaultParams().Validate(); err != nil {
 		t.Fatal(err)
+	}
+	// The smallest network: one committee of one member.
+	tiny := DefaultParams()
+	tiny.Validators = 32
+	tiny.BlockMedianBytes = 20_000
+	for _, msgs := range generate(t, tiny, 2) {
+		if len(msgs) == 0 {
+			t.Fatal("no messages")
+		}
 	}
 	for name, mut := range map[string]func(*Params){
 		"digest":        func(p *Params) { p.ForkDigest = "xyz" },
