@@ -38,3 +38,12 @@ func BenchmarkTransaction(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNewGenerator measures setup: sender keys and their addresses.
+func BenchmarkNewGenerator(b *testing.B) {
+	for range b.N {
+		if _, err := NewGenerator(DefaultParams()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
