@@ -59,6 +59,8 @@ type Params struct {
 	// contributions, the block's attestations and sync aggregate).
 	BitsSetShare float64
 	// SyncMessages is the number of sync committee messages per slot (out of 512 members).
+	// The default 394 plus 6 contributions gives the recording's 400.2 sync-committee
+	// messages per slot (80 046 in 200 slots).
 	SyncMessages int
 	// Contributions is the number of sync committee contributions per slot.
 	Contributions int
@@ -97,7 +99,7 @@ func DefaultParams() Params {
 		ThirdDataProbability:   0.02,
 		AggregatesPerCommittee: 1.48,
 		BitsSetShare:           0.95,
-		SyncMessages:           400,
+		SyncMessages:           394,
 		Contributions:          6,
 		BlockProbability:       0.995,
 		BlockMedianBytes:       120_000,

@@ -423,6 +423,7 @@ func TestCountsAndTiming(t *testing.T) {
 	within("attestations", count[gossip.Attestation]/n, 24087, 0.10)
 	within("aggregates", count[gossip.Aggregate]/n, 95, 0.10)
 	within("sync messages", (count[gossip.SyncCommittee]-contributions)/n, 400, 0.10)
+	within("sync committee category", count[gossip.SyncCommittee]/n, 80_046.0/200, 0.10)
 	within("contributions", contributions/n, 6, 0.01)
 	if b := count[gossip.Block]; b > n || b < n-2 {
 		t.Errorf("%v blocks in %d slots", b, n)
