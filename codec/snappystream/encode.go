@@ -26,7 +26,8 @@ type Encoder struct {
 	level  Level
 	cur    int // table coordinate of the first byte of the next block
 	blocks int64
-	table  []int32 // fast: the table; better: the long table
+	fast   []uint64 // fast: position (low 32 bits) and the 4 bytes found there
+	table  []int32  // better: the long table
 	short  []int32 // better only
 }
 
@@ -37,7 +38,7 @@ func NewEncoder(windowBytes int, level Level) *Encoder {
 	e := &Encoder{hist: history{windowBytes: windowBytes}, level: level}
 	switch level {
 	case Fast:
-		e.table = make([]int32, 1<<fastTableBits)
+		e.fast = make([]uint64, 1<<fastTableBits)
 	case Better:
 		e.table = make([]int32, 1<<longTableBits)
 		e.short = make([]int32, 1<<shortTableBits)
@@ -82,6 +83,7 @@ func (e *Encoder) Encode(dst, src []byte) []byte {
 // Reset forgets the history, as for a new stream.
 func (e *Encoder) Reset() {
 	e.hist.reset()
+	clear(e.fast)
 	clear(e.table)
 	clear(e.short)
 	e.cur = e.hist.windowBytes + 1
@@ -93,13 +95,20 @@ func (e *Encoder) Blocks() int64 { return e.blocks }
 
 // StateBytes returns the memory the encoder holds across blocks: history and tables.
 func (e *Encoder) StateBytes() int {
-	return e.hist.stateBytes() + 4*(len(e.table)+len(e.short))
+	return e.hist.stateBytes() + 8*len(e.fast) + 4*(len(e.table)+len(e.short))
 }
 
 // rebase shifts table coordinates down; entries that fall out of the window become 0,
 // which is out of the window too.
 func (e *Encoder) rebase() {
 	delta := e.cur - e.hist.windowBytes - 1
+	for i, v := range e.fast {
+		if p := int(uint32(v)) - delta; p > 0 {
+			e.fast[i] = v&^0xffffffff | uint64(p)
+		} else {
+			e.fast[i] = v &^ 0xffffffff
+		}
+	}
 	for _, t := range [][]int32{e.table, e.short} {
 		for i, v := range t {
 			if v2 := int(v) - delta; v2 > 0 {
@@ -274,20 +283,22 @@ func copyCost(offset, length int) int {
 // history, and matches extended backwards.
 func (e *Encoder) encodeFast(dst, src []byte) (d int) {
 	const tableBits = fastTableBits
-	table := e.table[:1<<tableBits]
+	table := e.fast[:1<<tableBits]
 	cur := e.cur
-	ring, ringPos := e.hist.buf, e.hist.pos
-	minC := cur - len(ring) // oldest usable coordinate
+	minC := cur - e.hist.len() // oldest usable coordinate
 	sLimit := len(src) - 8
 	nextEmit := 0
 	s := 0
 	for {
-		skip := 32
+		// Heuristic match skipping as in Snappy, but faster: after 16 misses look at
+		// every second byte, after 8 more every third... Signatures and cells are random;
+		// backward extension recovers the start of a match found late.
+		skip := 16
 		nextS := s
 		var c, length int
 		for {
 			s = nextS
-			step := skip >> 5
+			step := skip >> 4
 			nextS = s + step
 			skip += step
 			if s > sLimit {
@@ -295,28 +306,14 @@ func (e *Encoder) encodeFast(dst, src []byte) (d int) {
 			}
 			x := load64(src, s)
 			h := hash6(x, tableBits)
-			c = int(table[h])
-			table[h] = int32(cur + s)
-			if c >= cur {
-				if load32(src, c-cur) != uint32(x) {
-					continue
-				}
-			} else if c < minC {
-				continue
-			} else {
-				// Physical ring index of coordinate c; compare 4 bytes when they are
-				// contiguous in the ring and all in the history.
-				i := ringPos + (c - minC)
-				if i >= len(ring) {
-					i -= len(ring)
-				}
-				if i+4 <= len(ring) && cur-c >= 4 {
-					if load32(ring, i) != uint32(x) {
-						continue
-					}
-				} else if ring[i] != byte(x) {
-					continue
-				}
+			entry := table[h]
+			table[h] = uint64(uint32(x))<<32 | uint64(cur+s)
+			if uint32(entry>>32) != uint32(x) {
+				continue // the 4 bytes differ: no need to look at the history
+			}
+			c = int(uint32(entry))
+			if c < minC {
+				continue // out of the window (or an empty entry)
 			}
 			length = e.matchLen(c, src, s)
 			if length < 4 || (cur+s-c > 65535 && length < minFarMatch) {
@@ -337,21 +334,12 @@ func (e *Encoder) encodeFast(dst, src []byte) (d int) {
 			if p <= s || p > sLimit {
 				continue
 			}
-			c2 := int(table[hash6(load64(src, p), tableBits)])
-			if c2 == c+(p-s) || !e.valid(c2, p) || e.byteAt(c2, src) != src[p] {
+			c2 := int(uint32(table[hash6(load64(src, p), tableBits)])) - (p - s) // aligned to s
+			if c2 == c || c2 < minC || c2 >= cur+s {
 				continue
 			}
-			n := e.matchLen(c2, src, p)
-			if p+n <= s+length {
-				continue
-			}
-			// Extend backwards; take it if it covers the whole current match.
-			b := 0
-			for p-b > nextEmit && e.valid(c2-b-1, p-b-1) && e.byteAt(c2-b-1, src) == src[p-b-1] {
-				b++
-			}
-			if p-b <= s && (cur+p-c2 <= 65535 || cur+s-c > 65535) {
-				s, c, length = p-b, c2-b, n+b
+			if n := e.matchLen(c2, src, s); n > length && (cur+s-c2 <= 65535 || cur+s-c > 65535) {
+				c, length = c2, n
 				break
 			}
 		}
@@ -363,8 +351,10 @@ func (e *Encoder) encodeFast(dst, src []byte) (d int) {
 			goto emitRemainder
 		}
 		// Index the two positions before the new one, as golang/snappy does.
-		table[hash6(load64(src, s-2), tableBits)] = int32(cur + s - 2)
-		table[hash6(load64(src, s-1), tableBits)] = int32(cur + s - 1)
+		x2 := load64(src, s-2)
+		table[hash6(x2, tableBits)] = uint64(uint32(x2))<<32 | uint64(cur+s-2)
+		x1 := x2 >> 8
+		table[hash6(load64(src, s-1), tableBits)] = uint64(uint32(x1))<<32 | uint64(cur+s-1)
 	}
 emitRemainder:
 	d += emitLiteral(dst[d:], src[nextEmit:])
