@@ -91,6 +91,28 @@ type Node struct {
 
 	streamErrors atomic.Int64
 	closeOnce    sync.Once
+
+	topicsMu sync.Mutex
+	topics   map[string]*pubsub.Topic
+}
+
+// Topic returns the node's handle of a topic, joining it on first use (pubsub allows one
+// Join per topic).
+func (n *Node) Topic(name string) (*pubsub.Topic, error) {
+	n.topicsMu.Lock()
+	defer n.topicsMu.Unlock()
+	if t := n.topics[name]; t != nil {
+		return t, nil
+	}
+	t, err := n.ps.Join(name)
+	if err != nil {
+		return nil, fmt.Errorf("join %s: %w", name, err)
+	}
+	if n.topics == nil {
+		n.topics = map[string]*pubsub.Topic{}
+	}
+	n.topics[name] = t
+	return t, nil
 }
 
 // NewNode starts a host; Start adds GossipSub once the direct peers are known.

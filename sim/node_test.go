@@ -1,0 +1,359 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"math/rand"
+	"runtime"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/golang/snappy"
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
+)
+
+const testFork = "8c9f62fe"
+
+var testTopic = gossip.Topic(testFork, gossip.AttestationTopic(0))
+
+// testNode starts a node offering codecs (comma-separated specs, "" for plain only).
+func testNode(t *testing.T, codecs string, ssz bool, log *slog.Logger) *Node {
+	t.Helper()
+	var specs []codec.Spec
+	if codecs != "" {
+		var err error
+		if specs, err = ParseCodecs(codecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := NewNode(Config{Codecs: specs, PayloadSSZ: ssz, TimeScale: 10, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+// star makes hub and leaves direct peers of each other, starts pubsub on all and connects
+// the leaves to the hub.
+func star(t *testing.T, hub *Node, leaves ...*Node) {
+	t.Helper()
+	var infos []peer.AddrInfo
+	for _, l := range leaves {
+		infos = append(infos, l.AddrInfo())
+	}
+	if err := hub.Start(infos); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leaves {
+		if err := l.Start([]peer.AddrInfo{hub.AddrInfo()}); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Host().Connect(context.Background(), hub.AddrInfo()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// receiver counts messages delivered on testTopic.
+type receiver struct {
+	mu  gosync.Mutex
+	ids map[string]bool
+}
+
+func subscribeTest(t *testing.T, n *Node) *receiver {
+	t.Helper()
+	topic, err := n.Topic(testTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := topic.Subscribe(pubsub.WithBufferSize(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &receiver{ids: map[string]bool{}}
+	go func() {
+		for {
+			m, err := sub.Next(n.ctx)
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			r.ids[m.ID] = true
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+func (r *receiver) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ids)
+}
+
+// attestationPayload is an ssz_snappy payload shaped like a SingleAttestation: a shared
+// AttestationData and a unique index and signature.
+func attestationPayload(rng *rand.Rand, i int) []byte {
+	raw := make([]byte, 240)
+	binary.LittleEndian.PutUint64(raw, uint64(i))
+	copy(raw[16:], bytes.Repeat([]byte("head-vote-data.."), 8))
+	rng.Read(raw[144:])
+	return snappy.Encode(nil, raw)
+}
+
+// publishN publishes n attestations from pub and waits until each receiver has them all.
+func publishN(t *testing.T, pub *Node, seed int64, n int, rs ...*receiver) {
+	t.Helper()
+	topic, err := pub.Topic(testTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(seed))
+	before := make([]int, len(rs))
+	for i, r := range rs {
+		before[i] = r.count()
+	}
+	for i := range n {
+		if err := topic.Publish(context.Background(), attestationPayload(rng, int(seed)*1_000_000+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for i, r := range rs {
+		for r.count() < before[i]+n {
+			if time.Now().After(deadline) {
+				t.Fatalf("receiver %d got %d of %d messages", i, r.count()-before[i], n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func waitTopicPeers(t *testing.T, n *Node, ids ...peer.ID) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := waitSubscribed(ctx, n.PubSub(), map[string][]peer.ID{testTopic: ids}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// side returns the metered stream direction of n towards p.
+func side(t *testing.T, n *Node, p peer.ID, dir string) (protocol.ID, int64, int64) {
+	t.Helper()
+	for _, s := range n.Stats() {
+		if s.Peer == p.String() && s.Direction == dir {
+			return protocol.ID(s.Protocol), s.RawBytes, s.WireBytes
+		}
+	}
+	t.Fatalf("%s has no %s stream with %s", n.ID(), dir, p)
+	return "", 0, 0
+}
+
+// A hub offering compressed codecs serves a plain leaf (fallback to /meshsub/1.2.0) and
+// compressed leaves (their compressed IDs) at once; every leaf receives every message.
+func TestInteropAndNegotiation(t *testing.T) {
+	for _, ssz := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ssz=%v", ssz), func(t *testing.T) {
+			hub := testNode(t, "snappy-stream,zstd", ssz, nil)
+			plain := testNode(t, "", ssz, nil)
+			snap := testNode(t, "snappy-stream", ssz, nil)
+			zst := testNode(t, "zstd:1", ssz, nil) // hub lacks zstd:1: falls back to plain
+			zstd := testNode(t, "zstd", ssz, nil)
+			star(t, hub, plain, snap, zst, zstd)
+			leaves := []*Node{plain, snap, zst, zstd}
+			var rs []*receiver
+			for _, l := range leaves {
+				rs = append(rs, subscribeTest(t, l))
+			}
+			subscribeTest(t, hub)
+			waitTopicPeers(t, hub, plain.ID(), snap.ID(), zst.ID(), zstd.ID())
+			publishN(t, hub, 1, 200, rs...)
+
+			want := []protocol.ID{PlainProtocol, SnappyStreamProtocol, PlainProtocol, "/streamsim/zstd/meshsub/1.2.0"}
+			for i, l := range leaves {
+				proto, raw, wire := side(t, l, hub.ID(), "in")
+				if proto != want[i] {
+					t.Errorf("leaf %d negotiated %s, want %s", i, proto, want[i])
+				}
+				hp, hraw, hwire := side(t, hub, l.ID(), "out")
+				if hp != proto || hraw != raw || hwire != wire {
+					t.Errorf("leaf %d: hub sent %s %d/%d, leaf read %s %d/%d", i, hp, hraw, hwire, proto, raw, wire)
+				}
+				if proto == PlainProtocol && raw != wire {
+					t.Errorf("leaf %d: plain stream raw %d != wire %d", i, raw, wire)
+				}
+				if proto != PlainProtocol && wire >= raw {
+					t.Errorf("leaf %d: compressed stream wire %d >= raw %d", i, wire, raw)
+				}
+			}
+			// The leaves' own streams to the hub use the same protocols.
+			if p, _, _ := side(t, snap, hub.ID(), "out"); p != SnappyStreamProtocol {
+				t.Errorf("snappy leaf's outbound stream is %s", p)
+			}
+		})
+	}
+}
+
+// logBuffer collects log output from several goroutines.
+type logBuffer struct {
+	mu gosync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Bytes injected into a compressed stream reset that stream with a logged error; the node
+// keeps receiving from its other peers.
+func TestGarbageResetsOnlyThatStream(t *testing.T) {
+	var logs logBuffer
+	hub := testNode(t, "snappy-stream", false, nil)
+	leaf := testNode(t, "snappy-stream", false, slog.New(slog.NewTextHandler(&logs, nil)))
+	star(t, hub, leaf)
+	r := subscribeTest(t, leaf)
+	waitTopicPeers(t, hub, leaf.ID())
+	publishN(t, hub, 1, 50, r)
+
+	// A third host speaks the compressed protocol to the leaf: one valid block, then a block
+	// whose copy reaches 65535 bytes back into a history of a few dozen bytes.
+	rogue := testNode(t, "", false, nil)
+	if err := rogue.Host().Connect(context.Background(), leaf.AddrInfo()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := rogue.Host().NewStream(context.Background(), leaf.ID(), SnappyStreamProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := mustParse("snappy-stream").NewWriter(s)
+	sub := true
+	frame, err := gossip.AppendFrame(nil, &pb.RPC{Subscriptions: []*pb.RPC_SubOpts{{Subscribe: &sub, Topicid: &testTopic}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write([]byte{0x10, 0x3e, 0xff, 0xff}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for leaf.StreamErrors() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("garbage did not reset the stream")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := s.Read(make([]byte, 1)); err == nil {
+		t.Error("rogue stream still readable after the reset")
+	}
+	if !strings.Contains(logs.String(), "gossip stream reset") || !strings.Contains(logs.String(), rogue.ID().String()) {
+		t.Errorf("no logged error naming the peer: %q", logs.String())
+	}
+	publishN(t, hub, 2, 50, r)
+	if leaf.StreamErrors() != 1 {
+		t.Errorf("%d stream errors, want 1", leaf.StreamErrors())
+	}
+}
+
+// A reconnect opens new streams with empty histories on both ends, and they decode.
+func TestReconnectStartsFreshHistory(t *testing.T) {
+	for _, spec := range []string{"snappy-stream", "zstd"} {
+		t.Run(spec, func(t *testing.T) {
+			hub := testNode(t, spec, false, nil)
+			leaf := testNode(t, spec, false, nil)
+			star(t, hub, leaf)
+			r := subscribeTest(t, leaf)
+			waitTopicPeers(t, hub, leaf.ID())
+			publishN(t, hub, 1, 100, r)
+
+			if err := hub.Host().Network().ClosePeer(leaf.ID()); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for slices_contains(hub.PubSub().ListPeers(testTopic), leaf.ID()) {
+				if time.Now().After(deadline) {
+					t.Fatal("hub still lists the leaf after closing the connection")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := leaf.Host().Connect(context.Background(), hub.AddrInfo()); err != nil {
+				t.Fatal(err)
+			}
+			waitTopicPeers(t, hub, leaf.ID())
+			publishN(t, hub, 2, 100, r) // same messages' shapes: history would make them tiny
+			for _, st := range leaf.Stats() {
+				if st.Peer == hub.ID().String() && st.Direction == "in" && st.Streams < 2 {
+					t.Errorf("leaf read %d streams from the hub, want 2", st.Streams)
+				}
+			}
+			if leaf.StreamErrors() != 0 || hub.StreamErrors() != 0 {
+				t.Errorf("stream errors: leaf %d, hub %d", leaf.StreamErrors(), hub.StreamErrors())
+			}
+		})
+	}
+}
+
+func slices_contains(ids []peer.ID, id peer.ID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Closing nodes ends every goroutine they started.
+func TestNoGoroutineLeak(t *testing.T) {
+	cycle := func() {
+		hub := testNode(t, "snappy-stream,zstd", false, nil)
+		a := testNode(t, "snappy-stream", false, nil)
+		b := testNode(t, "zstd", true, nil)
+		star(t, hub, a, b)
+		ra, rb := subscribeTest(t, a), subscribeTest(t, b)
+		waitTopicPeers(t, hub, a.ID(), b.ID())
+		publishN(t, hub, 1, 20, ra, rb)
+		for _, n := range []*Node{hub, a, b} {
+			if err := n.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cycle() // starts process-wide singletons (flow-metrics sweeper, …)
+	time.Sleep(200 * time.Millisecond)
+	base := runtime.NumGoroutine()
+	cycle()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("%d goroutines after closing, %d before:\n%s", runtime.NumGoroutine(), base, buf[:n])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var _ = network.DirInbound
