@@ -28,7 +28,7 @@ type Encoder struct {
 	blocks int64
 	fast   []uint64 // fast: position (low 32 bits) and the 4 bytes found there
 	table  []int32  // better: the long table
-	short  []int32 // better only
+	short  []int32  // better only
 }
 
 // NewEncoder returns an encoder with the given history window (0 gives plain Snappy
