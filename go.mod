@@ -3,6 +3,7 @@ module github.com/streamsim/streamsim
 go 1.26.6
 
 require (
+	github.com/BurntSushi/toml v0.4.1
 	github.com/attestantio/go-eth2-client v0.30.1
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/golang/snappy v1.0.1-0.20260716114414-9ae09f520e93

@@ -5,6 +5,8 @@
 #                                                                   sync service and daemon, import the
 #                                                                   plan, run, collect, report, stop
 #   scripts/testground.sh build                                    only build the tools
+#   scripts/testground.sh daemon                                   start the services and the daemon and
+#                                                                   wait (Ctrl-C stops them), for the CLI
 #   scripts/testground.sh env                                      print the variables to use the tools by hand
 #
 # Everything lives in .testground/ (git-ignored): bin/ (testground v0.6.0, sync-service v0.1.0,
@@ -43,7 +45,7 @@ log() { printf '[testground.sh] %s\n' "$*" >&2; }
 die() { printf '[testground.sh] error: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -214,6 +216,9 @@ start_services() {
   port_busy "$DAEMON_PORT" &&
     die "port $DAEMON_PORT is in use; set STREAMSIM_TG_PORT to a free port for the daemon"
 
+  # Build work directories (unpacked plan sources, exec:go binaries) are per run: start clean.
+  rm -rf "$TESTGROUND_HOME/data/work"
+
   trap cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
@@ -281,15 +286,34 @@ cmd_run() {
     [[ -f $OUT/$name-results.csv ]] && cat "$OUT/$name-results.csv" >&2
     log "daemon log: $LOGS/testground.log; instance outputs: $TESTGROUND_HOME/data/outputs/local_exec/"
   fi
+  local sources=("${archives[@]}") task
   if [[ ${#archives[@]} -eq 0 ]]; then
-    die "no collected archive in $OUT for $name"
+    # Testground collects nothing from a task that failed; report from the outputs directory.
+    for task in $(sed -n 's/.*run is queued with ID: \([[:alnum:]]*\).*/\1/p' "$runlog"); do
+      [[ -d $TESTGROUND_HOME/data/outputs/local_exec/streamsim/$task ]] &&
+        sources+=("$TESTGROUND_HOME/data/outputs/local_exec/streamsim/$task")
+    done
+    [[ ${#sources[@]} -gt 0 ]] || die "no collected archive in $OUT and no outputs for $name"
+    log "no collected archive (the task failed); reporting from ${sources[*]}"
+  else
+    log "collected: ${archives[*]}"
   fi
-  log "collected: ${archives[*]}"
   local rrc=0
-  "$BIN/streamsim" report "${archives[@]}" || rrc=$?
+  "$BIN/streamsim" report "${sources[@]}" || rrc=$?
   log "done in $((SECONDS - start)) s"
   [[ $rc -eq 0 ]] || die "the Testground task failed (status $rc)"
   [[ $rrc -eq 0 ]] || die "streamsim report failed (status $rrc)"
+}
+
+cmd_daemon() {
+  build_tools
+  write_env_toml
+  start_services
+  import_plan
+  log "sync service on 127.0.0.1:$SYNC_PORT, daemon on 127.0.0.1:$DAEMON_PORT; in another shell:"
+  cmd_env >&2
+  log "Ctrl-C stops both"
+  wait
 }
 
 cmd_env() {
@@ -301,6 +325,7 @@ cmd_env() {
 case ${1:-} in
 run) shift; cmd_run "$@" ;;
 build) build_tools ;;
+daemon) cmd_daemon ;;
 env) cmd_env ;;
 -h | --help | help) usage ;;
 *) usage >&2; exit 2 ;;

@@ -1,0 +1,42 @@
+// Command plans is streamsim's Testground entry point: the table of test cases. Each test case
+// is a library function written once against the Testground SDK; `streamsim run` calls the same
+// functions in-process, so the plan holds wiring only.
+package main
+
+import (
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/testground/sdk-go/run"
+
+	"github.com/streamsim/streamsim/sim"
+)
+
+// testcases maps manifest.toml's test case names to their functions.
+var testcases = map[string]interface{}{
+	"hub-leaves": run.InitializedTestCaseFn(sim.HubLeaves),
+}
+
+func main() {
+	serveDiagnosticsOnLoopback()
+	run.InvokeMap(testcases)
+}
+
+// serveDiagnosticsOnLoopback binds the SDK's diagnostics listener (pprof and Prometheus
+// metrics) to loopback under local:exec. The SDK otherwise listens on 0.0.0.0:6060 in every
+// instance, and local:exec instances share the host's network. In a container (a sidecar
+// runner such as cluster:k8s) the SDK's own listener is kept.
+func serveDiagnosticsOnLoopback() {
+	if os.Getenv("TEST_SIDECAR") == "true" {
+		return
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return // the SDK sets up its own listener
+	}
+	http.DefaultServeMux.Handle("/metrics", promhttp.Handler())
+	run.HTTPListenAddr = l.Addr().String()
+	go func() { _ = http.Serve(l, nil) }()
+}
