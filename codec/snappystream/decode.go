@@ -36,6 +36,11 @@ func (d *Decoder) Decode(dst, block []byte) ([]byte, error) {
 	if err != nil {
 		return dst, d.fail(err)
 	}
+	// No element produces more than 64 bytes from 3 input bytes (a 2-byte-offset copy),
+	// so a block too short for its declared length is rejected before allocating.
+	if uint64(n)*3 > 64*uint64(len(block)-hdr) {
+		return dst, d.fail(fmt.Errorf("%w: declares %d bytes, more than its %d bytes of elements can produce", io.ErrUnexpectedEOF, n, len(block)-hdr))
+	}
 	start := len(dst)
 	if cap(dst)-start < n {
 		nd := make([]byte, start, start+n)

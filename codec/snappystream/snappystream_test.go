@@ -473,3 +473,20 @@ func TestReaderMatchesDecoder(t *testing.T) {
 		checkReaderAgainstDecoder(t, s, 1000, 1<<20)
 	}
 }
+
+// TestDeclaredLengthNoAllocation: a short block declaring a large length (within the
+// bound) is rejected before the output is allocated.
+func TestDeclaredLengthNoAllocation(t *testing.T) {
+	block := append(binary.AppendUvarint(nil, 8<<20), 0<<2|tagLiteral, 'x')
+	d := NewDecoder(0, 10<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := d.Decode(nil, block)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("got %v, want io.ErrUnexpectedEOF", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4096 {
+		t.Errorf("%d bytes allocated for a 8 MiB claim in a 6-byte block", n)
+	}
+}
