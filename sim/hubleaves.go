@@ -122,6 +122,8 @@ type hubLeaves struct {
 	rec      *trace.Writer
 	summary  *analysis.NodeSummary
 	roles    map[peer.ID]string
+	// slots is a publisher's workload source.
+	slots *slotSource
 	// parityErr is a leaf's parity failure: reported after the run's barriers, so the other
 	// instances finish normally.
 	parityErr error
@@ -296,6 +298,14 @@ func (h *hubLeaves) run(ctx context.Context, ip string) error {
 	if err := waitSubscribed(ctx, node.PubSub(), waitFor); err != nil {
 		return err
 	}
+	if h.role == topology.Publisher {
+		// Open the shared workload before the barrier, so every publisher of the process
+		// is counted before the first slot is taken.
+		if h.slots, err = openSlots(h.p.Workload(), h.p.Slots); err != nil {
+			return err
+		}
+		defer h.slots.close()
+	}
 	if _, err := h.client.SignalAndWait(ctx, stateReady, n); err != nil {
 		return fmt.Errorf("ready barrier: %w", err)
 	}
@@ -391,35 +401,18 @@ func (h *hubLeaves) recordPoints() {
 // publish publishes this publisher's share of the workload on schedule: message i of the run
 // (in schedule order) belongs to publisher i mod publishers.
 func (h *hubLeaves) publish(ctx context.Context, start time.Time) error {
-	gen, err := workload.NewGenerator(h.p.Workload())
-	if err != nil {
-		return err
-	}
-	slots := make(chan []workload.Message, 2)
-	genCtx, stopGen := context.WithCancel(ctx)
-	defer stopGen()
-	go func() {
-		defer close(slots)
-		for range h.p.Slots {
-			msgs, err := gen.NextSlot()
-			if err != nil {
-				h.runenv.RecordMessage("workload: %v", err)
-				return
-			}
-			select {
-			case slots <- msgs:
-			case <-genCtx.Done():
-				return
-			}
-		}
-	}()
 	topics := map[string]*pubsub.Topic{}
+	var err error
 	parity := newParity()
 	sched := &analysis.Schedule{SlotNs: int64(h.slot)}
 	var lagSum time.Duration
 	index := 0
 	published := 0
-	for msgs := range slots {
+	for slotIndex := range h.p.Slots {
+		msgs, err := h.slots.slot(slotIndex)
+		if err != nil {
+			return fmt.Errorf("workload: %w", err)
+		}
 		for _, m := range msgs {
 			mine := index%h.p.Publishers == h.instance
 			index++
@@ -433,6 +426,9 @@ func (h *hubLeaves) publish(ctx context.Context, start time.Time) error {
 				}
 				topics[m.Topic] = t
 			}
+			// Pace on the outbound queue to the hub: a burst the machine cannot absorb
+			// shows as lag against the schedule instead of as dropped RPCs.
+			h.node.awaitBacklog()
 			target := start.Add(time.Duration(float64(m.At) / h.p.TimeScale))
 			// Sleeping for less than a millisecond oversleeps (timer slack) and would make a
 			// burst fall behind; publish everything due within the next millisecond.
@@ -454,6 +450,7 @@ func (h *hubLeaves) publish(ctx context.Context, start time.Time) error {
 				parity.add(gossip.TopicCategory(m.Topic), string(id[:]))
 			}
 		}
+		h.slots.release(slotIndex)
 	}
 	if got := index; published == 0 && got == 0 {
 		return errors.New("workload produced no messages")

@@ -139,29 +139,55 @@ type tracer struct {
 	droppedRPCs   atomic.Int64
 	undeliverable atomic.Int64
 	throttled     atomic.Int64
-	mu            sync.Mutex
-	rejected      map[string]int64
+	// queues counts, per peer, RPCs entering its outbound queue and leaving it for the
+	// stream; their difference is the backlog.
+	queues   sync.Map // peer.ID → *peerQueue
+	mu       sync.Mutex
+	rejected map[string]int64
 }
 
 var _ pubsub.RawTracer = (*tracer)(nil)
 
-func (t *tracer) OnNewOutboundStream(peer.ID, protocol.ID)             {}
-func (t *tracer) OnClosedOutboundStream(peer.ID)                       {}
-func (t *tracer) AddPeer(peer.ID, protocol.ID)                         {}
-func (t *tracer) RemovePeer(peer.ID)                                   {}
-func (t *tracer) Join(string)                                          {}
-func (t *tracer) Leave(string)                                         {}
-func (t *tracer) Graft(peer.ID, string)                                {}
-func (t *tracer) Prune(peer.ID, string)                                {}
-func (t *tracer) ValidateMessage(*pubsub.Message)                      {}
-func (t *tracer) DeliverMessage(*pubsub.Message)                       { t.delivered.Add(1) }
-func (t *tracer) DuplicateMessage(*pubsub.Message)                     { t.duplicates.Add(1) }
-func (t *tracer) ThrottlePeer(peer.ID)                                 { t.throttled.Add(1) }
-func (t *tracer) RecvRPC(*pubsub.RPC)                                  {}
-func (t *tracer) SendRPC(*pubsub.RPC, peer.ID)                         {}
-func (t *tracer) SendRPCCompleted(*pubsub.RPC, peer.ID, time.Duration) {}
-func (t *tracer) DropRPC(*pubsub.RPC, peer.ID)                         { t.droppedRPCs.Add(1) }
-func (t *tracer) UndeliverableMessage(*pubsub.Message)                 { t.undeliverable.Add(1) }
+func (t *tracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
+func (t *tracer) OnClosedOutboundStream(peer.ID)           {}
+func (t *tracer) AddPeer(peer.ID, protocol.ID)             {}
+func (t *tracer) RemovePeer(peer.ID)                       {}
+func (t *tracer) Join(string)                              {}
+func (t *tracer) Leave(string)                             {}
+func (t *tracer) Graft(peer.ID, string)                    {}
+func (t *tracer) Prune(peer.ID, string)                    {}
+func (t *tracer) ValidateMessage(*pubsub.Message)          {}
+func (t *tracer) DeliverMessage(*pubsub.Message)           { t.delivered.Add(1) }
+func (t *tracer) DuplicateMessage(*pubsub.Message)         { t.duplicates.Add(1) }
+func (t *tracer) ThrottlePeer(peer.ID)                     { t.throttled.Add(1) }
+func (t *tracer) RecvRPC(*pubsub.RPC)                      {}
+func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID)         { t.queue(p).queued.Add(1) }
+func (t *tracer) SendRPCCompleted(_ *pubsub.RPC, p peer.ID, _ time.Duration) {
+	t.queue(p).written.Add(1)
+}
+
+type peerQueue struct{ queued, written atomic.Int64 }
+
+func (t *tracer) queue(p peer.ID) *peerQueue {
+	if q, ok := t.queues.Load(p); ok {
+		return q.(*peerQueue)
+	}
+	q, _ := t.queues.LoadOrStore(p, &peerQueue{})
+	return q.(*peerQueue)
+}
+
+// maxBacklog is the longest outbound queue over all peers.
+func (t *tracer) maxBacklog() int64 {
+	var most int64
+	t.queues.Range(func(_, v any) bool {
+		q := v.(*peerQueue)
+		most = max(most, q.queued.Load()-q.written.Load())
+		return true
+	})
+	return most
+}
+func (t *tracer) DropRPC(*pubsub.RPC, peer.ID)         { t.droppedRPCs.Add(1) }
+func (t *tracer) UndeliverableMessage(*pubsub.Message) { t.undeliverable.Add(1) }
 
 func (t *tracer) RejectMessage(_ *pubsub.Message, reason string) {
 	t.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"github.com/golang/snappy"
 	"github.com/libp2p/go-libp2p"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/metrics"
@@ -20,7 +21,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
-	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 
@@ -134,11 +134,6 @@ func NewNode(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node key: %w", err)
 	}
-	// Keep every simulated peer: the watermarks are far above any scenario's peer count.
-	cm, err := connmgr.NewConnManager(100_000, 200_000)
-	if err != nil {
-		return nil, fmt.Errorf("connection manager: %w", err)
-	}
 	bw := metrics.NewBandwidthCounter()
 	h, err := libp2p.New(
 		libp2p.Identity(key),
@@ -147,7 +142,10 @@ func NewNode(cfg Config) (*Node, error) {
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.ResourceManager(&network.NullResourceManager{}),
-		libp2p.ConnectionManager(cm),
+		// Keep every simulated peer. The null manager never trims, and it does not support
+		// decaying tags, which spares pubsub's tag tracer a failed (fmt.Errorf) tag bump
+		// per delivered message once the decayer's queue is full.
+		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
 		libp2p.BandwidthReporter(bw),
 		libp2p.DisableRelay(),
 		libp2p.DisableMetrics(),
@@ -212,6 +210,27 @@ func (n *Node) AddrInfo() peer.AddrInfo {
 
 // Protocols lists the gossipsub protocol IDs the node offers, in preference order.
 func (n *Node) Protocols() []protocol.ID { return protocols(n.cfg.Codecs) }
+
+// OutboundBacklog is the number of RPCs waiting in the node's longest outbound queue.
+func (n *Node) OutboundBacklog() int64 { return n.tracer.maxBacklog() }
+
+// backlogLimit is the outbound backlog above which a node stops reading gossip streams (and a
+// publisher stops publishing) until it drains: half of pubsub's per-peer queue.
+const backlogLimit = queueSize / 2
+
+// awaitBacklog blocks while the node's longest outbound queue is above backlogLimit. Reads
+// wait here, so a node takes messages in no faster than it can forward them and a burst
+// the machine cannot absorb turns into flow control back to the publishers (who report it as
+// lag) instead of pubsub dropping RPCs at a full queue.
+func (n *Node) awaitBacklog() {
+	for n.tracer.maxBacklog() > backlogLimit {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-time.After(200 * time.Microsecond):
+		}
+	}
+}
 
 // StreamErrors counts streams reset after a codec or framing error.
 func (n *Node) StreamErrors() int64 { return n.streamErrors.Load() }

@@ -145,6 +145,7 @@ func (s *codecStream) nextFrame() error {
 	if s.r == nil {
 		s.r = s.spec.NewReader(&s.rwire)
 	}
+	s.node.awaitBacklog()
 	var hdr [binary.MaxVarintLen64]byte
 	var size uint64
 	for i := 0; ; i++ {
