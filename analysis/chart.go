@@ -1,0 +1,172 @@
+package analysis
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/codec/snappystream"
+	"github.com/streamsim/streamsim/gossip"
+)
+
+// historyPoint is one snappy-stream fast result at one window size.
+type historyPoint struct {
+	window int
+	r      *Result
+}
+
+// historySeries returns the snappy-stream fast results of a view and payload by window
+// size, smallest first.
+func (rep *Report) historySeries(view, payload string) []historyPoint {
+	var out []historyPoint
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if r.View != view || r.Payload != payload {
+			continue
+		}
+		c, err := ParseConfig(r.Config)
+		if err != nil || c.Dict || c.Spec.Kind != codec.SnappyStream || c.Spec.SnappyLevel != snappystream.Fast || c.Spec.WindowBytes == 0 {
+			continue
+		}
+		out = append(out, historyPoint{c.Spec.WindowBytes, r})
+	}
+	slices.SortFunc(out, func(a, b historyPoint) int { return a.window - b.window })
+	return out
+}
+
+func historyAxis(p *plot.Plot, pts []historyPoint) {
+	p.X.Label.Text = "snappy-stream fast history (window)"
+	p.X.Scale = plot.LogScale{}
+	var ticks []plot.Tick
+	for _, pt := range pts {
+		ticks = append(ticks, plot.Tick{Value: float64(pt.window), Label: codec.FormatSize(pt.window)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Add(plotter.NewGrid())
+}
+
+// maxY is the largest y of the series in plotutil's (name, XYs) argument list.
+func maxY(args []any) float64 {
+	m := 0.0
+	for _, a := range args {
+		if xys, ok := a.(plotter.XYs); ok {
+			for _, xy := range xys {
+				m = max(m, xy.Y)
+			}
+		}
+	}
+	return m
+}
+
+// WriteCharts writes, for each view, PNG and SVG charts: relative bytes against history size
+// per category (one chart per payload mode) and encode and decode ns per byte against history
+// size. It needs at least two snappy-stream fast window sizes and returns the files written.
+func (rep *Report) WriteCharts(dir string) ([]string, error) {
+	var files []string
+	save := func(p *plot.Plot, name string) error {
+		for _, ext := range []string{".png", ".svg"} {
+			path := filepath.Join(dir, name+ext)
+			if err := p.Save(18*vg.Centimeter, 11*vg.Centimeter, path); err != nil {
+				return fmt.Errorf("chart %s: %w", path, err)
+			}
+			files = append(files, path)
+		}
+		return nil
+	}
+	cats := rep.reportCategories()
+	for _, v := range rep.Views {
+		cpu := plot.New()
+		cpu.Title.Text = "Codec CPU vs history, view " + v.View
+		cpu.Y.Label.Text = "ns per input byte"
+		var cpuArgs []any
+		var cpuPts []historyPoint
+		for _, payload := range rep.Payloads {
+			pts := rep.historySeries(v.View, payload)
+			if len(pts) < 2 {
+				continue
+			}
+			cpuPts = pts
+			p := plot.New()
+			p.Title.Text = fmt.Sprintf("Bytes vs history, view %s, payload %s", v.View, payload)
+			p.Y.Label.Text = "% of today's bytes"
+			historyAxis(p, pts)
+			var args []any
+			for _, c := range append([]gossip.Category{gossip.NumCategories}, cats...) {
+				xys := make(plotter.XYs, len(pts))
+				for i, pt := range pts {
+					xys[i].X = float64(pt.window)
+					if c == gossip.NumCategories {
+						xys[i].Y = pt.r.RelativeTotal
+					} else {
+						xys[i].Y = pt.r.Relative[c]
+					}
+				}
+				name := "total"
+				if c != gossip.NumCategories {
+					name = c.String()
+				}
+				args = append(args, name, xys)
+			}
+			// The proposal's totals where it published them (4 KiB, 64 KiB, 1 MiB).
+			var prop plotter.XYs
+			for _, pt := range pts {
+				if cmp, ok := pt.r.Proposal["total"]; ok {
+					prop = append(prop, plotter.XY{X: float64(pt.window), Y: (cmp.Low + cmp.High) / 2})
+				}
+			}
+			if len(prop) > 0 {
+				args = append(args, "proposal total", prop)
+			}
+			if err := plotutil.AddLinePoints(p, args...); err != nil {
+				return files, fmt.Errorf("chart: %w", err)
+			}
+			// Legend bottom left, where no series goes (every figure is well above 0).
+			p.Y.Min, p.Y.Max = 0, max(105, maxY(args)+5)
+			p.Legend.Left = true
+			if err := save(p, "relative-"+fileSafe(v.View)+"-"+fileSafe(payload)); err != nil {
+				return files, err
+			}
+			for _, dir := range []string{"encode", "decode"} {
+				xys := make(plotter.XYs, len(pts))
+				for i, pt := range pts {
+					xys[i].X = float64(pt.window)
+					xys[i].Y = pt.r.EncodeNsPerB
+					if dir == "decode" {
+						xys[i].Y = pt.r.DecodeNsPerB
+					}
+				}
+				cpuArgs = append(cpuArgs, dir+" "+payload, xys)
+			}
+		}
+		if len(cpuArgs) == 0 {
+			continue
+		}
+		historyAxis(cpu, cpuPts)
+		if err := plotutil.AddLinePoints(cpu, cpuArgs...); err != nil {
+			return files, fmt.Errorf("chart: %w", err)
+		}
+		// Legend at the top, above the series.
+		cpu.Y.Min, cpu.Y.Max = 0, 1.6*maxY(cpuArgs)
+		cpu.Legend.Top = true
+		if err := save(cpu, "cpu-"+fileSafe(v.View)); err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, s)
+}

@@ -1,0 +1,257 @@
+package analysis
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/streamsim/streamsim/gossip"
+)
+
+// RPC field numbers (go-libp2p-pubsub pb/rpc.proto).
+const (
+	rpcSubscriptions = 1
+	rpcPublish       = 2
+	rpcControl       = 3
+	msgTopic         = 4
+)
+
+// TopicFilter derives the view of a node with fewer subscriptions from frames recorded by a
+// node with more, over the same connections. What it keeps of a frame:
+//
+//   - a published message when Wants(topic);
+//   - a subscription entry when Wants(topic);
+//   - an IHAVE, GRAFT or PRUNE entry when Wants(topic);
+//   - an IWANT or IDONTWANT message id when the id names a message published on a wanted
+//     topic somewhere in the traces (Known), and also when the id names no message of the
+//     traces at all: its topic cannot be told, so it is kept (this over-counts the narrower
+//     node's control, never under-counts it); ids of messages on unwanted topics are dropped;
+//   - every other field (unknown fields, extensions) as it is.
+//
+// Entries left empty are dropped, a control message left empty is dropped, and a frame left
+// with no fields at all is dropped. Kept fields keep their bytes and their order; the length
+// prefix is recomputed.
+type TopicFilter struct {
+	Wants func(topic string) bool
+	// Known maps a pubsub message id (gossip.PubsubMsgID) to whether its topic is wanted;
+	// nil when the traces have no IWANT or IDONTWANT.
+	Known map[string]bool
+}
+
+func (f *TopicFilter) keepID(id string) bool {
+	wanted, known := f.Known[id]
+	return wanted || !known
+}
+
+// AppendFiltered appends the filtered frame to dst. kept is false (and dst unchanged) when
+// nothing of the frame is left. An unchanged frame is appended byte for byte.
+func (f *TopicFilter) AppendFiltered(dst, frame []byte) (out []byte, kept bool, err error) {
+	size, n := binary.Uvarint(frame)
+	if n <= 0 || uint64(len(frame)-n) != size {
+		return dst, false, fmt.Errorf("filter frame: bad length prefix")
+	}
+	body := frame[n:]
+	// First pass: is anything dropped? Most frames of a broader node's trace are kept or
+	// dropped whole, so only changed frames are rebuilt.
+	var rebuilt []byte
+	changed := false
+	for rest := body; len(rest) > 0; {
+		num, typ, tn := protowire.ConsumeTag(rest)
+		if tn < 0 {
+			return dst, false, fmt.Errorf("filter frame: %v", protowire.ParseError(tn))
+		}
+		fn := protowire.ConsumeFieldValue(num, typ, rest[tn:])
+		if fn < 0 {
+			return dst, false, fmt.Errorf("filter frame: field %d: %v", num, protowire.ParseError(fn))
+		}
+		field := rest[:tn+fn]
+		rest = rest[tn+fn:]
+		keep, replacement, err := f.filterField(num, typ, field[tn:])
+		if err != nil {
+			return dst, false, err
+		}
+		if !keep || replacement != nil {
+			if !changed {
+				changed = true
+				rebuilt = append(rebuilt, body[:len(body)-len(rest)-len(field)]...)
+			}
+			if keep {
+				rebuilt = protowire.AppendTag(rebuilt, num, typ)
+				rebuilt = protowire.AppendBytes(rebuilt, replacement)
+			}
+			continue
+		}
+		if changed {
+			rebuilt = append(rebuilt, field...)
+		}
+	}
+	if !changed {
+		return append(dst, frame...), true, nil
+	}
+	if len(rebuilt) == 0 {
+		return dst, false, nil
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(rebuilt)))
+	return append(dst, rebuilt...), true, nil
+}
+
+// filterField decides on one top-level RPC field whose value (after the tag) is v. It
+// returns keep=false to drop it, or a non-nil replacement value (bytes type) to rewrite it.
+func (f *TopicFilter) filterField(num protowire.Number, typ protowire.Type, v []byte) (keep bool, replacement []byte, err error) {
+	if typ != protowire.BytesType {
+		return true, nil, nil
+	}
+	val, _ := protowire.ConsumeBytes(v)
+	switch num {
+	case rpcPublish:
+		return f.Wants(publishTopic(val)), nil, nil
+	case rpcSubscriptions:
+		var s pb.RPC_SubOpts
+		if err := proto.Unmarshal(val, &s); err != nil {
+			return false, nil, fmt.Errorf("filter frame: subscription: %w", err)
+		}
+		return f.Wants(s.GetTopicid()), nil, nil
+	case rpcControl:
+		var c pb.ControlMessage
+		if err := proto.Unmarshal(val, &c); err != nil {
+			return false, nil, fmt.Errorf("filter frame: control: %w", err)
+		}
+		if !f.filterControl(&c) {
+			return true, nil, nil
+		}
+		if proto.Size(&c) == 0 {
+			return false, nil, nil
+		}
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(&c)
+		if err != nil {
+			return false, nil, fmt.Errorf("filter frame: marshal control: %w", err)
+		}
+		return true, b, nil
+	}
+	return true, nil, nil
+}
+
+// filterControl drops what the narrower node would not get and reports whether anything changed.
+func (f *TopicFilter) filterControl(c *pb.ControlMessage) bool {
+	changed := false
+	ihave := c.Ihave[:0]
+	for _, e := range c.Ihave {
+		if f.Wants(e.GetTopicID()) {
+			ihave = append(ihave, e)
+		}
+	}
+	changed = changed || len(ihave) != len(c.Ihave)
+	c.Ihave = ihave
+	graft := c.Graft[:0]
+	for _, e := range c.Graft {
+		if f.Wants(e.GetTopicID()) {
+			graft = append(graft, e)
+		}
+	}
+	changed = changed || len(graft) != len(c.Graft)
+	c.Graft = graft
+	prune := c.Prune[:0]
+	for _, e := range c.Prune {
+		if f.Wants(e.GetTopicID()) {
+			prune = append(prune, e)
+		}
+	}
+	changed = changed || len(prune) != len(c.Prune)
+	c.Prune = prune
+	keepIDs := func(ids []string) []string {
+		out := ids[:0]
+		for _, id := range ids {
+			if f.keepID(id) {
+				out = append(out, id)
+			}
+		}
+		changed = changed || len(out) != len(ids)
+		return out
+	}
+	iwant := c.Iwant[:0]
+	for _, e := range c.Iwant {
+		if e.MessageIDs = keepIDs(e.MessageIDs); len(e.MessageIDs) > 0 {
+			iwant = append(iwant, e)
+		}
+	}
+	changed = changed || len(iwant) != len(c.Iwant)
+	c.Iwant = iwant
+	idw := c.Idontwant[:0]
+	for _, e := range c.Idontwant {
+		if e.MessageIDs = keepIDs(e.MessageIDs); len(e.MessageIDs) > 0 {
+			idw = append(idw, e)
+		}
+	}
+	changed = changed || len(idw) != len(c.Idontwant)
+	c.Idontwant = idw
+	return changed
+}
+
+// publishTopic returns the topic of an encoded pubsub Message, "" if it has none.
+func publishTopic(msg []byte) string {
+	for len(msg) > 0 {
+		num, typ, tn := protowire.ConsumeTag(msg)
+		if tn < 0 {
+			return ""
+		}
+		fn := protowire.ConsumeFieldValue(num, typ, msg[tn:])
+		if fn < 0 {
+			return ""
+		}
+		if num == msgTopic && typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(msg[tn:])
+			return string(v)
+		}
+		msg = msg[tn+fn:]
+	}
+	return ""
+}
+
+// needsIDs reports whether a frame carries IWANT or IDONTWANT entries, which the filter can
+// only attribute through the message ids of the traces.
+func needsIDs(frame []byte) bool {
+	_, n := binary.Uvarint(frame)
+	if n <= 0 {
+		return false
+	}
+	body := frame[n:]
+	for len(body) > 0 {
+		num, typ, tn := protowire.ConsumeTag(body)
+		if tn < 0 {
+			return false
+		}
+		fn := protowire.ConsumeFieldValue(num, typ, body[tn:])
+		if fn < 0 {
+			return false
+		}
+		if num == rpcControl && typ == protowire.BytesType {
+			var c pb.ControlMessage
+			v, _ := protowire.ConsumeBytes(body[tn:])
+			if proto.Unmarshal(v, &c) == nil && (len(c.Iwant) > 0 || len(c.Idontwant) > 0) {
+				return true
+			}
+		}
+		body = body[tn+fn:]
+	}
+	return false
+}
+
+// addMessageIDs records the pubsub message id of every message published in frame, with
+// whether wants accepts its topic.
+func addMessageIDs(known map[string]bool, frame []byte, wants func(string) bool) error {
+	_, n := binary.Uvarint(frame)
+	if n <= 0 {
+		return fmt.Errorf("message ids: bad length prefix")
+	}
+	var rpc pb.RPC
+	if err := proto.Unmarshal(frame[n:], &rpc); err != nil {
+		return fmt.Errorf("message ids: %w", err)
+	}
+	for _, m := range rpc.Publish {
+		known[gossip.PubsubMsgID(m)] = wants(m.GetTopic())
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/workload"
+)
+
+func init() {
+	register("sweep", "replay traces through a codec × history grid; relative bytes, CPU, memory, charts", runSweepCmd)
+}
+
+func runSweepCmd(args []string) error {
+	var progress io.Writer
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		progress = os.Stderr
+	}
+	return runSweep(args, os.Stdout, progress)
+}
+
+var sweepFormats = []string{"md", "csv", "json"}
+
+// runSweep runs the sweep command; progress, if not nil, gets a progress line (a terminal).
+func runSweep(args []string, stdout, progress io.Writer) error {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	codecs := fs.String("codecs", analysis.DefaultGridList, "comma-separated configurations: "+analysis.ConfigForms)
+	format := fs.String("format", "md", "table format on stdout: "+strings.Join(sweepFormats, ", "))
+	outDir := fs.String("out", "", "also write sweep.md, sweep.csv, sweep.json and PNG/SVG charts to this directory")
+	payloads := fs.String("payload", gossip.PayloadSSZSnappy+","+gossip.PayloadSSZ, "payload modes inside compressed streams: "+gossip.PayloadSSZSnappy+", "+gossip.PayloadSSZ)
+	profiles := fs.String("profile", "all-subnets,default", "views, each the traces filtered to a profile's topics ("+strings.Join(workload.ProfileNames, ", ")+", or recorded: unfiltered)")
+	split := fs.Float64("train-split", 0.25, "share of each trace's time that only trains dictionaries (0 <= split < 1); all configurations are measured on the rest")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "configurations replayed in parallel")
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintln(out, "usage: streamsim sweep [flags] TRACE...")
+		fmt.Fprintln(out, "\nReplays every stream direction of the traces (from `streamsim workload --trace` or a run's recorder)")
+		fmt.Fprintln(out, "through each configuration, decodes it back and compares, and prints bytes relative to today's per")
+		fmt.Fprintln(out, "category next to the proposal's published figures, with codec CPU and memory per stream direction.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() == 0 {
+		return usageError{errors.New("no trace given (usage: streamsim sweep [flags] TRACE...)")}
+	}
+	grid, err := analysis.ParseGrid(*codecs)
+	if err != nil {
+		return usageError{fmt.Errorf("--codecs: %w", err)}
+	}
+	switch *format {
+	case "md", "csv", "json":
+	default:
+		return usageError{fmt.Errorf("--format %q: allowed %s", *format, strings.Join(sweepFormats, ", "))}
+	}
+	var modes []string
+	for _, p := range splitList(*payloads) {
+		if _, err := gossip.ParsePayload(p); err != nil {
+			return usageError{fmt.Errorf("--payload: %w", err)}
+		}
+		modes = append(modes, p)
+	}
+	if len(modes) == 0 {
+		return usageError{fmt.Errorf("--payload: empty (allowed: %s, %s)", gossip.PayloadSSZSnappy, gossip.PayloadSSZ)}
+	}
+	views := splitList(*profiles)
+	for _, v := range views {
+		if v == "recorded" {
+			continue
+		}
+		if _, err := workload.ParseProfile(v); err != nil {
+			return usageError{fmt.Errorf("--profile: %w (or recorded)", err)}
+		}
+	}
+	if len(views) == 0 {
+		return usageError{errors.New("--profile: empty")}
+	}
+	if *split < 0 || *split >= 1 {
+		return usageError{fmt.Errorf("--train-split %g: want 0 <= split < 1", *split)}
+	}
+	if *workers < 1 {
+		return usageError{fmt.Errorf("--workers %d: want at least 1", *workers)}
+	}
+	for _, c := range grid {
+		if c.Dict && *split == 0 {
+			return usageError{fmt.Errorf("--codecs has %s but --train-split is 0: a dictionary needs a training part", c.Name)}
+		}
+	}
+
+	opts := analysis.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Workers: *workers}
+	if progress != nil {
+		start := time.Now()
+		opts.Progress = func(done, total int, last string) {
+			el := time.Since(start)
+			eta := time.Duration(float64(el) / float64(done) * float64(total-done))
+			fmt.Fprintf(progress, "\r\033[Ksweep: %d/%d configurations, %s elapsed, ETA %s; done %s",
+				done, total, el.Round(time.Second), eta.Round(time.Second), last)
+			if done == total {
+				fmt.Fprintln(progress)
+			}
+		}
+	}
+	rep, err := analysis.Sweep(fs.Args(), opts)
+	if err != nil {
+		return err
+	}
+	write := map[string]func(io.Writer) error{"md": rep.WriteMarkdown, "csv": rep.WriteCSV, "json": rep.WriteJSON}
+	if err := write[*format](stdout); err != nil {
+		return err
+	}
+	if *outDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	for _, f := range sweepFormats {
+		path := filepath.Join(*outDir, "sweep."+f)
+		file, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		err = write[f](file)
+		if cerr := file.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close %s: %w", path, cerr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	charts, err := rep.WriteCharts(*outDir)
+	if err != nil {
+		return err
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "wrote sweep.md, sweep.csv, sweep.json and %d chart files to %s\n", len(charts), *outDir)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
