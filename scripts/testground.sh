@@ -53,6 +53,7 @@ port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 require_tools() {
   command -v go >/dev/null || die "go is not on PATH (Go 1.26 or later is needed)"
   command -v gcc >/dev/null || die "gcc is not on PATH (cgo dependencies of the plan need it)"
+  command -v setsid >/dev/null || die "setsid (util-linux) is not on PATH: it runs the daemon in its own process group"
 }
 
 # build_tools builds testground and sync-service from one generated tool module that requires
