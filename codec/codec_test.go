@@ -141,6 +141,9 @@ func TestRoundTripOverPipe(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Fatalf("write: %v", err)
 			}
+			if err := w.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
 			if !bytes.Equal(got, want) {
 				t.Fatalf("round trip: got %d bytes, want %d", len(got), len(want))
 			}

@@ -13,12 +13,13 @@ import (
 // The encoder writes into buf so that its time excludes the Write on w and each unit
 // goes out with one Write.
 type zstdWriter struct {
-	w     io.Writer
-	buf   bytes.Buffer
-	enc   *zstd.Encoder
-	spec  Spec
-	stats Stats
-	err   error
+	w      io.Writer
+	buf    bytes.Buffer
+	enc    *zstd.Encoder
+	spec   Spec
+	stats  Stats
+	err    error
+	closed bool
 }
 
 func newZstdWriter(w io.Writer, s Spec) *zstdWriter {
@@ -75,6 +76,10 @@ func (z *zstdWriter) flushBuf() error {
 
 // Close ends the frame (writing its end with one Write) without closing w.
 func (z *zstdWriter) Close() error {
+	if z.closed {
+		return nil
+	}
+	z.closed = true
 	if z.enc == nil {
 		return z.err
 	}
