@@ -40,7 +40,7 @@ func (e *Encoder) matchFrom(c int, src []byte, s, nextEmit int) match {
 func (e *Encoder) bestAt(src []byte, s, nextEmit int) (match, int) {
 	x := load64(src, s)
 	hl := hash8(x, longTableBits)
-	hs := hash4(x, shortTableBits)
+	hs := hash6(x, shortTableBits)
 	cl, cs := int(e.table[hl]), int(e.short[hs])
 	e.table[hl] = int32(e.cur + s)
 	e.short[hs] = int32(e.cur + s)
@@ -75,7 +75,8 @@ func (e *Encoder) encodeBetter(dst, src []byte) (d int) {
 				m, g = m2, g2
 			}
 		}
-		// Probe across the end of the match for one that reaches further.
+		// Probe across the end of the match for one that reaches further. If it starts
+		// inside the current match, the current one is cut short where it begins.
 		for iter := 0; iter < 4; iter++ {
 			improved := false
 			for k := 1; k <= 6; k++ {
@@ -91,10 +92,26 @@ func (e *Encoder) encodeBetter(dst, src []byte) (d int) {
 				if m2.end <= m.end {
 					continue
 				}
-				if g2 := e.gain(m2); g2 > g {
-					m, g, improved = m2, g2, true
-					break
+				g2 := e.gain(m2)
+				head := match{start: m.start, end: m2.start, c: m.c}
+				gh := 0
+				if m2.start > m.start {
+					gh = e.gain(head) // 0 if too short: those bytes become literals
 				}
+				if gh+g2 <= g {
+					continue
+				}
+				if m2.start > m.start {
+					if gh > 0 {
+						d += emitLiteral(dst[d:], src[nextEmit:head.start])
+						d += emitCopy(dst[d:], cur+head.start-head.c, head.end-head.start)
+						e.indexMatch(src, head, sLimit)
+						nextEmit = head.end
+					}
+					// else: the bytes of head stay literal
+				}
+				m, g, improved = m2, g2, true
+				break
 			}
 			if !improved || m.end > sLimit {
 				break
@@ -102,16 +119,22 @@ func (e *Encoder) encodeBetter(dst, src []byte) (d int) {
 		}
 		d += emitLiteral(dst[d:], src[nextEmit:m.start])
 		d += emitCopy(dst[d:], cur+m.start-m.c, m.end-m.start)
-		// Index the match's positions for later blocks; the short table only near its end.
-		for p := m.start + 1; p < m.end && p <= sLimit; p++ {
-			e.table[hash8(load64(src, p), longTableBits)] = int32(cur + p)
-		}
-		for p := max(m.start+1, m.end-2); p < m.end && p <= sLimit; p++ {
-			e.short[hash4(load64(src, p), shortTableBits)] = int32(cur + p)
-		}
+		e.indexMatch(src, m, sLimit)
 		s = m.end
 		nextEmit = s
 	}
 	d += emitLiteral(dst[d:], src[nextEmit:])
 	return d
+}
+
+// indexMatch indexes a match's positions for later blocks: every position in the long
+// table, the short table only near its end.
+func (e *Encoder) indexMatch(src []byte, m match, sLimit int) {
+	cur := e.cur
+	for p := m.start + 1; p < m.end && p <= sLimit; p++ {
+		e.table[hash8(load64(src, p), longTableBits)] = int32(cur + p)
+	}
+	for p := max(m.start+1, m.end-2); p < m.end && p <= sLimit; p++ {
+		e.short[hash6(load64(src, p), shortTableBits)] = int32(cur + p)
+	}
 }
