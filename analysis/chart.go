@@ -84,7 +84,7 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 	for _, v := range rep.Views {
 		cpu := plot.New()
 		cpu.Title.Text = "Codec CPU vs history, view " + v.View
-		cpu.Y.Label.Text = "ns per input byte"
+		cpu.Y.Label.Text = "ns per input byte (thread CPU of the replay loop)"
 		var cpuArgs []any
 		var cpuPts []historyPoint
 		for _, payload := range rep.Payloads {
@@ -137,9 +137,9 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 				xys := make(plotter.XYs, len(pts))
 				for i, pt := range pts {
 					xys[i].X = float64(pt.window)
-					xys[i].Y = pt.r.EncodeNsPerB
+					xys[i].Y = pt.r.EncodeCPUNsPerB
 					if dir == "decode" {
-						xys[i].Y = pt.r.DecodeNsPerB
+						xys[i].Y = pt.r.DecodeCPUNsPerB
 					}
 				}
 				cpuArgs = append(cpuArgs, dir+" "+payload, xys)

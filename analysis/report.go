@@ -55,9 +55,6 @@ var published = map[string]pub{
 	"snappy-stream:1MiB:fast":    {71.1, 54.3, [2]float64{42, 43}, [2]float64{64, 64}, [2]float64{85, 88}, 96, 64, 68},
 }
 
-// ProposalViews are the views the proposal published figures for.
-var ProposalViews = []string{"all-subnets", "default"}
-
 func compare(r *Result) map[string]Comparison {
 	p, ok := published[r.Config]
 	if !ok || (r.View != "default" && r.View != "all-subnets") {
@@ -133,6 +130,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		head = append(head, "relative_"+c.String(), "proposal_"+c.String(), "diff_"+c.String())
 	}
 	head = append(head, "encode_ns_per_byte", "encode_mb_per_s", "decode_ns_per_byte", "decode_mb_per_s",
+		"encode_thread_cpu_ns_per_byte", "decode_thread_cpu_ns_per_byte",
 		"encoder_state_bytes", "decoder_state_bytes", "dict_bytes", "verified")
 	if err := cw.Write(head); err != nil {
 		return fmt.Errorf("sweep csv: %w", err)
@@ -160,6 +158,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 			row = append(row, rel, p, d)
 		}
 		row = append(row, f(r.EncodeNsPerB, 3), f(r.EncodeMBPerSec, 1), f(r.DecodeNsPerB, 3), f(r.DecodeMBPerSec, 1),
+			f(r.EncodeCPUNsPerB, 3), f(r.DecodeCPUNsPerB, 3),
 			strconv.FormatInt(r.EncoderStateBytes, 10), strconv.FormatInt(r.DecoderStateBytes, 10),
 			strconv.Itoa(r.DictBytes), strconv.FormatBool(r.Verified))
 		if err := cw.Write(row); err != nil {
@@ -232,11 +231,11 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		for _, c := range cats {
 			fmt.Fprintf(&b, " %s |", c)
 		}
-		b.WriteString(" encode ns/B | encode MB/s | decode ns/B | decode MB/s | state per direction (enc + dec) |\n|---|---|---:|")
+		b.WriteString(" encode ns/B | encode MB/s | decode ns/B | decode MB/s | thread CPU ns/B enc / dec | state per direction (enc + dec) |\n|---|---|---:|")
 		for range cats {
 			b.WriteString("---:|")
 		}
-		b.WriteString("---:|---:|---:|---:|---:|\n")
+		b.WriteString("---:|---:|---:|---:|---:|---:|\n")
 		for i := range rep.Results {
 			r := &rep.Results[i]
 			if r.View != v.View {
@@ -251,7 +250,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 				fmt.Fprintf(&b, " %s |", cell(r.Relative[c], r.Proposal, c.String(), r.PlainBytes[c] > 0))
 			}
 			if r.Config == "none" {
-				b.WriteString(" – | – | – | – | 0 |\n")
+				b.WriteString(" – | – | – | – | – | 0 |\n")
 				continue
 			}
 			state := kib(r.EncoderStateBytes) + " + " + kib(r.DecoderStateBytes)
@@ -261,7 +260,8 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 			if r.DictBytes > 0 {
 				state += fmt.Sprintf(" (incl. %s dictionary each)", kib(int64(r.DictBytes)))
 			}
-			fmt.Fprintf(&b, " %.2f | %.0f | %.2f | %.0f | %s |\n", r.EncodeNsPerB, r.EncodeMBPerSec, r.DecodeNsPerB, r.DecodeMBPerSec, state)
+			fmt.Fprintf(&b, " %.2f | %.0f | %.2f | %.0f | %.2f / %.2f | %s |\n", r.EncodeNsPerB, r.EncodeMBPerSec, r.DecodeNsPerB, r.DecodeMBPerSec,
+				r.EncodeCPUNsPerB, r.DecodeCPUNsPerB, state)
 		}
 		b.WriteString("\n")
 	}
