@@ -151,7 +151,14 @@ func (d *Decoder) decodeElements(out, src []byte) (int, error) {
 				return s, fmt.Errorf("%w: literal of %d bytes at output byte %d, only %d bytes left in the input", io.ErrUnexpectedEOF, n, o, len(src)-s)
 			}
 			length = int(n)
-			copy(out[o:o+length], src[s:s+length])
+			if length <= 16 && o+16 <= len(out) && s+16 <= len(src) {
+				// Short literal with room to spare: two 8-byte moves instead of a memmove
+				// call; the bytes written past the literal are overwritten later.
+				binary.LittleEndian.PutUint64(out[o:], binary.LittleEndian.Uint64(src[s:]))
+				binary.LittleEndian.PutUint64(out[o+8:], binary.LittleEndian.Uint64(src[s+8:]))
+			} else {
+				copy(out[o:o+length], src[s:s+length])
+			}
 			o += length
 			s += length
 			continue
@@ -201,14 +208,38 @@ func (d *Decoder) decodeElements(out, src []byte) (int, error) {
 			}
 			// What remains starts at out[0] and is a normal in-block copy.
 		}
+		if length <= 16 && offset >= 8 && o+16 <= len(out) {
+			// Short copy with room to spare: 8-byte moves are exact for offsets of at
+			// least 8, overlapping or not, since each reads only bytes already written.
+			binary.LittleEndian.PutUint64(out[o:], binary.LittleEndian.Uint64(out[o-offset:]))
+			binary.LittleEndian.PutUint64(out[o+8:], binary.LittleEndian.Uint64(out[o-offset+8:]))
+			o += length
+			continue
+		}
 		if offset >= length {
 			copy(out[o:o+length], out[o-offset:])
 			o += length
 			continue
 		}
-		// Overlapping copy: a forward byte copy repeats the pattern, as the format requires.
-		for end := o + length; o < end; o++ {
+		// Overlapping copy: the result repeats the last offset bytes, as a forward byte
+		// copy would. Below 8, copy bytes singly until a whole multiple of the pattern
+		// of at least 8 bytes is there, then move 8 bytes at a time from that distance.
+		if offset < 8 {
+			m := offset * ((8 + offset - 1) / offset)
+			pre := min(length, m-offset)
+			for end := o + pre; o < end; o++ {
+				out[o] = out[o-offset]
+			}
+			length -= pre
+			offset = m
+		}
+		for ; length >= 8; length -= 8 {
+			binary.LittleEndian.PutUint64(out[o:], binary.LittleEndian.Uint64(out[o-offset:]))
+			o += 8
+		}
+		for ; length > 0; length-- {
 			out[o] = out[o-offset]
+			o++
 		}
 	}
 	return s, nil
