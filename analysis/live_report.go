@@ -416,7 +416,7 @@ func WriteLiveJSON(w io.Writer, r *RunReport) error {
 // WriteLiveTable prints the live-check table: one column per leaf, shaped like the
 // proposal's (reference.md §1).
 func WriteLiveTable(w io.Writer, r *RunReport) error {
-	fmt.Fprintf(w, "hub-leaves: profile %s, payload %s, %d slots at %g× real time, %d publishers, 1 hub, %d leaves\n\n",
+	fmt.Fprintf(w, "hub-leaves: profile %s, payload %s, %d slot(s) at %g× real time, %d publishers, 1 hub, %d leaves\n\n",
 		r.Profile, r.Payload, r.Schedule.Slots, r.Schedule.TimeScale, r.Publishers, len(r.Leaves))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, cells []string) {
@@ -441,6 +441,9 @@ func WriteLiveTable(w io.Writer, r *RunReport) error {
 	cats := usedCategories(r)
 	for _, c := range cats {
 		first := r.Leaves[0].Messages[c]
+		if !anyMessages(r, c) {
+			continue // control entries are not delivered messages
+		}
 		row("messages "+c.String(), cells(func(l *LeafReport) string {
 			if l != &r.Leaves[0] && l.Messages[c] == first {
 				return "identical"
@@ -454,12 +457,20 @@ func WriteLiveTable(w io.Writer, r *RunReport) error {
 			return mb(cb.WireBytes) + pct(cb.RelativeToPlain)
 		}))
 	}
-	row("leaf decode µs/block", cells(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.Decode.USPerBlock) }))
-	row("leaf decode ns/byte", cells(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.Decode.NsPerByte) }))
-	row("leaf decode % core", cells(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.Decode.CorePct) }))
-	row("hub encode µs/block", cells(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.USPerBlock) }))
-	row("hub encode ns/byte", cells(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.NsPerByte) }))
-	row("hub encode % core", cells(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.HubEncode.CorePct) }))
+	codecCell := func(f func(l *LeafReport) string) []string {
+		return cells(func(l *LeafReport) string {
+			if l.Codec == "plain" {
+				return "-" // no codec work
+			}
+			return f(l)
+		})
+	}
+	row("leaf decode µs/block", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.Decode.USPerBlock) }))
+	row("leaf decode ns/byte", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.Decode.NsPerByte) }))
+	row("leaf decode % core", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.Decode.CorePct) }))
+	row("hub encode µs/block", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.USPerBlock) }))
+	row("hub encode ns/byte", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.NsPerByte) }))
+	row("hub encode % core", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.HubEncode.CorePct) }))
 	row("parity", cells(func(l *LeafReport) string {
 		for _, p := range r.Parity.Leaves {
 			if p.Group == l.Group && p.Instance == l.Instance {
@@ -508,7 +519,34 @@ func usedCategories(r *RunReport) []gossip.Category {
 	return out
 }
 
-func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+func anyMessages(r *RunReport, c gossip.Category) bool {
+	for _, l := range r.Leaves {
+		if l.Messages[c] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// mb formats a byte count in decimal units with three significant digits.
+func mb(n int64) string {
+	v := float64(n)
+	for _, u := range []string{"B", "kB", "MB", "GB"} {
+		if v < 999.5 || u == "GB" {
+			switch {
+			case u == "B":
+				return fmt.Sprintf("%d B", n)
+			case v < 9.995:
+				return fmt.Sprintf("%.2f %s", v, u)
+			case v < 99.95:
+				return fmt.Sprintf("%.1f %s", v, u)
+			}
+			return fmt.Sprintf("%.0f %s", v, u)
+		}
+		v /= 1000
+	}
+	return ""
+}
 
 func pct(v *float64) string {
 	if v == nil {

@@ -28,8 +28,8 @@ func init() {
 // two cores with no drops and lag under a slot (see the README's run section for the
 // measurement).
 const (
-	defaultRunSlots     = 4
-	defaultRunTimeScale = 1.0
+	defaultRunSlots     = 2
+	defaultRunTimeScale = 0.5
 )
 
 func runRunCmd(args []string) error {
