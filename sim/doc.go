@@ -38,8 +38,8 @@
 //
 //	codec       a leaf group's codec spec                      default plain
 //	profile     leaves' profile: all-subnets, default, supernode   default all-subnets
-//	slots       slots of workload                               default 4
-//	time_scale  speed-up over real time                         default 1
+//	slots       slots of workload                               default 2 (DefaultSlots)
+//	time_scale  speed-up over real time                         default 0.5 (DefaultTimeScale)
 //	payload     ssz_snappy or ssz                               default ssz_snappy
 //	seed        workload seed                                   default 1
 //	record      true: record every frame to frames.trace.gz     default false

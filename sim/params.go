@@ -15,13 +15,20 @@ import (
 const (
 	ParamCodec      = "codec"      // a leaf group's stream codec spec (default plain)
 	ParamProfile    = "profile"    // leaves' subscription profile (default all-subnets)
-	ParamSlots      = "slots"      // slots of workload to publish (default 4)
-	ParamTimeScale  = "time_scale" // speed-up over real time (default 1)
+	ParamSlots      = "slots"      // slots of workload to publish (default DefaultSlots)
+	ParamTimeScale  = "time_scale" // speed-up over real time (default DefaultTimeScale)
 	ParamPayload    = "payload"    // ssz_snappy or ssz (default ssz_snappy)
 	ParamSeed       = "seed"       // workload seed (default 1)
 	ParamRecord     = "record"     // "true": every node records its frames (default false)
 	ParamPublishers = "publishers" // size of the publishers group (default 4)
 	ParamValidators = "validators" // active validators of the workload (default 1000000; fewer for short tests)
+)
+
+// Defaults of slots and time_scale: about a minute of run that keeps up with the all-subnets
+// workload on a loaded two-core machine (README, "Running the live check").
+const (
+	DefaultSlots     = 2
+	DefaultTimeScale = 0.5
 )
 
 // Group IDs: publishers, the hub; every other group is a leaf group.
@@ -60,10 +67,10 @@ func ParseParams(m map[string]string) (Params, error) {
 	if p.Profile, err = workload.ParseProfile(get(ParamProfile, "all-subnets")); err != nil {
 		return p, fmt.Errorf("param %s: %w", ParamProfile, err)
 	}
-	if p.Slots, err = strconv.Atoi(get(ParamSlots, "4")); err != nil || p.Slots < 1 {
+	if p.Slots, err = strconv.Atoi(get(ParamSlots, strconv.Itoa(DefaultSlots))); err != nil || p.Slots < 1 {
 		return p, fmt.Errorf("param %s: %q is not a positive integer", ParamSlots, get(ParamSlots, ""))
 	}
-	if p.TimeScale, err = strconv.ParseFloat(get(ParamTimeScale, "1"), 64); err != nil || !(p.TimeScale > 0) || p.TimeScale > 1000 {
+	if p.TimeScale, err = strconv.ParseFloat(get(ParamTimeScale, strconv.FormatFloat(DefaultTimeScale, 'g', -1, 64)), 64); err != nil || !(p.TimeScale > 0) || p.TimeScale > 1000 {
 		return p, fmt.Errorf("param %s: %q is not a number in (0, 1000]", ParamTimeScale, get(ParamTimeScale, ""))
 	}
 	if p.Payload, err = gossip.ParsePayload(get(ParamPayload, gossip.PayloadSSZSnappy)); err != nil {

@@ -24,12 +24,11 @@ func init() {
 	register("run", "run the hub/leaf live check in this process and print its table (the default command)", runRunCmd)
 }
 
-// Defaults of `streamsim run`: chosen so that `go run ./cmd/streamsim` takes about a minute on
-// two cores with no drops and lag under a slot (see the README's run section for the
-// measurement).
+// Defaults of `streamsim run` are the scenario's (sim.DefaultSlots, sim.DefaultTimeScale):
+// about a minute with no drops and lag under a slot on two cores (README, run section).
 const (
-	defaultRunSlots     = 2
-	defaultRunTimeScale = 0.5
+	defaultRunSlots     = sim.DefaultSlots
+	defaultRunTimeScale = sim.DefaultTimeScale
 )
 
 func runRunCmd(args []string) error {
