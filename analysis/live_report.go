@@ -471,6 +471,9 @@ func WriteLiveTable(w io.Writer, r *RunReport) error {
 	row("hub encode µs/block", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.USPerBlock) }))
 	row("hub encode ns/byte", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.NsPerByte) }))
 	row("hub encode % core", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.HubEncode.CorePct) }))
+	row("BandwidthCounter in", cells(func(l *LeafReport) string {
+		return fmt.Sprintf("%s (%+d B)", mb(l.BandwidthIn), l.BandwidthIn-l.WireBytes)
+	}))
 	row("parity", cells(func(l *LeafReport) string {
 		for _, p := range r.Parity.Leaves {
 			if p.Group == l.Group && p.Instance == l.Instance {
