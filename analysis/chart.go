@@ -148,6 +148,15 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 		if len(cpuArgs) == 0 {
 			continue
 		}
+		// plain's figures are the replay's own cost, the floor under every codec's.
+		for i := range rep.Results {
+			r := &rep.Results[i]
+			if r.View == v.View && r.Config == "plain" {
+				lo, hi := float64(cpuPts[0].window), float64(cpuPts[len(cpuPts)-1].window)
+				cpuArgs = append(cpuArgs, "plain encode+decode (replay floor)",
+					plotter.XYs{{X: lo, Y: r.EncodeCPUNsPerB + r.DecodeCPUNsPerB}, {X: hi, Y: r.EncodeCPUNsPerB + r.DecodeCPUNsPerB}})
+			}
+		}
 		historyAxis(cpu, cpuPts)
 		if err := plotutil.AddLinePoints(cpu, cpuArgs...); err != nil {
 			return files, fmt.Errorf("chart: %w", err)
