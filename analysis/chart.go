@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"image/color"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/codec/snappystream"
@@ -114,7 +116,10 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 				}
 				args = append(args, name, xys)
 			}
-			// The proposal's totals where it published them (4 KiB, 64 KiB, 1 MiB).
+			if err := addSeries(p, args); err != nil {
+				return files, err
+			}
+			// The proposal's totals where it published them (4 KiB, 64 KiB, 1 MiB), as points.
 			var prop plotter.XYs
 			for _, pt := range pts {
 				if cmp, ok := pt.r.Proposal["total"]; ok {
@@ -122,10 +127,16 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 				}
 			}
 			if len(prop) > 0 {
-				args = append(args, "proposal total", prop)
-			}
-			if err := plotutil.AddLinePoints(p, args...); err != nil {
-				return files, fmt.Errorf("chart: %w", err)
+				sc, err := plotter.NewScatter(prop)
+				if err != nil {
+					return files, fmt.Errorf("chart: %w", err)
+				}
+				sc.Shape = draw.CrossGlyph{}
+				sc.Radius = vg.Points(5)
+				sc.Color = color.Black
+				p.Add(sc)
+				p.Legend.Add("proposal's total", sc)
+				args = append(args, "", prop) // for the y range
 			}
 			// Legend bottom left, where no series goes (every figure is well above 0).
 			p.Y.Min, p.Y.Max = 0, max(105, maxY(args)+5)
@@ -158,8 +169,8 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 			}
 		}
 		historyAxis(cpu, cpuPts)
-		if err := plotutil.AddLinePoints(cpu, cpuArgs...); err != nil {
-			return files, fmt.Errorf("chart: %w", err)
+		if err := addSeries(cpu, cpuArgs); err != nil {
+			return files, err
 		}
 		// Legend at the top, above the series.
 		cpu.Y.Min, cpu.Y.Max = 0, 1.6*maxY(cpuArgs)
@@ -169,6 +180,30 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 		}
 	}
 	return files, nil
+}
+
+// addSeries adds (name, XYs) pairs as lines with points, plotutil's colors, dashes and
+// shapes; a series named "total" is drawn black and thicker.
+func addSeries(p *plot.Plot, args []any) error {
+	for i := 0; i+1 < len(args); i += 2 {
+		name, _ := args[i].(string)
+		xys, _ := args[i+1].(plotter.XYs)
+		l, sc, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", name, err)
+		}
+		k := i / 2
+		l.Color, sc.Color = plotutil.Color(k), plotutil.Color(k)
+		l.Dashes = plotutil.Dashes(k)
+		sc.Shape = plotutil.Shape(k)
+		if name == "total" {
+			l.Color, sc.Color = color.Black, color.Black
+			l.Width = vg.Points(2)
+		}
+		p.Add(l, sc)
+		p.Legend.Add(name, l, sc)
+	}
+	return nil
 }
 
 func fileSafe(s string) string {
