@@ -186,6 +186,9 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "`%s` (%s, %d streams, %d frames, %.1f MiB, %.0f s)", t.Path, traceLabel(t), t.Streams, t.Frames,
 			float64(t.Bytes)/(1<<20), t.Duration.Seconds())
 	}
+	if rep.Direction != "" {
+		fmt.Fprintf(&b, ". Only %s stream directions", map[string]string{"in": "inbound", "out": "outbound"}[rep.Direction])
+	}
 	fmt.Fprintf(&b, ". The first %.0f %% of each trace's time trains dictionaries only; every configuration is measured on the rest, "+
 		"streams starting empty. Build: %s, %d workers, %.1f s.\n\n", 100*rep.TrainSplit, rep.Build, rep.Workers, rep.Elapsed.Seconds())
 	for _, v := range rep.Views {

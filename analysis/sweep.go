@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/trace"
 	"github.com/streamsim/streamsim/workload"
 )
 
@@ -112,6 +113,10 @@ type Options struct {
 	// TrainSplit is the share of each trace's time used only to train dictionaries; every
 	// configuration is evaluated on the rest, with streams starting empty at the split.
 	TrainSplit float64
+	// Direction keeps only stream directions of this direction (trace.DirectionIn or
+	// trace.DirectionOut, from the recording node's view); "" keeps all. The proposal's
+	// figures are inbound.
+	Direction string
 	// Workers run configurations in parallel (default GOMAXPROCS).
 	Workers int
 	// Progress, if set, is called after each configuration finishes.
@@ -165,6 +170,7 @@ type Result struct {
 // Report is a whole sweep.
 type Report struct {
 	Traces     []TraceInfo      `json:"traces"`
+	Direction  string           `json:"direction,omitempty"` // "" for every direction
 	TrainSplit float64          `json:"train_split"`
 	Grid       []string         `json:"grid"`
 	Payloads   []string         `json:"payloads"`
@@ -207,11 +213,28 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
+	switch o.Direction {
+	case "", trace.DirectionIn, trace.DirectionOut:
+	default:
+		return nil, fmt.Errorf("direction %q: want %s, %s or empty", o.Direction, trace.DirectionIn, trace.DirectionOut)
+	}
 	recs, infos, anyIDs, err := readTraces(paths, o.TrainSplit)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Traces: infos, TrainSplit: o.TrainSplit, Payloads: o.Payloads, Workers: o.Workers}
+	if o.Direction != "" {
+		kept := recs[:0]
+		for _, r := range recs {
+			if r.stream.Direction == o.Direction {
+				kept = append(kept, r)
+			}
+		}
+		if len(kept) == 0 {
+			return nil, fmt.Errorf("no %s stream directions in the traces", o.Direction)
+		}
+		recs = kept
+	}
+	rep := &Report{Traces: infos, Direction: o.Direction, TrainSplit: o.TrainSplit, Payloads: o.Payloads, Workers: o.Workers}
 	_, rep.Build = BuildOptimized()
 	for _, c := range o.Grid {
 		rep.Grid = append(rep.Grid, c.Name)

@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -381,6 +382,14 @@ func TestSweepRejectsDictWithoutTraining(t *testing.T) {
 	_, err := Sweep([]string{path}, Options{Grid: mustGrid(t, "zstd+dict"), TrainSplit: 0})
 	if err == nil {
 		t.Fatal("dictionary without a training part accepted")
+	}
+	// The test trace has inbound streams only.
+	if _, err := Sweep([]string{path}, Options{Grid: mustGrid(t, "plain"), Direction: "out"}); err == nil || !strings.Contains(err.Error(), "no out stream") {
+		t.Errorf("outbound-only sweep of an inbound trace: %v", err)
+	}
+	rep, err := Sweep([]string{path}, Options{Grid: mustGrid(t, "plain"), Direction: "in", Profiles: []string{"recorded"}})
+	if err != nil || rep.Views[0].Streams != 2 {
+		t.Errorf("inbound sweep: %v", err)
 	}
 }
 

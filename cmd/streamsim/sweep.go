@@ -39,6 +39,7 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 	payloads := fs.String("payload", gossip.PayloadSSZSnappy+","+gossip.PayloadSSZ, "payload modes inside compressed streams: "+gossip.PayloadSSZSnappy+", "+gossip.PayloadSSZ)
 	profiles := fs.String("profile", "all-subnets,default", "views, each the traces filtered to a profile's topics ("+strings.Join(workload.ProfileNames, ", ")+", or recorded: unfiltered)")
 	split := fs.Float64("train-split", 0.25, "share of each trace's time that only trains dictionaries (0 <= split < 1); all configurations are measured on the rest")
+	direction := fs.String("direction", "all", "stream directions to replay, from the recording node's view: in, out or all (the proposal's figures are inbound)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "configurations replayed in parallel")
 	fs.Usage = func() {
 		out := fs.Output()
@@ -91,6 +92,14 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 	if *split < 0 || *split >= 1 {
 		return usageError{fmt.Errorf("--train-split %g: want 0 <= split < 1", *split)}
 	}
+	dir := *direction
+	switch dir {
+	case "all":
+		dir = ""
+	case "in", "out":
+	default:
+		return usageError{fmt.Errorf("--direction %q: allowed in, out, all", *direction)}
+	}
 	if *workers < 1 {
 		return usageError{fmt.Errorf("--workers %d: want at least 1", *workers)}
 	}
@@ -100,7 +109,7 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 		}
 	}
 
-	opts := analysis.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Workers: *workers}
+	opts := analysis.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Direction: dir, Workers: *workers}
 	if progress != nil {
 		start := time.Now()
 		opts.Progress = func(done, total int, last string) {

@@ -138,6 +138,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"--payload", "raw", "t"}, "--payload"},
 		{[]string{"--profile", "validator", "t"}, "--profile"},
 		{[]string{"--train-split", "1", "t"}, "--train-split"},
+		{[]string{"--direction", "inbound", "t"}, "--direction"},
 		{[]string{"--train-split", "0", "--codecs", "zstd+dict", "t"}, "--train-split is 0"},
 	} {
 		err := runSweep(tc.args, &bytes.Buffer{}, nil)
