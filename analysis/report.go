@@ -191,6 +191,9 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, ". The first %.0f %% of each trace's time trains dictionaries only; every configuration is measured on the rest, "+
 		"streams starting empty. Build: %s, %d workers, %.1f s.\n\n", 100*rep.TrainSplit, rep.Build, rep.Workers, rep.Elapsed.Seconds())
+	for _, n := range rep.Notes {
+		fmt.Fprintf(&b, "**Note:** %s.\n\n", n)
+	}
 	for _, v := range rep.Views {
 		fmt.Fprintf(&b, "### View `%s`: %d stream direction(s), %d frames, %.1f MiB today\n\n", v.View, v.Streams, v.Frames, float64(v.Total)/(1<<20))
 		pt, hasPT := proposalTraffic[v.View]

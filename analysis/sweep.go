@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -178,7 +179,10 @@ type Report struct {
 	Results    []Result         `json:"results"`
 	Workers    int              `json:"workers"`
 	Build      string           `json:"build"`
-	Elapsed    time.Duration    `json:"elapsed_ns"`
+	// Notes warn about views a trace cannot fully provide (a view wanting topics the trace's
+	// recording profile did not subscribe to).
+	Notes   []string      `json:"notes,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
 // ErrMismatch is wrapped when a configuration does not decode back to its input.
@@ -261,6 +265,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 				return nil, err
 			}
 			filter = &TopicFilter{Wants: prof.Wants}
+			rep.Notes = append(rep.Notes, viewCoverage(infos, prof)...)
 			if anyIDs {
 				filter.Known = map[string]bool{}
 				for _, rec := range recs {
@@ -339,6 +344,39 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	rep.Results = results
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// viewCoverage notes the traces whose recording profile (workload traces say it in their
+// header) lacks topics the view's profile wants: filtering cannot add what was not recorded.
+func viewCoverage(infos []TraceInfo, view workload.Profile) []string {
+	var notes []string
+	for _, ti := range infos {
+		name := ti.Params["profile"]
+		if name == "" {
+			continue
+		}
+		rec, err := workload.ParseProfile(name)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.Atoi(ti.Params["custody_columns"]); err == nil && n != len(rec.Columns) {
+			if rec, err = rec.WithCustody(n); err != nil {
+				continue
+			}
+		}
+		var missing []string
+		for _, topic := range view.Topics("00000000") {
+			if !rec.Wants(topic) {
+				_, n, _ := gossip.ParseTopic(topic)
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			notes = append(notes, fmt.Sprintf("view %s: trace %s was recorded with profile %s, which lacks %d of the view's topics (%s); the view is incomplete",
+				view.Name, ti.Path, name, len(missing), strings.Join(missing[:min(len(missing), 4)], ", ")))
+		}
+	}
+	return notes
 }
 
 // unitSink records the bytes each Write brings.

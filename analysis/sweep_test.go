@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -420,5 +421,31 @@ func TestReplayDetectsMismatch(t *testing.T) {
 	copy(s.data, orig)
 	if !errors.Is(err, ErrMismatch) {
 		t.Fatalf("corrupted replay: %v, want ErrMismatch", err)
+	}
+}
+
+func TestViewCoverage(t *testing.T) {
+	all, _ := workload.ParseProfile("all-subnets")
+	def, _ := workload.ParseProfile("default")
+	super, _ := workload.ParseProfile("supernode")
+	infos := func(profile string, custody int) []TraceInfo {
+		return []TraceInfo{{Path: "x", Params: map[string]string{"profile": profile, "custody_columns": strconv.Itoa(custody)}}}
+	}
+	for _, tc := range []struct {
+		recorded string
+		custody  int
+		view     workload.Profile
+		notes    int
+	}{
+		{"all-subnets", 8, def, 0},
+		{"all-subnets", 8, all, 0},
+		{"default", 4, all, 1},
+		{"all-subnets", 8, super, 1},   // 120 columns missing
+		{"all-subnets", 128, super, 0}, // --custody 128
+		{"supernode", 128, def, 0},
+	} {
+		if got := viewCoverage(infos(tc.recorded, tc.custody), tc.view); len(got) != tc.notes {
+			t.Errorf("recorded %s (custody %d), view %s: notes %q", tc.recorded, tc.custody, tc.view.Name, got)
+		}
 	}
 }
