@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -251,7 +252,11 @@ func TestManifestParamsAreTheScenarios(t *testing.T) {
 	if got.Codec.String() != def.Codec.String() || got.Profile.Name != def.Profile.Name || got.Slots != def.Slots ||
 		got.TimeScale != def.TimeScale || got.Payload != def.Payload || got.Seed != def.Seed ||
 		got.Record != def.Record || got.Publishers != def.Publishers || got.Validators != def.Validators {
-		t.Errorf("manifest defaults give %+v; the scenario's defaults are %+v", got, def)
+		brief := func(p sim.Params) string {
+			return fmt.Sprintf("codec %s profile %s slots %d time_scale %g payload %s seed %d record %v publishers %d validators %d",
+				p.Codec, p.Profile.Name, p.Slots, p.TimeScale, p.Payload, p.Seed, p.Record, p.Publishers, p.Validators)
+		}
+		t.Errorf("manifest defaults give %s; the scenario's defaults are %s", brief(got), brief(def))
 	}
 }
 
