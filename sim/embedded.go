@@ -29,8 +29,10 @@ type Embedded struct {
 	Leaves []codec.Spec
 	// Params are the scenario's parameters (ParamProfile, ParamSlots, …) as strings; the
 	// runner sets ParamPublishers from Publishers and each leaf group's ParamCodec.
-	Params     map[string]string
-	Publishers int
+	Params map[string]string
+	// GroupParams override Params per group ID (as a Testground composition's groups do).
+	GroupParams map[string]map[string]string
+	Publishers  int
 	// Progress, when set, receives a progress line (carriage-return updated) while the run
 	// publishes.
 	Progress io.Writer
@@ -84,6 +86,9 @@ func (e *Embedded) Run(ctx context.Context) error {
 		p[ParamPublishers] = strconv.Itoa(e.Publishers)
 		if in.leafSpec != nil {
 			p[ParamCodec] = in.leafSpec.String()
+		}
+		for k, v := range e.GroupParams[in.group] {
+			p[k] = v
 		}
 		dir := filepath.Join(e.Out, in.group, strconv.Itoa(in.seq))
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +125,26 @@ func checkRecording(t *testing.T, dir string, r *analysis.RunReport, leaf int) {
 	if frames["in"] != metered || attestations != l.Messages[gossip.Attestation] {
 		t.Errorf("trace: %d inbound frames with %d attestations; meters %d frames, %d attestations delivered",
 			frames["in"], attestations, metered, l.Messages[gossip.Attestation])
+	}
+}
+
+// One instance failing (here a leaf with a bad codec parameter) makes the run fail quickly
+// with that instance's error instead of leaving the others waiting until their timeout.
+func TestHubLeavesFailsFast(t *testing.T) {
+	specs, _ := ParseCodecs("plain,snappy-stream")
+	e := &Embedded{
+		Out: t.TempDir(), Leaves: specs, Publishers: 2,
+		Params:      map[string]string{ParamProfile: "default", ParamSlots: "1", ParamTimeScale: "12", ParamValidators: "32768"},
+		GroupParams: map[string]map[string]string{LeafGroup(1, specs[1]): {ParamCodec: "snappy-stream:3KiB:turbo"}},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	err := e.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "turbo") {
+		t.Fatalf("run error %v, want the leaf's codec error", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("failing took %v", d)
 	}
 }

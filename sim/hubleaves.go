@@ -27,6 +27,9 @@ import (
 	"github.com/streamsim/streamsim/workload"
 )
 
+// errParity marks a leaf's parity failure.
+var errParity = errors.New("parity FAIL")
+
 // TraceFile is the frame recorder's asset name in an instance's outputs directory.
 const TraceFile = "frames.trace.gz"
 
@@ -50,6 +53,8 @@ type peerRecord struct {
 	ID       string   `json:"id"`
 	Addrs    []string `json:"addrs"`
 	Codec    string   `json:"codec"`
+	// Error is set when the instance failed before it could announce an address.
+	Error string `json:"error,omitempty"`
 }
 
 // resultRecord is a publisher's published set, announced when it has published everything.
@@ -57,6 +62,8 @@ type resultRecord struct {
 	Group    string           `json:"group"`
 	Instance int              `json:"instance"`
 	Parity   *analysis.Parity `json:"parity"`
+	// Error is set when the publisher failed; leaves then stop waiting for it.
+	Error string `json:"error,omitempty"`
 }
 
 // HubLeaves is the hub-leaves scenario (the proposal's live check), one instance of it:
@@ -66,44 +73,50 @@ type resultRecord struct {
 // parameter. It writes results.out points and a summary.json asset, and fails when a leaf's
 // delivered messages differ from the published set.
 func HubLeaves(runenv *runtime.RunEnv, initCtx *run.InitContext) error {
-	p, err := ParseParams(runenv.TestInstanceParams)
-	if err != nil {
-		return err
-	}
 	role := topology.Leaf
 	switch runenv.TestGroupID {
 	case GroupPublishers:
 		role = topology.Publisher
-		if runenv.TestGroupInstanceCount != p.Publishers {
-			return fmt.Errorf("param %s is %d but group %s has %d instances", ParamPublishers, p.Publishers, GroupPublishers, runenv.TestGroupInstanceCount)
-		}
 	case GroupHub:
 		role = topology.Hub
 	}
-	slot := time.Duration(float64(workload.SlotDuration) / p.TimeScale)
-	budget := time.Duration(p.Slots+2)*slot + 3*time.Minute
+	h := &hubLeaves{
+		runenv: runenv, client: initCtx.SyncClient, role: role,
+		signaled: map[sync.State]bool{},
+		instance: int(initCtx.GroupSeq) - 1,
+		summary:  &analysis.NodeSummary{Role: role, Group: runenv.TestGroupID, Instance: int(initCtx.GroupSeq) - 1},
+	}
+	_, h.summary.Build = analysis.BuildOptimized()
+	p, err := ParseParams(runenv.TestInstanceParams)
+	if err == nil && role == topology.Publisher && runenv.TestGroupInstanceCount != p.Publishers {
+		err = fmt.Errorf("param %s is %d but group %s has %d instances", ParamPublishers, p.Publishers, GroupPublishers, runenv.TestGroupInstanceCount)
+	}
+	if err != nil {
+		h.abandon(err)
+		return err
+	}
+	h.p = p
+	h.slot = time.Duration(float64(workload.SlotDuration) / p.TimeScale)
+	s := h.summary
+	s.Profile, s.Payload, s.Slots, s.TimeScale, s.Seed = p.Profile.Name, p.Payload, p.Slots, p.TimeScale, p.Seed
+	if role == topology.Leaf {
+		s.Codec = p.Codec.String()
+	}
+	budget := time.Duration(p.Slots+2)*h.slot + 3*time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 
-	h := &hubLeaves{
-		runenv: runenv, client: initCtx.SyncClient, p: p, role: role, slot: slot,
-		instance: int(initCtx.GroupSeq) - 1,
-		summary: &analysis.NodeSummary{
-			Role: role, Group: runenv.TestGroupID, Instance: int(initCtx.GroupSeq) - 1,
-			Profile: p.Profile.Name, Payload: p.Payload, Slots: p.Slots, TimeScale: p.TimeScale, Seed: p.Seed,
-		},
+	var runErr error
+	if ip, err := initCtx.NetClient.GetDataNetworkIP(); err != nil {
+		runErr = fmt.Errorf("data network IP: %w", err)
+	} else {
+		runErr = h.run(ctx, ip.String())
 	}
-	_, h.summary.Build = analysis.BuildOptimized()
-	if role == topology.Leaf {
-		h.summary.Codec = p.Codec.String()
-	}
-	ip, err := initCtx.NetClient.GetDataNetworkIP()
-	if err != nil {
-		return fmt.Errorf("data network IP: %w", err)
-	}
-	runErr := h.run(ctx, ip.String())
 	if runErr != nil {
-		h.summary.Error = runErr.Error()
+		s.Error = runErr.Error()
+		if !errors.Is(runErr, errParity) {
+			h.abandon(runErr)
+		}
 	}
 	if err := h.finish(); err != nil && runErr == nil {
 		runErr = err
@@ -130,6 +143,32 @@ type hubLeaves struct {
 	// done is set once the instance passed the done barrier; only then do the others wait
 	// for it at the finished barrier.
 	done bool
+	// signaled records the barriers this instance has entered, and resultSent whether a
+	// publisher announced its result: after a failure the instance enters the rest and
+	// announces the failure, so the others finish instead of waiting for it until timeout.
+	signaled   map[sync.State]bool
+	resultSent bool
+	addrSent   bool
+}
+
+// abandon lets the other instances go on after this one failed with err.
+func (h *hubLeaves) abandon(err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !h.addrSent {
+		h.addrSent = true
+		h.client.Publish(ctx, peersTopic, &peerRecord{Role: h.role, Group: h.runenv.TestGroupID, Instance: h.instance, Error: err.Error()})
+	}
+	if h.role == topology.Publisher && !h.resultSent {
+		h.resultSent = true
+		h.client.Publish(ctx, resultTopic, &resultRecord{Group: h.runenv.TestGroupID, Instance: h.instance, Error: err.Error()})
+	}
+	for _, st := range []sync.State{stateReady, stateDone} {
+		if !h.signaled[st] {
+			h.signaled[st] = true
+			h.client.SignalEntry(ctx, st)
+		}
+	}
 }
 
 func (h *hubLeaves) run(ctx context.Context, ip string) error {
@@ -173,6 +212,7 @@ func (h *hubLeaves) run(ctx context.Context, ip string) error {
 	if _, err := h.client.Subscribe(ctx, peersTopic, recs); err != nil {
 		return fmt.Errorf("subscribe to peers: %w", err)
 	}
+	h.addrSent = true
 	if _, err := h.client.Publish(ctx, peersTopic, &self); err != nil {
 		return fmt.Errorf("publish address: %w", err)
 	}
@@ -180,6 +220,9 @@ func (h *hubLeaves) run(ctx context.Context, ip string) error {
 	for len(records) < n {
 		select {
 		case r := <-recs:
+			if r.Error != "" {
+				return fmt.Errorf("instance %s/%d failed: %s", r.Group, r.Instance, r.Error)
+			}
 			records = append(records, r)
 		case <-ctx.Done():
 			return fmt.Errorf("address exchange: %d of %d instances: %w", len(records), n, ctx.Err())
@@ -306,6 +349,7 @@ func (h *hubLeaves) run(ctx context.Context, ip string) error {
 		}
 		defer h.slots.close()
 	}
+	h.signaled[stateReady] = true
 	if _, err := h.client.SignalAndWait(ctx, stateReady, n); err != nil {
 		return fmt.Errorf("ready barrier: %w", err)
 	}
@@ -330,6 +374,7 @@ func (h *hubLeaves) run(ctx context.Context, ip string) error {
 	if h.role != topology.Leaf {
 		h.summary.Duration = time.Since(start).Seconds()
 	}
+	h.signaled[stateDone] = true
 	if _, err := h.client.SignalAndWait(ctx, stateDone, n); err != nil {
 		return fmt.Errorf("done barrier: %w", err)
 	}
@@ -463,6 +508,7 @@ func (h *hubLeaves) publish(ctx context.Context, start time.Time) error {
 	sched.ElapsedNs = int64(time.Since(start))
 	h.summary.Schedule = sched
 	h.summary.Parity = parity.record()
+	h.resultSent = true
 	_, err = h.client.Publish(ctx, resultTopic, &resultRecord{Group: h.runenv.TestGroupID, Instance: h.instance, Parity: h.summary.Parity})
 	return err
 }
@@ -475,6 +521,9 @@ func (h *hubLeaves) receive(ctx context.Context, results chan *resultRecord, d *
 	for got < h.p.Publishers {
 		select {
 		case r := <-results:
+			if r.Error != "" {
+				return fmt.Errorf("publisher %s/%d failed: %s", r.Group, r.Instance, r.Error)
+			}
 			want.Add(r.Parity)
 			got++
 		case <-ctx.Done():
@@ -500,7 +549,7 @@ func (h *hubLeaves) receive(ctx context.Context, results chan *resultRecord, d *
 	h.summary.Duration = time.Since(h.summary.Start).Seconds()
 	h.summary.Parity = d.record()
 	if !h.summary.Parity.Equal(&want) {
-		h.parityErr = fmt.Errorf("parity FAIL: leaf %s (%s/%d) %s", h.summary.Codec, h.runenv.TestGroupID, h.instance,
+		h.parityErr = fmt.Errorf("%w: leaf %s (%s/%d) %s", errParity, h.summary.Codec, h.runenv.TestGroupID, h.instance,
 			parityDiff(h.summary.Parity, &want))
 	}
 	return nil
