@@ -88,6 +88,38 @@ func compare(r *Result) map[string]Comparison {
 	return out
 }
 
+// atProposalMix weights r's per-category figures with the proposal's traffic and control
+// figure (Result.AtProposalMix).
+func atProposalMix(r *Result) float64 {
+	p, ok := published[r.Config]
+	mix, ok2 := proposalTraffic[r.View]
+	if !ok || !ok2 {
+		return 0
+	}
+	control := p.control
+	if r.View == "default" {
+		control = p.controlDefault
+	}
+	if control == 0 {
+		return 0
+	}
+	var sum, weight float64
+	for c, mib := range mix {
+		if mib == 0 {
+			continue
+		}
+		rel := r.Relative[c]
+		if gossip.Category(c) == gossip.Control {
+			rel = control
+		} else if r.PlainBytes[c] == 0 {
+			return 0 // a category the proposal has and this traffic lacks
+		}
+		sum += mib * rel
+		weight += mib
+	}
+	return math.Round(sum/weight*10) / 10
+}
+
 // proposalTraffic is the proposal's inbound MiB per hour (reference.md §1), default node
 // then all subnets, per category (0: not published).
 var proposalTraffic = map[string][gossip.NumCategories]float64{
@@ -270,6 +302,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 				r.EncodeCPUNsPerB, r.DecodeCPUNsPerB, state)
 		}
 		b.WriteString("\n")
+		mixTable(&b, rep, v.View)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("sweep markdown: %w", err)
@@ -283,6 +316,36 @@ func kib(n int64) string {
 		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 	}
 	return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+}
+
+// mixTable writes, for the configurations the proposal published, the total at the
+// proposal's traffic mix next to the measured and the published totals.
+func mixTable(b *strings.Builder, rep *Report, view string) {
+	first := true
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if r.View != view || r.AtProposalMix == 0 {
+			continue
+		}
+		if first {
+			b.WriteString("Totals at the proposal's traffic mix: this sweep's per-category figures weighted by the proposal's " +
+				"MiB/h per category, control at the proposal's control figure (arithmetic on published shares, not a measurement).\n\n" +
+				"| configuration | payload | measured total | at the proposal's mix | proposal's total |\n|---|---|---:|---:|---:|\n")
+			first = false
+		}
+		payload := r.Payload
+		if payload == "" {
+			payload = gossip.PayloadSSZSnappy
+		}
+		pub := "–"
+		if c, ok := r.Proposal["total"]; ok {
+			pub = c.published() + " %"
+		}
+		fmt.Fprintf(b, "| %s | %s | %.1f %% | %.1f %% | %s |\n", r.Config, payload, r.RelativeTotal, r.AtProposalMix, pub)
+	}
+	if !first {
+		b.WriteString("\n")
+	}
 }
 
 func traceLabel(t TraceInfo) string {

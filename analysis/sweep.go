@@ -166,6 +166,11 @@ type Result struct {
 	// Proposal holds the proposal's published figure where one exists, by "total" or
 	// category name, with the difference.
 	Proposal map[string]Comparison `json:"proposal,omitempty"`
+	// AtProposalMix is this configuration's per-category figures weighted by the proposal's
+	// inbound MiB/h per category, with control at the proposal's own control figure (this
+	// traffic may have no control): what the total would be with the recording's traffic mix.
+	// 0 when the proposal published no control figure for the configuration or view.
+	AtProposalMix float64 `json:"at_proposal_mix,omitempty"`
 }
 
 // Report is a whole sweep.
@@ -340,6 +345,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	}
 	for i := range results {
 		results[i].Proposal = compare(&results[i])
+		results[i].AtProposalMix = atProposalMix(&results[i])
 	}
 	rep.Results = results
 	rep.Elapsed = time.Since(start)

@@ -449,3 +449,28 @@ func TestViewCoverage(t *testing.T) {
 		}
 	}
 }
+
+func TestAtProposalMix(t *testing.T) {
+	r := Result{View: "all-subnets", Config: "snappy-stream:64KiB:fast"}
+	for c := range gossip.Control {
+		r.Relative[c], r.PlainBytes[c] = 50, 1
+	}
+	// reference.md §1: 3188 + 138 + 154 + 109 + 45 MiB/h at 50 %, control 1946 MiB/h at 93 %.
+	want := math.Round((50*(3188+138+154+109+45)+93*1946)/(3188+138+154+109+45+1946.0)*10) / 10
+	if got := atProposalMix(&r); got != want {
+		t.Errorf("at proposal mix %v, want %v", got, want)
+	}
+	r.View = "default" // control 62 %
+	want = math.Round((50*(107+138+154+109+7.5)+62*92)/(107+138+154+109+7.5+92)*10) / 10
+	if got := atProposalMix(&r); got != want {
+		t.Errorf("default at proposal mix %v, want %v", got, want)
+	}
+	r.PlainBytes[gossip.Block] = 0 // traffic without blocks cannot be reweighted
+	if got := atProposalMix(&r); got != 0 {
+		t.Errorf("without blocks: %v, want 0", got)
+	}
+	r.PlainBytes[gossip.Block], r.Config = 1, "snappy-stream:16KiB:fast" // nothing published
+	if got := atProposalMix(&r); got != 0 {
+		t.Errorf("unpublished configuration: %v, want 0", got)
+	}
+}
