@@ -157,7 +157,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 	cats := rep.reportCategories()
 	cw := csv.NewWriter(w)
 	head := []string{"view", "payload", "config", "streams", "frames", "input_bytes", "plain_bytes", "wire_bytes",
-		"relative_total", "proposal_total", "diff_total"}
+		"relative_total", "proposal_total", "diff_total", "at_proposal_mix"}
 	for _, c := range cats {
 		head = append(head, "relative_"+c.String(), "proposal_"+c.String(), "diff_"+c.String())
 	}
@@ -180,7 +180,10 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		pt, dt := cmp(r, "total")
 		row := []string{r.View, r.Payload, r.Config, strconv.Itoa(r.Streams), strconv.FormatInt(r.Frames, 10),
 			strconv.FormatInt(r.InputBytes, 10), strconv.FormatInt(r.PlainTotal, 10), f(r.Total, 0),
-			f(r.RelativeTotal, 2), pt, dt}
+			f(r.RelativeTotal, 2), pt, dt, ""}
+		if r.AtProposalMix != 0 {
+			row[len(row)-1] = f(r.AtProposalMix, 1)
+		}
 		for _, c := range cats {
 			p, d := cmp(r, c.String())
 			rel := ""
