@@ -422,12 +422,17 @@ func (h *hubLeaves) finish() error {
 func (h *hubLeaves) recordPoints() {
 	r := h.runenv.R()
 	s := h.summary
+	// CPU points say whether they come from an optimized build (Testground's exec:go is not).
+	build := "optimized"
+	if optimized, _ := analysis.BuildOptimized(); !optimized {
+		build = "unoptimized"
+	}
 	for _, st := range s.Streams {
 		tag := ",peer_role=" + st.PeerRole + ",direction=" + st.Direction + ",codec=" + st.Codec
 		r.RecordPoint("wire_bytes"+tag, float64(st.WireBytes))
 		r.RecordPoint("raw_bytes"+tag, float64(st.RawBytes))
 		r.RecordPoint("frames"+tag, float64(st.Frames))
-		r.RecordPoint("codec_time_ns"+tag, float64(st.CodecStats.TimeNs))
+		r.RecordPoint("codec_time_ns"+tag+",build="+build, float64(st.CodecStats.TimeNs))
 	}
 	if s.Parity != nil {
 		r.RecordPoint("messages", float64(s.Parity.Total()))
