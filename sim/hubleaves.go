@@ -478,7 +478,7 @@ func (h *hubLeaves) publish(ctx context.Context, start time.Time) error {
 			}
 			// Pace on the outbound queue to the hub: a burst the machine cannot absorb
 			// shows as lag against the schedule instead of as dropped RPCs.
-			h.node.awaitBacklog()
+			h.node.awaitBacklog("")
 			target := start.Add(time.Duration(float64(m.At) / h.p.TimeScale))
 			// Sleeping for less than a millisecond oversleeps (timer slack) and would make a
 			// burst fall behind; publish everything due within the next millisecond.

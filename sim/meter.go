@@ -176,12 +176,14 @@ func (t *tracer) queue(p peer.ID) *peerQueue {
 	return q.(*peerQueue)
 }
 
-// maxBacklog is the longest outbound queue over all peers.
-func (t *tracer) maxBacklog() int64 {
+// maxBacklog is the longest outbound queue over all peers but except.
+func (t *tracer) maxBacklog(except peer.ID) int64 {
 	var most int64
-	t.queues.Range(func(_, v any) bool {
-		q := v.(*peerQueue)
-		most = max(most, q.queued.Load()-q.written.Load())
+	t.queues.Range(func(k, v any) bool {
+		if k.(peer.ID) != except {
+			q := v.(*peerQueue)
+			most = max(most, q.queued.Load()-q.written.Load())
+		}
 		return true
 	})
 	return most

@@ -212,18 +212,25 @@ func (n *Node) AddrInfo() peer.AddrInfo {
 func (n *Node) Protocols() []protocol.ID { return protocols(n.cfg.Codecs) }
 
 // OutboundBacklog is the number of RPCs waiting in the node's longest outbound queue.
-func (n *Node) OutboundBacklog() int64 { return n.tracer.maxBacklog() }
+func (n *Node) OutboundBacklog() int64 { return n.tracer.maxBacklog("") }
 
 // backlogLimit is the outbound backlog above which a node stops reading gossip streams (and a
 // publisher stops publishing) until it drains: half of pubsub's per-peer queue.
 const backlogLimit = queueSize / 2
 
-// awaitBacklog blocks while the node's longest outbound queue is above backlogLimit. Reads
-// wait here, so a node takes messages in no faster than it can forward them and a burst
-// the machine cannot absorb turns into flow control back to the publishers (who report it as
-// lag) instead of pubsub dropping RPCs at a full queue.
-func (n *Node) awaitBacklog() {
-	for n.tracer.maxBacklog() > backlogLimit {
+// backlogWait bounds one wait in awaitBacklog, so that flow control between nodes that send
+// each other heavy traffic in a cycle stalls for a while at worst instead of deadlocking.
+const backlogWait = 2 * time.Second
+
+// awaitBacklog blocks while the node's longest outbound queue, to a peer other than from,
+// is above backlogLimit. Reads from peer from wait here, so a node takes messages in no
+// faster than it can forward them and a burst the machine cannot absorb turns into flow
+// control back to the publishers (who report it as lag) instead of pubsub dropping RPCs at
+// a full queue. The queue to from itself does not count: that peer's reading does not wait
+// for us, and counting it would deadlock two nodes sending each other heavy traffic.
+func (n *Node) awaitBacklog(from peer.ID) {
+	deadline := time.Now().Add(backlogWait)
+	for n.tracer.maxBacklog(from) > backlogLimit && time.Now().Before(deadline) {
 		select {
 		case <-n.ctx.Done():
 			return

@@ -28,13 +28,14 @@ type codecStream struct {
 	spec codec.Spec
 	ssz  bool // payload mode ssz: raw SSZ inside the codec (never on plain streams)
 
-	wmu    sync.Mutex
-	w      io.WriteCloser
-	wire   countingWriter
-	wside  *streamSide
-	wlast  codec.Stats
-	wtrace uint32
-	sszBuf []byte
+	wmu     sync.Mutex
+	w       io.WriteCloser
+	wire    countingWriter
+	wside   *streamSide
+	wlast   codec.Stats
+	wtrace  uint32
+	wclosed bool
+	sszBuf  []byte
 
 	rmu      sync.Mutex
 	r        io.ReadCloser
@@ -88,6 +89,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (s *codecStream) Write(frame []byte) (int, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.wclosed {
+		return 0, network.ErrReset
+	}
 	if s.w == nil {
 		s.w = s.spec.NewWriter(&s.wire)
 		s.wside = s.node.meter.side(s.Stream, "out", s.spec)
@@ -145,7 +149,7 @@ func (s *codecStream) nextFrame() error {
 	if s.r == nil {
 		s.r = s.spec.NewReader(&s.rwire)
 	}
-	s.node.awaitBacklog()
+	s.node.awaitBacklog(s.Conn().RemotePeer())
 	var hdr [binary.MaxVarintLen64]byte
 	var size uint64
 	for i := 0; ; i++ {
@@ -225,7 +229,9 @@ func (s *codecStream) release() {
 			s.wmu.Lock()
 			if s.w != nil {
 				s.w.Close()
+				s.w = nil
 			}
+			s.wclosed = true
 			s.wmu.Unlock()
 			s.rmu.Lock()
 			if s.r != nil {
@@ -243,6 +249,7 @@ func (s *codecStream) Close() error {
 		err = s.w.Close()
 		s.w = nil
 	}
+	s.wclosed = true
 	s.wmu.Unlock()
 	s.release()
 	if cerr := s.Stream.Close(); err == nil {
