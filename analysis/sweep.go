@@ -485,16 +485,11 @@ func replayStreamHook(cfg Config, s *corpusStream, dictBytes []byte, r *Result, 
 	}
 	var sink unitSink
 	sink.Grow(len(s.data)/2 + 4096) // most configurations compress; growing is not codec time but slows the replay
-	var w io.WriteCloser
+	spec := cfg.Spec
 	if cfg.Dict {
-		dw, err := newDictWriter(&sink, cfg.Spec, dictBytes)
-		if err != nil {
-			return err
-		}
-		w = dw
-	} else {
-		w = cfg.Spec.NewWriter(&sink)
+		spec.ZstdDict = dictBytes
 	}
+	w := spec.NewWriter(&sink)
 	prev := 0
 	last := -1
 	cpu0, _ := threadCPU()
@@ -526,17 +521,7 @@ func replayStreamHook(cfg Config, s *corpusStream, dictBytes []byte, r *Result, 
 	if afterEncode != nil {
 		afterEncode()
 	}
-	var rd io.ReadCloser
-	src := bytes.NewReader(sink.Bytes())
-	if cfg.Dict {
-		dr, err := newDictReader(src, cfg.Spec, dictBytes)
-		if err != nil {
-			return err
-		}
-		rd = dr
-	} else {
-		rd = cfg.Spec.NewReader(src)
-	}
+	rd := spec.NewReader(bytes.NewReader(sink.Bytes()))
 	defer rd.Close()
 	buf := make([]byte, 0, 64<<10)
 	cpu0, _ = threadCPU()

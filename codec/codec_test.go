@@ -5,9 +5,13 @@ import (
 	"errors"
 	"io"
 	"math/rand"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	zstddict "github.com/klauspost/compress/dict"
+	"github.com/klauspost/compress/zstd"
 )
 
 func TestParseCanonical(t *testing.T) {
@@ -40,7 +44,7 @@ func TestParseCanonical(t *testing.T) {
 			t.Errorf("Parse(%q).String() = %q, want %q", c.in, got, c.want)
 		}
 		back, err := Parse(s.String())
-		if err != nil || back != s {
+		if err != nil || !reflect.DeepEqual(back, s) {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", s.String(), back, err, s)
 		}
 	}
@@ -254,5 +258,53 @@ func TestMeterTimeExcludesIO(t *testing.T) {
 		if s.Kind != Plain && (w.(Meter).Stats().Time <= 0 || r.(Meter).Stats().Time <= 0) {
 			t.Errorf("%s: no codec time measured", spec)
 		}
+	}
+}
+
+// A dictionary set on a zstd spec is used by both ends: frames that resemble it shrink, and
+// a reader without the dictionary cannot decode the stream.
+func TestZstdDictionary(t *testing.T) {
+	spec, err := Parse("zstd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := []byte("/eth2/8c9f62fe/beacon_attestation_17/ssz_snappy and a shared AttestationData of the slot")
+	rng := rand.New(rand.NewSource(5))
+	var samples [][]byte
+	for i := 0; i < 200; i++ {
+		sig := make([]byte, 32)
+		rng.Read(sig)
+		samples = append(samples, append(append([]byte(nil), unit...), sig...))
+	}
+	dict, err := zstddict.BuildZstdDict(samples, zstddict.Options{MaxDictSize: 4096, HashBytes: 6, ZstdDictID: 7, ZstdLevel: zstd.SpeedDefault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encode := func(s Spec) []byte {
+		var wire bytes.Buffer
+		w := s.NewWriter(&wire)
+		if _, err := w.Write(unit); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return wire.Bytes()
+	}
+	withDict := spec
+	withDict.ZstdDict = dict
+	plainWire, dictWire := encode(spec), encode(withDict)
+	if len(dictWire) >= len(plainWire) {
+		t.Fatalf("with dictionary %d bytes, without %d", len(dictWire), len(plainWire))
+	}
+	got, err := io.ReadAll(withDict.NewReader(bytes.NewReader(dictWire)))
+	if err != nil || !bytes.Equal(got, unit) {
+		t.Fatalf("dictionary round trip: %q, %v", got, err)
+	}
+	if got, err := io.ReadAll(spec.NewReader(bytes.NewReader(dictWire))); err == nil && bytes.Equal(got, unit) {
+		t.Fatal("a reader without the dictionary decoded a dictionary stream")
+	}
+	if w := withDict.NewWriter(io.Discard); w.(Meter).Stats().StateBytes != spec.NewWriter(io.Discard).(Meter).Stats().StateBytes+int64(len(dict)) {
+		t.Fatal("writer state does not count the dictionary")
 	}
 }

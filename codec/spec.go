@@ -53,6 +53,9 @@ type Spec struct {
 	// MaxUnitBytes bounds one decoded unit (snappy-stream's block bound);
 	// 0 means snappystream.DefaultMaxBlockBytes. Not part of the spec string.
 	MaxUnitBytes int
+	// ZstdDict is a zstd dictionary both ends load before the stream starts (offline
+	// replays with a trained dictionary); nil for none. Not part of the spec string.
+	ZstdDict []byte
 }
 
 // Forms lists the accepted spec forms, for errors and help texts.

@@ -24,11 +24,16 @@ type zstdWriter struct {
 
 func newZstdWriter(w io.Writer, s Spec) *zstdWriter {
 	z := &zstdWriter{w: w, spec: s}
-	enc, err := zstd.NewWriter(&z.buf,
+	opts := []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(s.ZstdLevel)),
 		zstd.WithWindowSize(s.WindowBytes),
 		zstd.WithEncoderConcurrency(1),
-		zstd.WithLowerEncoderMem(true))
+		zstd.WithLowerEncoderMem(true),
+	}
+	if len(s.ZstdDict) > 0 {
+		opts = append(opts, zstd.WithEncoderDict(s.ZstdDict))
+	}
+	enc, err := zstd.NewWriter(&z.buf, opts...)
 	if err != nil {
 		// Parse only admits levels and windows the library accepts.
 		z.err = fmt.Errorf("zstd: new encoder for %s: %w", s, err)
@@ -125,16 +130,21 @@ func zstdEncoderStateBytes(s Spec) int64 {
 	default:
 		tables = 8<<22 + 8<<18
 	}
-	return int64(s.WindowBytes) + block + 2*block + tables
+	return int64(s.WindowBytes) + block + 2*block + tables + int64(len(s.ZstdDict))
 }
 
 func newZstdReader(r io.Reader, s Spec) io.ReadCloser {
 	src := &timedSource{r: r}
-	dec, err := zstd.NewReader(src,
+	opts := []zstd.DOption{
 		zstd.WithDecoderConcurrency(1),
 		zstd.WithDecoderLowmem(true),
 		zstd.WithDecoderMaxWindow(uint64(s.WindowBytes)),
-		zstd.WithDecoderMaxMemory(uint64(s.WindowBytes)))
+		zstd.WithDecoderMaxMemory(uint64(s.WindowBytes)),
+	}
+	if len(s.ZstdDict) > 0 {
+		opts = append(opts, zstd.WithDecoderDicts(s.ZstdDict))
+	}
+	dec, err := zstd.NewReader(src, opts...)
 	if err != nil {
 		return &failedReader{err: fmt.Errorf("zstd: new decoder for %s: %w", s, err)}
 	}
@@ -146,8 +156,8 @@ func newZstdReader(r io.Reader, s Spec) io.ReadCloser {
 			dec.Close()
 			return nil
 		},
-		// History (window) plus one block being decoded.
-		state: func() int64 { return int64(s.WindowBytes) + 128<<10 },
+		// History (window) plus one block being decoded, plus the dictionary.
+		state: func() int64 { return int64(s.WindowBytes) + 128<<10 + int64(len(s.ZstdDict)) },
 	}
 }
 
