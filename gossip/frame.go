@@ -61,47 +61,35 @@ var errFrame = errors.New("malformed rpc frame")
 // SplitFrame attributes the bytes of one length-prefixed RPC frame to categories by the
 // encoded size of its parts (design.md): each published message to its topic's category,
 // subscriptions and control to Control, unknown fields to Other. The length prefix is shared
-// out in proportion. It does not allocate.
+// out in proportion.
 func SplitFrame(frame []byte) (FrameParts, error) {
 	var parts FrameParts
-	size, n := binary.Uvarint(frame)
-	if n <= 0 {
-		return parts, fmt.Errorf("%w: bad length prefix", errFrame)
-	}
-	body := frame[n:]
-	if uint64(len(body)) != size {
-		return parts, fmt.Errorf("%w: length prefix says %d bytes, frame has %d", errFrame, size, len(body))
+	body, n, err := frameBody(frame)
+	if err != nil {
+		return parts, err
 	}
 	for len(body) > 0 {
-		num, typ, tn := protowire.ConsumeTag(body)
-		if tn < 0 {
-			return parts, fmt.Errorf("%w: %v", errFrame, protowire.ParseError(tn))
+		var f field
+		if f, body, err = nextField(body); err != nil {
+			return parts, err
 		}
-		fn := protowire.ConsumeFieldValue(num, typ, body[tn:])
-		if fn < 0 {
-			return parts, fmt.Errorf("%w: field %d: %v", errFrame, num, protowire.ParseError(fn))
-		}
-		field := body[:tn+fn]
-		body = body[tn+fn:]
 		switch {
-		case num == rpcPublish && typ == protowire.BytesType:
-			msg, _ := protowire.ConsumeBytes(field[tn:])
-			c := TopicCategory(messageTopic(msg))
-			parts.Bytes[c] += len(field)
+		case f.is(rpcPublish):
+			c := TopicCategory(messageTopic(f.value))
+			parts.Bytes[c] += len(f.all)
 			parts.Messages[c]++
-		case num == rpcSubscriptions && typ == protowire.BytesType:
-			parts.Bytes[Control] += len(field)
+		case f.is(rpcSubscriptions):
+			parts.Bytes[Control] += len(f.all)
 			parts.Messages[Control]++
-		case num == rpcControl && typ == protowire.BytesType:
-			parts.Bytes[Control] += len(field)
-			ctl, _ := protowire.ConsumeBytes(field[tn:])
-			parts.Messages[Control] += countFields(ctl)
+		case f.is(rpcControl):
+			parts.Bytes[Control] += len(f.all)
+			parts.Messages[Control] += countFields(f.value)
 		default:
-			parts.Bytes[Other] += len(field)
+			parts.Bytes[Other] += len(f.all)
 		}
 	}
 	// Share the length prefix out in proportion, remainder to the dominant category.
-	if total := int(size); total > 0 {
+	if total := len(frame) - n; total > 0 {
 		given := 0
 		for c := range parts.Bytes {
 			extra := parts.Bytes[c] * n / total
@@ -115,24 +103,57 @@ func SplitFrame(frame []byte) (FrameParts, error) {
 	return parts, nil
 }
 
+// frameBody checks a frame's length prefix and returns the RPC bytes and the prefix length.
+func frameBody(frame []byte) (body []byte, prefixBytes int, err error) {
+	size, n := binary.Uvarint(frame)
+	if n <= 0 {
+		return nil, 0, fmt.Errorf("%w: bad length prefix", errFrame)
+	}
+	if uint64(len(frame)-n) != size {
+		return nil, 0, fmt.Errorf("%w: length prefix says %d bytes, frame has %d", errFrame, size, len(frame)-n)
+	}
+	return frame[n:], n, nil
+}
+
+// field is one protobuf field: its number and wire type, all its bytes (tag included) and,
+// for a length-delimited field, its contents.
+type field struct {
+	num        protowire.Number
+	typ        protowire.Type
+	all, value []byte
+}
+
+// is reports whether f is the length-delimited field num.
+func (f field) is(num protowire.Number) bool { return f.num == num && f.typ == protowire.BytesType }
+
+// nextField splits the first field off b.
+func nextField(b []byte) (field, []byte, error) {
+	num, typ, tn := protowire.ConsumeTag(b)
+	if tn < 0 {
+		return field{}, nil, fmt.Errorf("%w: %v", errFrame, protowire.ParseError(tn))
+	}
+	fn := protowire.ConsumeFieldValue(num, typ, b[tn:])
+	if fn < 0 {
+		return field{}, nil, fmt.Errorf("%w: field %d: %v", errFrame, num, protowire.ParseError(fn))
+	}
+	f := field{num: num, typ: typ, all: b[:tn+fn]}
+	if typ == protowire.BytesType {
+		f.value, _ = protowire.ConsumeBytes(b[tn:])
+	}
+	return f, b[tn+fn:], nil
+}
+
+// messageTopic returns a Message's topic, or "" when it has none or is malformed.
 func messageTopic(msg []byte) string {
 	for len(msg) > 0 {
-		num, typ, tn := protowire.ConsumeTag(msg)
-		if tn < 0 {
+		f, rest, err := nextField(msg)
+		if err != nil {
 			return ""
 		}
-		if num == msgTopic && typ == protowire.BytesType {
-			v, vn := protowire.ConsumeBytes(msg[tn:])
-			if vn < 0 {
-				return ""
-			}
-			return string(v)
+		if f.is(msgTopic) {
+			return string(f.value)
 		}
-		fn := protowire.ConsumeFieldValue(num, typ, msg[tn:])
-		if fn < 0 {
-			return ""
-		}
-		msg = msg[tn+fn:]
+		msg = rest
 	}
 	return ""
 }
@@ -142,15 +163,10 @@ func messageTopic(msg []byte) string {
 func countFields(b []byte) int {
 	n := 0
 	for len(b) > 0 {
-		num, typ, tn := protowire.ConsumeTag(b)
-		if tn < 0 {
+		var err error
+		if _, b, err = nextField(b); err != nil {
 			return n
 		}
-		fn := protowire.ConsumeFieldValue(num, typ, b[tn:])
-		if fn < 0 {
-			return n
-		}
-		b = b[tn+fn:]
 		n++
 	}
 	return n

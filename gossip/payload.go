@@ -69,48 +69,32 @@ func AppendSnappyFrame(dst, frame []byte) ([]byte, error) {
 // the fields in their original order so the result is what pubsub would marshal for the
 // rewritten RPC.
 func transcodeFrame(dst, frame []byte, conv func(dst, data []byte) ([]byte, error)) ([]byte, error) {
-	size, n := binary.Uvarint(frame)
-	if n <= 0 || uint64(len(frame)-n) != size {
-		return dst, fmt.Errorf("%w: bad length prefix", errFrame)
+	body, _, err := frameBody(frame)
+	if err != nil {
+		return dst, err
 	}
-	body := frame[n:]
 	out := make([]byte, 0, len(body)+len(body)/2)
 	var msgBuf, dataBuf []byte
 	for len(body) > 0 {
-		num, typ, tn := protowire.ConsumeTag(body)
-		if tn < 0 {
-			return dst, fmt.Errorf("%w: %v", errFrame, protowire.ParseError(tn))
+		var f field
+		if f, body, err = nextField(body); err != nil {
+			return dst, err
 		}
-		fn := protowire.ConsumeFieldValue(num, typ, body[tn:])
-		if fn < 0 {
-			return dst, fmt.Errorf("%w: field %d: %v", errFrame, num, protowire.ParseError(fn))
-		}
-		field := body[:tn+fn]
-		body = body[tn+fn:]
-		if num != rpcPublish || typ != protowire.BytesType {
-			out = append(out, field...)
+		if !f.is(rpcPublish) {
+			out = append(out, f.all...)
 			continue
 		}
-		msg, _ := protowire.ConsumeBytes(field[tn:])
 		msgBuf = msgBuf[:0]
-		for len(msg) > 0 {
-			mnum, mtyp, mtn := protowire.ConsumeTag(msg)
-			if mtn < 0 {
-				return dst, fmt.Errorf("%w: message: %v", errFrame, protowire.ParseError(mtn))
+		for msg := f.value; len(msg) > 0; {
+			var mf field
+			if mf, msg, err = nextField(msg); err != nil {
+				return dst, fmt.Errorf("message: %w", err)
 			}
-			mfn := protowire.ConsumeFieldValue(mnum, mtyp, msg[mtn:])
-			if mfn < 0 {
-				return dst, fmt.Errorf("%w: message field %d: %v", errFrame, mnum, protowire.ParseError(mfn))
-			}
-			mfield := msg[:mtn+mfn]
-			msg = msg[mtn+mfn:]
-			if mnum != msgData || mtyp != protowire.BytesType {
-				msgBuf = append(msgBuf, mfield...)
+			if !mf.is(msgData) {
+				msgBuf = append(msgBuf, mf.all...)
 				continue
 			}
-			data, _ := protowire.ConsumeBytes(mfield[mtn:])
-			var err error
-			if dataBuf, err = conv(dataBuf[:0], data); err != nil {
+			if dataBuf, err = conv(dataBuf[:0], mf.value); err != nil {
 				return dst, err
 			}
 			msgBuf = protowire.AppendTag(msgBuf, msgData, protowire.BytesType)
