@@ -16,7 +16,6 @@ const (
 	rpcSubscriptions = 1
 	rpcPublish       = 2
 	rpcControl       = 3
-	msgTopic         = 4
 )
 
 // TopicFilter derives the view of a node with fewer subscriptions from frames recorded by a
@@ -107,7 +106,7 @@ func (f *TopicFilter) filterField(num protowire.Number, typ protowire.Type, v []
 	val, _ := protowire.ConsumeBytes(v)
 	switch num {
 	case rpcPublish:
-		return f.Wants(publishTopic(val)), nil, nil
+		return f.Wants(gossip.MessageTopic(val)), nil, nil
 	case rpcSubscriptions:
 		var s pb.RPC_SubOpts
 		if err := proto.Unmarshal(val, &s); err != nil {
@@ -137,30 +136,13 @@ func (f *TopicFilter) filterField(num protowire.Number, typ protowire.Type, v []
 // filterControl drops what the narrower node would not get and reports whether anything changed.
 func (f *TopicFilter) filterControl(c *pb.ControlMessage) bool {
 	changed := false
-	ihave := c.Ihave[:0]
-	for _, e := range c.Ihave {
-		if f.Wants(e.GetTopicID()) {
-			ihave = append(ihave, e)
-		}
-	}
-	changed = changed || len(ihave) != len(c.Ihave)
-	c.Ihave = ihave
-	graft := c.Graft[:0]
-	for _, e := range c.Graft {
-		if f.Wants(e.GetTopicID()) {
-			graft = append(graft, e)
-		}
-	}
-	changed = changed || len(graft) != len(c.Graft)
-	c.Graft = graft
-	prune := c.Prune[:0]
-	for _, e := range c.Prune {
-		if f.Wants(e.GetTopicID()) {
-			prune = append(prune, e)
-		}
-	}
-	changed = changed || len(prune) != len(c.Prune)
-	c.Prune = prune
+	var dropped bool
+	c.Ihave, dropped = keepTopics(c.Ihave, f.Wants)
+	changed = changed || dropped
+	c.Graft, dropped = keepTopics(c.Graft, f.Wants)
+	changed = changed || dropped
+	c.Prune, dropped = keepTopics(c.Prune, f.Wants)
+	changed = changed || dropped
 	keepIDs := func(ids []string) []string {
 		out := ids[:0]
 		for _, id := range ids {
@@ -188,26 +170,6 @@ func (f *TopicFilter) filterControl(c *pb.ControlMessage) bool {
 	changed = changed || len(idw) != len(c.Idontwant)
 	c.Idontwant = idw
 	return changed
-}
-
-// publishTopic returns the topic of an encoded pubsub Message, "" if it has none.
-func publishTopic(msg []byte) string {
-	for len(msg) > 0 {
-		num, typ, tn := protowire.ConsumeTag(msg)
-		if tn < 0 {
-			return ""
-		}
-		fn := protowire.ConsumeFieldValue(num, typ, msg[tn:])
-		if fn < 0 {
-			return ""
-		}
-		if num == msgTopic && typ == protowire.BytesType {
-			v, _ := protowire.ConsumeBytes(msg[tn:])
-			return string(v)
-		}
-		msg = msg[tn+fn:]
-	}
-	return ""
 }
 
 // needsIDs reports whether a frame carries IWANT or IDONTWANT entries, which the filter can
@@ -254,4 +216,16 @@ func addMessageIDs(known map[string]bool, frame []byte, wants func(string) bool)
 		known[gossip.PubsubMsgID(m)] = wants(m.GetTopic())
 	}
 	return nil
+}
+
+// keepTopics keeps the control entries whose topic is wanted, in place, and reports whether
+// any was dropped.
+func keepTopics[E interface{ GetTopicID() string }](entries []E, wants func(string) bool) ([]E, bool) {
+	kept := entries[:0]
+	for _, e := range entries {
+		if wants(e.GetTopicID()) {
+			kept = append(kept, e)
+		}
+	}
+	return kept, len(kept) != len(entries)
 }

@@ -75,7 +75,7 @@ func SplitFrame(frame []byte) (FrameParts, error) {
 		}
 		switch {
 		case f.is(rpcPublish):
-			c := TopicCategory(messageTopic(f.value))
+			c := TopicCategory(MessageTopic(f.value))
 			parts.Bytes[c] += len(f.all)
 			parts.Messages[c]++
 		case f.is(rpcSubscriptions):
@@ -143,8 +143,9 @@ func nextField(b []byte) (field, []byte, error) {
 	return f, b[tn+fn:], nil
 }
 
-// messageTopic returns a Message's topic, or "" when it has none or is malformed.
-func messageTopic(msg []byte) string {
+// MessageTopic returns the topic of an encoded pubsub Message, or "" when it has none or is
+// malformed.
+func MessageTopic(msg []byte) string {
 	for len(msg) > 0 {
 		f, rest, err := nextField(msg)
 		if err != nil {

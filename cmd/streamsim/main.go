@@ -59,6 +59,17 @@ func main() {
 // usageError marks a bad flag or argument: exit status 2 instead of 1.
 type usageError struct{ error }
 
+// parseFlags parses a subcommand's flags; a bad flag is a usageError, -h is flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
 func usage(w *os.File) {
 	fmt.Fprintln(w, "usage: streamsim [command] [flags]   (no command: run)")
 	fmt.Fprintln(w, "\ncommands:")

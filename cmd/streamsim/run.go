@@ -45,11 +45,8 @@ func runRunCmd(args []string) error {
 	record := fs.Bool("record", false, "record every RPC frame of every stream direction ("+sim.TraceFile+" per node)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object instead of the table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}

@@ -49,11 +49,8 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 		fmt.Fprintln(out, "category next to the proposal's published figures, with codec CPU and memory per stream direction.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
 		return usageError{errors.New("no trace given (usage: streamsim sweep [flags] TRACE...)")}
