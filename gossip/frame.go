@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -89,14 +90,10 @@ func SplitFrame(frame []byte) (FrameParts, error) {
 		}
 	}
 	// Share the length prefix out in proportion, remainder to the dominant category.
-	if total := len(frame) - n; total > 0 {
-		given := 0
-		for c := range parts.Bytes {
-			extra := parts.Bytes[c] * n / total
-			parts.Bytes[c] += extra
-			given += extra
+	if len(frame) > n {
+		for c, b := range ShareOut(int64(n), &parts.Bytes) {
+			parts.Bytes[c] += int(b)
 		}
-		parts.Bytes[parts.Dominant()] += n - given
 	} else {
 		parts.Bytes[Control] += n
 	}
@@ -171,4 +168,81 @@ func countFields(b []byte) int {
 		n++
 	}
 	return n
+}
+
+// ShareOut splits n bytes across categories in proportion to weights (a frame's raw bytes per
+// category, as SplitFrame gives them); the rounding remainder goes to the heaviest category,
+// so the shares add up to n exactly. With no weight at all, everything goes to Other.
+func ShareOut(n int64, weights *[NumCategories]int) [NumCategories]int64 {
+	var out [NumCategories]int64
+	var total int64
+	for _, w := range weights {
+		total += int64(w)
+	}
+	if total <= 0 {
+		out[Other] = n
+		return out
+	}
+	var given int64
+	best := Other
+	for c, w := range weights {
+		out[c] = n * int64(w) / total
+		given += out[c]
+		if w > weights[best] {
+			best = Category(c)
+		}
+	}
+	out[best] += n - given
+	return out
+}
+
+// ReadFrame reads one length-prefixed RPC frame from r into buf (grown as needed) and returns
+// it, length prefix included, exactly as pubsub wrote it. A frame longer than maxBytes is an
+// error before anything is allocated for it; io.EOF is returned only when r ends before the
+// first byte of a frame.
+func ReadFrame(r io.Reader, buf []byte, maxBytes int) ([]byte, error) {
+	var hdr [binary.MaxVarintLen64]byte
+	var size uint64
+	for i := 0; ; i++ {
+		if i == len(hdr) {
+			return buf, fmt.Errorf("%w: length prefix longer than %d bytes", errFrame, len(hdr))
+		}
+		// One byte at a time, as pubsub's own varint reader does: nothing past the prefix
+		// is taken from r before the frame's size is known.
+		if _, err := io.ReadFull(r, hdr[i:i+1]); err != nil {
+			if i == 0 && errors.Is(err, io.EOF) {
+				return buf, io.EOF
+			}
+			return buf, fmt.Errorf("read frame length: %w", noEOF(err))
+		}
+		if hdr[i] < 0x80 {
+			v, n := binary.Uvarint(hdr[:i+1])
+			if n <= 0 {
+				return buf, fmt.Errorf("%w: bad length prefix", errFrame)
+			}
+			size = v
+			break
+		}
+	}
+	if size > uint64(maxBytes) {
+		return buf, fmt.Errorf("%w: frame of %d bytes exceeds the bound of %d", errFrame, size, maxBytes)
+	}
+	hl := binary.PutUvarint(hdr[:], size)
+	need := hl + int(size)
+	if cap(buf) < need {
+		buf = make([]byte, need)
+	}
+	buf = buf[:need]
+	copy(buf, hdr[:hl])
+	if _, err := io.ReadFull(r, buf[hl:]); err != nil {
+		return buf, fmt.Errorf("read frame of %d bytes: %w", size, noEOF(err))
+	}
+	return buf, nil
+}
+
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"io"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/golang/snappy"
@@ -221,4 +224,41 @@ func FuzzSplitFrame(f *testing.F) {
 		}
 		_, _ = AppendSSZFrame(nil, frame)
 	})
+}
+
+func TestReadFrameAndShareOut(t *testing.T) {
+	f1, err := AppendPublishFrame(nil, "/eth2/8c9f62fe/beacon_attestation_3/ssz_snappy", bytes.Repeat([]byte{7}, 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, _ := AppendPublishFrame(nil, "/eth2/8c9f62fe/beacon_block/ssz_snappy", bytes.Repeat([]byte{9}, 70000))
+	r := bytes.NewReader(append(append([]byte{}, f1...), f2...))
+	var buf []byte
+	for i, want := range [][]byte{f1, f2} {
+		buf, err = ReadFrame(r, buf, 1<<20)
+		if err != nil || !bytes.Equal(buf, want) {
+			t.Fatalf("frame %d: err %v, equal %v", i, err, bytes.Equal(buf, want))
+		}
+	}
+	if _, err := ReadFrame(r, buf, 1<<20); err != io.EOF {
+		t.Fatalf("after the last frame: %v, want io.EOF", err)
+	}
+	if _, err := ReadFrame(bytes.NewReader(f2[:100]), nil, 1<<20); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("truncated frame: %v, want ErrUnexpectedEOF", err)
+	}
+	if _, err := ReadFrame(bytes.NewReader(f2), nil, 1000); err == nil || !strings.Contains(err.Error(), "exceeds the bound of 1000") {
+		t.Fatalf("oversized frame: %v", err)
+	}
+	if _, err := ReadFrame(bytes.NewReader(bytes.Repeat([]byte{0xff}, 11)), nil, 1<<20); err == nil {
+		t.Fatal("an 11-byte varint was accepted")
+	}
+	w := [NumCategories]int{Attestation: 3, Block: 1}
+	got := ShareOut(10, &w)
+	if got[Attestation] != 8 || got[Block] != 2 { // 7 + remainder 1 to the heaviest, 2
+		t.Fatalf("ShareOut(10, 3:1) = %v", got)
+	}
+	var none [NumCategories]int
+	if got := ShareOut(5, &none); got[Other] != 5 {
+		t.Fatalf("ShareOut without weights = %v", got)
+	}
 }

@@ -1,4 +1,4 @@
-package analysis
+package result
 
 import (
 	"runtime/debug"

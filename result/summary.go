@@ -1,4 +1,6 @@
-package analysis
+// Package result is the schema every streamsim scenario writes and every report reads: one
+// summary per instance (node), its stream meters, parity, schedule, build and failure.
+package result
 
 import (
 	"encoding/json"
@@ -13,24 +15,50 @@ import (
 	"github.com/streamsim/streamsim/gossip"
 )
 
-// SummaryFile is the name of the summary asset every hub-leaves instance writes into its
-// outputs directory (Testground layout: <run>/<group>/<instance>/summary.json).
+// SummaryFile is the name of the summary asset every instance writes into its outputs
+// directory (Testground layout: <run>/<group>/<instance>/summary.json).
 const SummaryFile = "summary.json"
 
-// SummaryVersion is the version of NodeSummary this package writes and reads.
-const SummaryVersion = 1
+// SummaryVersion is the version of NodeSummary this package writes. Version 1 (hub-leaves
+// only, failures as bare strings) is still read.
+const SummaryVersion = 2
 
-// Roles of hub-leaves instances.
+// Roles of instances (topology.Role values, as strings so this package stays light).
 const (
 	RolePublisher = "publisher"
 	RoleHub       = "hub"
 	RoleLeaf      = "leaf"
+	RoleNode      = "node"
 )
+
+// FailureKind classifies why an instance failed, so reports never parse messages.
+type FailureKind string
+
+const (
+	// FailSetup: bad parameters, a host or the address exchange failed before the run.
+	FailSetup FailureKind = "setup"
+	// FailPeer: another instance announced its failure, so this one stopped.
+	FailPeer FailureKind = "peer"
+	// FailRun: the measured phase failed (publishing, a barrier, a timeout).
+	FailRun FailureKind = "run"
+	// FailParity: what the node received differs from what was published to it.
+	FailParity FailureKind = "parity"
+)
+
+// Failure is an instance's failure: its kind and a message for people.
+type Failure struct {
+	Kind    FailureKind `json:"kind"`
+	Message string      `json:"message"`
+}
+
+func (f *Failure) Error() string { return string(f.Kind) + ": " + f.Message }
 
 // NodeSummary is one instance's summary.json: what it measured on its streams and what it
 // published or received.
 type NodeSummary struct {
-	Version  int    `json:"version"`
+	Version int `json:"version"`
+	// Scenario is the registered scenario that produced the summary ("hub-leaves", "mesh").
+	Scenario string `json:"scenario,omitempty"`
 	Role     string `json:"role"`
 	Group    string `json:"group"`
 	Instance int    `json:"instance"` // sequence number within the group, from 0
@@ -45,6 +73,9 @@ type NodeSummary struct {
 	TimeScale float64 `json:"time_scale"`
 	Seed      int64   `json:"seed"`
 	Build     string  `json:"build"` // "optimized" or why CPU figures are inflated
+	// Optimized is false when the binary was built without compiler optimizations (CPU
+	// figures inflated); see BuildOptimized.
+	Optimized bool `json:"optimized"`
 
 	// Start and Duration delimit the measured phase: from the start barrier until the node
 	// has seen every published message (or gave up waiting).
@@ -61,8 +92,35 @@ type NodeSummary struct {
 	// compression, including multistream negotiation): the cross-check of wire bytes.
 	Bandwidth    map[string]Traffic `json:"bandwidth"`
 	StreamErrors int64              `json:"stream_errors"`
-	// Error is the instance's failure, if any (parity, timeout).
-	Error string `json:"error,omitempty"`
+	// Failure is the instance's failure, if any.
+	Failure *Failure `json:"failure,omitempty"`
+	// Mesh holds what a node of a gossip mesh measured beyond the streams (nil elsewhere).
+	Mesh *Mesh `json:"mesh,omitempty"`
+}
+
+// summaryV1 is the part of a version-1 summary that changed shape.
+type summaryV1 struct {
+	Error string `json:"error"`
+}
+
+// upgradeV1 converts a version-1 summary (hub-leaves, failures as strings; parity failures
+// began with "parity FAIL") into the current shape.
+func upgradeV1(s *NodeSummary, b []byte) error {
+	var v1 summaryV1
+	if err := json.Unmarshal(b, &v1); err != nil {
+		return err
+	}
+	s.Scenario = "hub-leaves"
+	s.Optimized = s.Build == "" || s.Build == "optimized"
+	if v1.Error != "" {
+		kind := FailRun
+		if len(v1.Error) >= 11 && v1.Error[:11] == "parity FAIL" {
+			kind = FailParity
+		}
+		s.Failure = &Failure{Kind: kind, Message: v1.Error}
+	}
+	s.Version = SummaryVersion
+	return nil
 }
 
 // Traffic is bytes in and out.
@@ -189,8 +247,14 @@ func ReadSummary(path string) (*NodeSummary, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if s.Version != SummaryVersion {
-		return nil, fmt.Errorf("%s: summary version %d, want %d", path, s.Version, SummaryVersion)
+	switch s.Version {
+	case SummaryVersion:
+	case 1:
+		if err := upgradeV1(&s, b); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s: summary version %d, want 1 or %d", path, s.Version, SummaryVersion)
 	}
 	return &s, nil
 }
@@ -205,8 +269,8 @@ func WriteSummary(path string, s *NodeSummary) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// findSummaries returns every summary.json under dir, sorted.
-func findSummaries(dir string) ([]string, error) {
+// FindSummaries returns every summary.json under dir, sorted.
+func FindSummaries(dir string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
