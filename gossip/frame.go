@@ -36,6 +36,48 @@ type FrameParts struct {
 	// Messages per category: published messages by their topic; Control counts control
 	// entries (IHAVE, IWANT, IDONTWANT, GRAFT, PRUNE, subscriptions).
 	Messages [NumCategories]int
+	// Control splits the Control category by kind: its bytes (adding up to Bytes[Control]),
+	// entries and message ids.
+	Control [NumControlKinds]ControlPart
+}
+
+// ControlKind is a kind of gossipsub control traffic.
+type ControlKind uint8
+
+const (
+	Subscriptions ControlKind = iota
+	IHave
+	IWant
+	Graft
+	Prune
+	IDontWant
+	// NumControlKinds is the number of control kinds.
+	NumControlKinds
+)
+
+var controlKindNames = [NumControlKinds]string{"subscriptions", "ihave", "iwant", "graft", "prune", "idontwant"}
+
+func (k ControlKind) String() string {
+	if k < NumControlKinds {
+		return controlKindNames[k]
+	}
+	return fmt.Sprintf("ControlKind(%d)", uint8(k))
+}
+
+// ControlKinds lists every control kind in report order.
+func ControlKinds() []ControlKind {
+	out := make([]ControlKind, NumControlKinds)
+	for i := range out {
+		out[i] = ControlKind(i)
+	}
+	return out
+}
+
+// ControlPart is one control kind's share of a frame.
+type ControlPart struct {
+	Bytes   int // encoded bytes
+	Entries int // subscriptions, or IHAVE/IWANT/GRAFT/PRUNE/IDONTWANT entries
+	IDs     int // message ids carried (IHAVE, IWANT, IDONTWANT)
 }
 
 // Dominant returns the category holding most of the frame's bytes.
@@ -82,9 +124,11 @@ func SplitFrame(frame []byte) (FrameParts, error) {
 		case f.is(rpcSubscriptions):
 			parts.Bytes[Control] += len(f.all)
 			parts.Messages[Control]++
+			parts.Control[Subscriptions].Bytes += len(f.all)
+			parts.Control[Subscriptions].Entries++
 		case f.is(rpcControl):
 			parts.Bytes[Control] += len(f.all)
-			parts.Messages[Control] += countFields(f.value)
+			parts.Messages[Control] += splitControl(f.value, &parts.Control)
 		default:
 			parts.Bytes[Other] += len(f.all)
 		}
@@ -96,6 +140,18 @@ func SplitFrame(frame []byte) (FrameParts, error) {
 		}
 	} else {
 		parts.Bytes[Control] += n
+	}
+	// The control message's own tag and length and its share of the length prefix go to
+	// the heaviest control kind, so the kinds add up to the category.
+	if parts.Bytes[Control] > 0 {
+		sum, best := 0, Subscriptions
+		for k := range parts.Control {
+			sum += parts.Control[k].Bytes
+			if parts.Control[k].Bytes > parts.Control[best].Bytes {
+				best = ControlKind(k)
+			}
+		}
+		parts.Control[best].Bytes += parts.Bytes[Control] - sum
 	}
 	return parts, nil
 }
@@ -156,16 +212,39 @@ func MessageTopic(msg []byte) string {
 	return ""
 }
 
-// countFields counts the top-level entries of a ControlMessage (one per IHAVE, IWANT, GRAFT,
-// PRUNE or IDONTWANT entry).
-func countFields(b []byte) int {
+// ControlMessage fields (pubsub pb/rpc.proto) and the message-id fields inside them.
+var controlFields = map[protowire.Number]struct {
+	kind ControlKind
+	ids  protowire.Number // field of message ids inside the entry; 0 for none
+}{1: {IHave, 2}, 2: {IWant, 1}, 3: {Graft, 0}, 4: {Prune, 0}, 5: {IDontWant, 1}}
+
+// splitControl adds a ControlMessage's entries to parts by kind and returns how many entries
+// it has (unknown fields count as entries of no kind).
+func splitControl(b []byte, parts *[NumControlKinds]ControlPart) int {
 	n := 0
 	for len(b) > 0 {
+		var f field
 		var err error
-		if _, b, err = nextField(b); err != nil {
+		if f, b, err = nextField(b); err != nil {
 			return n
 		}
 		n++
+		cf, ok := controlFields[f.num]
+		if !ok || f.typ != protowire.BytesType {
+			continue
+		}
+		p := &parts[cf.kind]
+		p.Bytes += len(f.all)
+		p.Entries++
+		for v := f.value; cf.ids != 0 && len(v) > 0; {
+			var g field
+			if g, v, err = nextField(v); err != nil {
+				break
+			}
+			if g.is(cf.ids) {
+				p.IDs++
+			}
+		}
 	}
 	return n
 }

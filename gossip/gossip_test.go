@@ -262,3 +262,51 @@ func TestReadFrameAndShareOut(t *testing.T) {
 		t.Fatalf("ShareOut without weights = %v", got)
 	}
 }
+
+func TestSplitFrameControlKinds(t *testing.T) {
+	topic := "/eth2/8c9f62fe/beacon_aggregate_and_proof/ssz_snappy"
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = string(bytes.Repeat([]byte{byte(i)}, 20))
+		}
+		return out
+	}
+	rpc := &pb.RPC{
+		Subscriptions: []*pb.RPC_SubOpts{{Subscribe: proto.Bool(true), Topicid: proto.String(topic)}},
+		Control: &pb.ControlMessage{
+			Ihave:     []*pb.ControlIHave{{TopicID: proto.String(topic), MessageIDs: ids(7)}, {TopicID: proto.String(topic), MessageIDs: ids(3)}},
+			Iwant:     []*pb.ControlIWant{{MessageIDs: ids(2)}},
+			Graft:     []*pb.ControlGraft{{TopicID: proto.String(topic)}},
+			Prune:     []*pb.ControlPrune{{TopicID: proto.String(topic)}},
+			Idontwant: []*pb.ControlIDontWant{{MessageIDs: ids(5)}},
+		},
+	}
+	frame, err := AppendFrame(nil, rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := SplitFrame(frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parts.Bytes[Control] != len(frame) {
+		t.Fatalf("control bytes %d, frame %d", parts.Bytes[Control], len(frame))
+	}
+	sum := 0
+	for _, p := range parts.Control {
+		sum += p.Bytes
+	}
+	if sum != len(frame) {
+		t.Fatalf("control kinds add up to %d, frame has %d", sum, len(frame))
+	}
+	want := map[ControlKind][2]int{Subscriptions: {1, 0}, IHave: {2, 10}, IWant: {1, 2}, Graft: {1, 0}, Prune: {1, 0}, IDontWant: {1, 5}}
+	for k, w := range want {
+		if p := parts.Control[k]; p.Entries != w[0] || p.IDs != w[1] {
+			t.Errorf("%s: %d entries, %d ids; want %v", k, p.Entries, p.IDs, w)
+		}
+	}
+	if one, _ := proto.Marshal(&pb.ControlMessage{Ihave: rpc.Control.Ihave[:1]}); parts.Control[IHave].Bytes < 2*len(one)-4 {
+		t.Errorf("IHAVE bytes %d, one entry alone encodes to %d", parts.Control[IHave].Bytes, len(one))
+	}
+}

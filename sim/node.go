@@ -24,20 +24,18 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 
-	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/trace"
 )
 
-// Ethereum consensus GossipSub settings (reference.md §5); durations are for real time and
-// are divided by the time scale.
+// seenTTL and fanoutTTL are Ethereum's (reference.md §5), for real time; a node divides them
+// by its time scale, like the heartbeat.
 const (
-	heartbeatInterval = 700 * time.Millisecond
-	fanoutTTL         = 60 * time.Second
-	seenTTL           = 768 * time.Second
-	historyLength     = 6
-	historyGossip     = 3
+	fanoutTTL = 60 * time.Second
+	seenTTL   = 768 * time.Second
 	// queueSize is the per-peer outbound queue and the validation queue (Ethereum clients
 	// use about 1000; pubsub's defaults of 32 drop under consensus load).
 	queueSize = 1000
@@ -47,40 +45,141 @@ const (
 // plus room for the topic and protobuf framing.
 var MaxMessageBytes = snappy.MaxEncodedLen(gossip.MaxPayloadBytes) + 64<<10
 
-// Config configures a Node.
-type Config struct {
-	// ListenIP is the IP to listen on (TCP, port chosen by the system). Default 127.0.0.1.
-	ListenIP string
-	// Codecs are the compressed stream codecs the node offers, in order of preference;
-	// plain /meshsub/1.2.0 is always offered last.
-	Codecs []codec.Spec
-	// PayloadSSZ carries raw SSZ inside compressed streams (payload mode ssz). Every node of
-	// a run must agree; plain streams always carry ssz_snappy.
-	PayloadSSZ bool
-	// TimeScale divides heartbeat, fanout TTL and seen TTL. Default 1.
-	TimeScale float64
-	// Recorder, when set, receives every RPC frame of every stream direction.
-	Recorder *trace.Writer
-	// Logger gets stream errors. Default slog.Default().
-	Logger *slog.Logger
-	// Role and PeerRole label the node and its peers in summaries (optional).
-	Role     string
-	PeerRole func(peer.ID) string
+// maxFrameBytes bounds one decoded RPC frame (length prefix included) on every stream.
+var maxFrameBytes = MaxMessageBytes + binary.MaxVarintLen64
+
+// Host is a libp2p host as streamsim runs it (TCP, noise, yamux, null resource and connection
+// managers, a BandwidthCounter), listening before the address exchange; a Node runs GossipSub
+// on it once the topology is known.
+type Host struct {
+	host.Host
+	bw *metrics.BandwidthCounter
 }
 
-// Node is one simulated consensus node: a libp2p host whose gossipsub streams pass through
-// stream codecs, GossipSub with Ethereum settings, meters on every stream direction, pubsub
-// event counters and an optional frame recorder.
+// NewHost starts a host listening on ip (TCP, port chosen by the system). extra options come
+// after streamsim's and may replace them (a shaped transport, say).
+func NewHost(ip string, extra ...libp2p.Option) (*Host, error) {
+	if ip == "" {
+		ip = "127.0.0.1"
+	}
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("node key: %w", err)
+	}
+	bw := metrics.NewBandwidthCounter()
+	opts := []libp2p.Option{
+		libp2p.Identity(key),
+		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/tcp/0", ip)),
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+		libp2p.ResourceManager(&network.NullResourceManager{}),
+		// Keep every simulated peer. The null manager never trims, and it does not support
+		// decaying tags, which spares pubsub's tag tracer a failed (fmt.Errorf) tag bump
+		// per delivered message once the decayer's queue is full.
+		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
+		libp2p.BandwidthReporter(bw),
+		libp2p.DisableRelay(),
+		libp2p.DisableMetrics(),
+		libp2p.Ping(false),
+	}
+	h, err := libp2p.New(append(opts, extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("libp2p host: %w", err)
+	}
+	return &Host{Host: h, bw: bw}, nil
+}
+
+// AddrInfo is the host's id and listen addresses.
+func (h *Host) AddrInfo() peer.AddrInfo { return peer.AddrInfo{ID: h.ID(), Addrs: h.Addrs()} }
+
+// config is what Options set; a Node never changes it after NewNode.
+type config struct {
+	codecs      []codec.Spec
+	payloadSSZ  bool
+	timeScale   float64
+	client      topology.Client
+	direct      []peer.AddrInfo
+	tracers     []pubsub.RawTracer
+	flowControl bool
+	recorder    *trace.Writer
+	log         *slog.Logger
+	peerRole    func(peer.ID) string
+	heartbeat   time.Duration // initial delay of the first heartbeat (stagger), real time
+}
+
+// Option configures a Node, in go-libp2p-pubsub's style.
+type Option func(*config) error
+
+// WithCodecs sets the compressed stream codecs the node offers, in order of preference;
+// plain /meshsub/1.2.0 is always offered last.
+func WithCodecs(specs ...codec.Spec) Option {
+	return func(c *config) error { c.codecs = append([]codec.Spec(nil), specs...); return nil }
+}
+
+// WithPayloadSSZ carries raw SSZ inside compressed streams (payload mode ssz). Every node of a
+// run must agree; plain streams always carry ssz_snappy.
+func WithPayloadSSZ(on bool) Option { return func(c *config) error { c.payloadSSZ = on; return nil } }
+
+// WithTimeScale divides heartbeat, fanout TTL and seen TTL by scale (a speed-up over real time).
+func WithTimeScale(scale float64) Option {
+	return func(c *config) error {
+		if !(scale > 0) {
+			return fmt.Errorf("time scale %g: want a positive number", scale)
+		}
+		c.timeScale = scale
+		return nil
+	}
+}
+
+// WithClient sets the GossipSub parameters (a client profile: D, Dlo, Dhi, Dlazy, heartbeat,
+// history, IDONTWANT threshold, flood publish). Default: the Ethereum spec's.
+func WithClient(cl topology.Client) Option { return func(c *config) error { c.client = cl; return nil } }
+
+// WithDirectPeers sets GossipSub direct peers: they get every message of the topics they
+// subscribe to and no gossip.
+func WithDirectPeers(peers []peer.AddrInfo) Option {
+	return func(c *config) error { c.direct = append([]peer.AddrInfo(nil), peers...); return nil }
+}
+
+// WithRawTracers adds pubsub RawTracers beside the node's own.
+func WithRawTracers(t ...pubsub.RawTracer) Option {
+	return func(c *config) error { c.tracers = append(c.tracers, t...); return nil }
+}
+
+// WithFlowControl turns flow control on or off (default on): with it, a node stops reading
+// gossip streams while one of its outbound queues is more than half full, so overload becomes
+// lag instead of drops. A mesh study of gossip timing turns it off.
+func WithFlowControl(on bool) Option { return func(c *config) error { c.flowControl = on; return nil } }
+
+// WithRecorder records every RPC frame of every stream direction.
+func WithRecorder(w *trace.Writer) Option { return func(c *config) error { c.recorder = w; return nil } }
+
+// WithLogger sets the logger of stream errors (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *config) error { c.log = l; return nil } }
+
+// WithPeerRoles labels peers in the node's stream meters.
+func WithPeerRoles(role func(peer.ID) string) Option {
+	return func(c *config) error { c.peerRole = role; return nil }
+}
+
+// WithHeartbeatDelay delays the first heartbeat (real time, scaled like the heartbeat), so
+// that the heartbeats of a mesh's nodes are staggered as on a real network.
+func WithHeartbeatDelay(d time.Duration) Option {
+	return func(c *config) error { c.heartbeat = d; return nil }
+}
+
+// Node is one simulated consensus node: GossipSub with Ethereum settings on a Host whose
+// gossipsub streams pass through stream codecs, meters on every stream direction, pubsub event
+// counters and an optional frame recorder. It is not changed after NewNode.
 type Node struct {
-	cfg           Config
-	host          host.Host
-	wrapped       *codecHost
-	bw            *metrics.BandwidthCounter
-	ps            *pubsub.PubSub
-	ctx           context.Context
-	cancel        context.CancelFunc
-	log           *slog.Logger
-	maxFrameBytes int
+	cfg     config
+	host    *Host
+	wrapped *codecHost
+	ps      *pubsub.PubSub
+	ctx     context.Context
+	cancel  context.CancelFunc
+	log     *slog.Logger
 
 	meter  meter
 	tracer tracer
@@ -94,6 +193,58 @@ type Node struct {
 
 	topicsMu sync.Mutex
 	topics   map[string]*pubsub.Topic
+}
+
+// NewNode runs GossipSub on h with the options; the node owns h from then on (Close closes it).
+func NewNode(h *Host, opts ...Option) (*Node, error) {
+	spec, _ := topology.ClientProfile("spec")
+	cfg := config{timeScale: 1, client: spec, flowControl: true, log: slog.Default()}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &Node{cfg: cfg, host: h, ctx: ctx, cancel: cancel, log: cfg.log, recStart: time.Now()}
+	n.meter.sides = map[sideKey]*streamSide{}
+	n.tracer.init(h)
+	n.wrapped = &codecHost{Host: h.Host, node: n}
+
+	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.timeScale) }
+	cl := cfg.client
+	params := pubsub.DefaultGossipSubParams()
+	params.D, params.Dlo, params.Dhi, params.Dlazy = cl.D, cl.Dlo, cl.Dhi, cl.Dlazy
+	params.HistoryLength, params.HistoryGossip = cl.HistoryLength, cl.HistoryGossip
+	params.HeartbeatInterval = scale(cl.Heartbeat)
+	params.HeartbeatInitialDelay = scale(100*time.Millisecond + cfg.heartbeat)
+	params.FanoutTTL = scale(fanoutTTL)
+	if cl.IDontWantThresholdBytes > 0 {
+		params.IDontWantMessageThreshold = cl.IDontWantThresholdBytes
+	}
+	psOpts := []pubsub.Option{
+		pubsub.WithGossipSubParams(params),
+		pubsub.WithGossipSubProtocols(protocols(cfg.codecs), features),
+		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
+		pubsub.WithNoAuthor(),
+		pubsub.WithMessageIdFn(gossip.PubsubMsgID),
+		pubsub.WithSeenMessagesTTL(scale(seenTTL)),
+		pubsub.WithFloodPublish(cl.FloodPublish),
+		pubsub.WithMaxMessageSize(MaxMessageBytes),
+		pubsub.WithPeerOutboundQueueSize(queueSize),
+		pubsub.WithValidateQueueSize(queueSize),
+		pubsub.WithDirectPeers(cfg.direct),
+		pubsub.WithRawTracer(&n.tracer),
+	}
+	for _, t := range cfg.tracers {
+		psOpts = append(psOpts, pubsub.WithRawTracer(t))
+	}
+	ps, err := pubsub.NewGossipSub(ctx, n.wrapped, psOpts...)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("gossipsub: %w", err)
+	}
+	n.ps = ps
+	return n, nil
 }
 
 // Topic returns the node's handle of a topic, joining it on first use (pubsub allows one
@@ -115,101 +266,20 @@ func (n *Node) Topic(name string) (*pubsub.Topic, error) {
 	return t, nil
 }
 
-// NewNode starts a host; Start adds GossipSub once the direct peers are known.
-func NewNode(cfg Config) (*Node, error) {
-	if cfg.ListenIP == "" {
-		cfg.ListenIP = "127.0.0.1"
-	}
-	if cfg.TimeScale <= 0 {
-		cfg.TimeScale = 1
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	maxFrame := MaxMessageBytes + binary.MaxVarintLen64
-	for i := range cfg.Codecs {
-		cfg.Codecs[i].MaxUnitBytes = maxFrame
-	}
-	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("node key: %w", err)
-	}
-	bw := metrics.NewBandwidthCounter()
-	h, err := libp2p.New(
-		libp2p.Identity(key),
-		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/tcp/0", cfg.ListenIP)),
-		libp2p.Transport(tcp.NewTCPTransport),
-		libp2p.Security(noise.ID, noise.New),
-		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
-		libp2p.ResourceManager(&network.NullResourceManager{}),
-		// Keep every simulated peer. The null manager never trims, and it does not support
-		// decaying tags, which spares pubsub's tag tracer a failed (fmt.Errorf) tag bump
-		// per delivered message once the decayer's queue is full.
-		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
-		libp2p.BandwidthReporter(bw),
-		libp2p.DisableRelay(),
-		libp2p.DisableMetrics(),
-		libp2p.Ping(false),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("libp2p host: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	n := &Node{
-		cfg: cfg, host: h, bw: bw, ctx: ctx, cancel: cancel, log: cfg.Logger,
-		maxFrameBytes: maxFrame, recStart: time.Now(),
-	}
-	n.meter.sides = map[sideKey]*streamSide{}
-	n.wrapped = &codecHost{Host: h, node: n}
-	return n, nil
-}
-
-// Start runs GossipSub on the node with Ethereum settings; direct peers get every message on
-// the topics they subscribe to and no gossip.
-func (n *Node) Start(direct []peer.AddrInfo) error {
-	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) / n.cfg.TimeScale) }
-	params := pubsub.DefaultGossipSubParams()
-	params.D, params.Dlo, params.Dhi, params.Dlazy = 8, 6, 12, 6
-	params.HistoryLength, params.HistoryGossip = historyLength, historyGossip
-	params.HeartbeatInterval = scale(heartbeatInterval)
-	params.FanoutTTL = scale(fanoutTTL)
-	ps, err := pubsub.NewGossipSub(n.ctx, n.wrapped,
-		pubsub.WithGossipSubParams(params),
-		pubsub.WithGossipSubProtocols(protocols(n.cfg.Codecs), features),
-		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
-		pubsub.WithNoAuthor(),
-		pubsub.WithMessageIdFn(gossip.PubsubMsgID),
-		pubsub.WithSeenMessagesTTL(scale(seenTTL)),
-		pubsub.WithFloodPublish(false),
-		pubsub.WithMaxMessageSize(MaxMessageBytes),
-		pubsub.WithPeerOutboundQueueSize(queueSize),
-		pubsub.WithValidateQueueSize(queueSize),
-		pubsub.WithDirectPeers(direct),
-		pubsub.WithRawTracer(&n.tracer),
-	)
-	if err != nil {
-		return fmt.Errorf("gossipsub: %w", err)
-	}
-	n.ps = ps
-	return nil
-}
-
 // Host is the node's libp2p host (unwrapped).
-func (n *Node) Host() host.Host { return n.host }
+func (n *Node) Host() host.Host { return n.host.Host }
 
-// PubSub is the node's GossipSub instance (nil before Start).
+// PubSub is the node's GossipSub instance.
 func (n *Node) PubSub() *pubsub.PubSub { return n.ps }
 
 // ID is the node's peer id.
 func (n *Node) ID() peer.ID { return n.host.ID() }
 
 // AddrInfo is the node's id and listen addresses.
-func (n *Node) AddrInfo() peer.AddrInfo {
-	return peer.AddrInfo{ID: n.host.ID(), Addrs: n.host.Addrs()}
-}
+func (n *Node) AddrInfo() peer.AddrInfo { return n.host.AddrInfo() }
 
 // Protocols lists the gossipsub protocol IDs the node offers, in preference order.
-func (n *Node) Protocols() []protocol.ID { return protocols(n.cfg.Codecs) }
+func (n *Node) Protocols() []protocol.ID { return protocols(n.cfg.codecs) }
 
 // OutboundBacklog is the number of RPCs waiting in the node's longest outbound queue.
 func (n *Node) OutboundBacklog() int64 { return n.tracer.maxBacklog("") }
@@ -222,13 +292,16 @@ const backlogLimit = queueSize / 2
 // each other heavy traffic in a cycle stalls for a while at worst instead of deadlocking.
 const backlogWait = 2 * time.Second
 
-// awaitBacklog blocks while the node's longest outbound queue, to a peer other than from,
-// is above backlogLimit. Reads from peer from wait here, so a node takes messages in no
-// faster than it can forward them and a burst the machine cannot absorb turns into flow
-// control back to the publishers (who report it as lag) instead of pubsub dropping RPCs at
-// a full queue. The queue to from itself does not count: that peer's reading does not wait
-// for us, and counting it would deadlock two nodes sending each other heavy traffic.
+// awaitBacklog blocks, when flow control is on, while the node's longest outbound queue to a
+// peer other than from is above backlogLimit. Reads from peer from wait here, so a node takes
+// messages in no faster than it can forward them and a burst the machine cannot absorb turns
+// into flow control back to the publishers (who report it as lag) instead of pubsub dropping
+// RPCs at a full queue. The queue to from itself does not count: that peer's reading does not
+// wait for us, and counting it would deadlock two nodes sending each other heavy traffic.
 func (n *Node) awaitBacklog(from peer.ID) {
+	if !n.cfg.flowControl {
+		return
+	}
 	deadline := time.Now().Add(backlogWait)
 	for n.tracer.maxBacklog(from) > backlogLimit && time.Now().Before(deadline) {
 		select {
@@ -247,6 +320,7 @@ func (n *Node) Close() error {
 	var err error
 	n.closeOnce.Do(func() {
 		n.cancel()
+		n.tracer.close()
 		err = n.host.Close()
 	})
 	return err
@@ -261,14 +335,14 @@ func (n *Node) streamError(s network.Stream, err error) {
 // record writes one frame to the recorder; *id is the trace stream id of the stream direction,
 // declared on first use.
 func (n *Node) record(id *uint32, dir string, s network.Stream, spec codec.Spec, cat gossip.Category, frame []byte) {
-	if n.cfg.Recorder == nil {
+	if n.cfg.recorder == nil {
 		return
 	}
 	n.recMu.Lock()
 	if *id == 0 {
 		n.recNext++
 		*id = n.recNext
-		err := n.cfg.Recorder.AddStream(trace.Stream{
+		err := n.cfg.recorder.AddStream(trace.Stream{
 			ID: *id, Node: n.host.ID().String(), Peer: s.Conn().RemotePeer().String(),
 			Direction: dir, Protocol: string(s.Protocol()), Codec: spec.String(),
 		})
@@ -278,22 +352,22 @@ func (n *Node) record(id *uint32, dir string, s network.Stream, spec codec.Spec,
 	}
 	at := time.Since(n.recStart)
 	n.recMu.Unlock()
-	if err := n.cfg.Recorder.WriteFrame(trace.Frame{At: at, Stream: *id, Category: cat, Data: frame}); err != nil {
+	if err := n.cfg.recorder.WriteFrame(trace.Frame{At: at, Stream: *id, Category: cat, Data: frame}); err != nil {
 		n.log.Error("frame recorder", "err", err)
 	}
 }
 
 // Stats returns the meters of every stream direction, sorted by peer and direction.
-func (n *Node) Stats() []analysis.StreamStats { return n.meter.snapshot(n.cfg.PeerRole) }
+func (n *Node) Stats() []result.StreamStats { return n.meter.snapshot(n.cfg.peerRole) }
 
 // PubsubStats returns pubsub's event counters.
-func (n *Node) PubsubStats() analysis.Pubsub { return n.tracer.snapshot() }
+func (n *Node) PubsubStats() result.Pubsub { return n.tracer.snapshot() }
 
 // Bandwidth returns go-libp2p's BandwidthCounter totals per protocol.
-func (n *Node) Bandwidth() map[string]analysis.Traffic {
-	out := map[string]analysis.Traffic{}
-	for id, s := range n.bw.GetBandwidthByProtocol() {
-		out[string(id)] = analysis.Traffic{In: int64(s.TotalIn), Out: int64(s.TotalOut)}
+func (n *Node) Bandwidth() map[string]result.Traffic {
+	out := map[string]result.Traffic{}
+	for id, s := range n.host.bw.GetBandwidthByProtocol() {
+		out[string(id)] = result.Traffic{In: int64(s.TotalIn), Out: int64(s.TotalOut)}
 	}
 	return out
 }
@@ -327,11 +401,5 @@ func (h *codecHost) wrap(s network.Stream) network.Stream {
 	if !ok {
 		return s
 	}
-	for _, c := range h.node.cfg.Codecs {
-		if c.String() == spec.String() {
-			spec = c // carries the node's decoder bound
-		}
-	}
-	spec.MaxUnitBytes = h.node.maxFrameBytes
 	return newCodecStream(h.node, s, spec)
 }

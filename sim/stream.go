@@ -16,8 +16,9 @@ import (
 // codecStream is a gossipsub stream seen through its stream codec. pubsub writes one RPC frame
 // per Write (comm.go), so each Write is one frame: it becomes one compressed unit on the
 // wire. The read side yields decoded frames, reassembled one at a time so that each can be
-// classified and metered; the wire bytes the codec reader consumed up to a frame's completion
-// belong to that frame, because the reader never reads past the block it is in.
+// classified and metered; a frame's wire bytes are those of the codec unit that carried it, as
+// the codec reader reports them (codec.Stats.WireBytes counts completed units only), so they
+// do not depend on how the transport splits reads or how far ahead the reader buffers.
 //
 // Both sides are metered (raw, wire, frames, messages, codec time per category) and recorded
 // when the node has a frame recorder. In payload mode ssz the writer un-Snappies message data
@@ -47,13 +48,12 @@ type codecStream struct {
 	pending  []byte // what pubsub has not read yet of the current frame
 	snappyed []byte // ssz mode: the current frame with data re-Snappied
 	rerr     error
-	lastWire int64 // wire bytes read up to the end of the previous frame
 
 	closeOnce sync.Once
 }
 
 func newCodecStream(n *Node, s network.Stream, spec codec.Spec) *codecStream {
-	cs := &codecStream{Stream: s, node: n, spec: spec, ssz: n.cfg.PayloadSSZ && ProtocolFor(spec) != PlainProtocol}
+	cs := &codecStream{Stream: s, node: n, spec: spec, ssz: n.cfg.payloadSSZ && ProtocolFor(spec) != PlainProtocol}
 	cs.wire.w = s
 	cs.rwire.r = s
 	return cs
@@ -70,15 +70,15 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// countingReader remembers whether the underlying stream failed or ended, to tell a codec
+// error (reset the stream) from a transport one.
 type countingReader struct {
 	r   io.Reader
-	n   int64
-	err error // the underlying stream's error, if it failed or ended
+	err error
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
 	if err != nil {
 		c.err = err
 	}
@@ -147,54 +147,25 @@ func (s *codecStream) Read(p []byte) (int, error) {
 // nextFrame reads and decodes one frame into s.pending.
 func (s *codecStream) nextFrame() error {
 	if s.r == nil {
-		s.r = s.spec.NewReader(&s.rwire)
+		s.r = s.spec.NewReader(&s.rwire, codec.WithMaxUnitBytes(maxFrameBytes))
 	}
 	s.node.awaitBacklog(s.Conn().RemotePeer())
-	var hdr [binary.MaxVarintLen64]byte
-	var size uint64
-	for i := 0; ; i++ {
-		if i == len(hdr) {
-			return fmt.Errorf("frame length prefix longer than %d bytes", len(hdr))
-		}
-		if _, err := io.ReadFull(s.r, hdr[i:i+1]); err != nil {
-			if i == 0 && errors.Is(err, io.EOF) {
-				return io.EOF
-			}
-			return fmt.Errorf("read frame length: %w", noEOF(err))
-		}
-		if hdr[i] < 0x80 {
-			v, n := binary.Uvarint(hdr[:i+1])
-			if n <= 0 {
-				return errors.New("bad frame length prefix")
-			}
-			size = v
-			break
-		}
-	}
-	if size > uint64(s.node.maxFrameBytes) {
-		return fmt.Errorf("frame of %d bytes exceeds the bound of %d", size, s.node.maxFrameBytes)
-	}
-	hl := binary.PutUvarint(hdr[:], size)
-	need := hl + int(size)
-	if cap(s.frame) < need {
-		s.frame = make([]byte, need)
-	}
-	s.frame = s.frame[:need]
-	copy(s.frame, hdr[:hl])
-	if _, err := io.ReadFull(s.r, s.frame[hl:]); err != nil {
-		return fmt.Errorf("read frame of %d bytes: %w", size, noEOF(err))
+	var err error
+	if s.frame, err = gossip.ReadFrame(s.r, s.frame, maxFrameBytes); err != nil {
+		return err
 	}
 	if s.rside == nil {
 		s.rside = s.node.meter.side(s.Stream, "in", s.spec)
 	}
-	wire := s.rwire.n - s.lastWire
-	s.lastWire = s.rwire.n
 	parts, err := gossip.SplitFrame(s.frame)
 	if err != nil {
 		parts = gossip.FrameParts{}
 		parts.Bytes[gossip.Other] = len(s.frame)
 	}
-	s.rside.add(&parts, len(s.frame), wire, statsDelta(s.r, &s.rlast))
+	// The codec reader counts the wire bytes of the units it has returned completely; a frame
+	// is one unit, so the delta is exactly this frame's, however the transport split reads.
+	cs := statsDelta(s.r, &s.rlast)
+	s.rside.add(&parts, len(s.frame), cs.WireBytes, cs)
 	out := s.frame
 	if s.ssz {
 		if s.snappyed, err = gossip.AppendSnappyFrame(s.snappyed[:0], s.frame); err != nil {
@@ -205,13 +176,6 @@ func (s *codecStream) nextFrame() error {
 	s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out)
 	s.pending = out
 	return nil
-}
-
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 // fail resets the stream after a codec or framing error; pubsub sees the error and drops the
