@@ -9,27 +9,31 @@ import (
 	"text/tabwriter"
 
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
 )
 
 // RunReport is a hub-leaves run read back from its outputs: the live-check table's content.
 // Its JSON form is what `streamsim run --json` and `streamsim report --json` print.
 type RunReport struct {
-	Dir        string           `json:"dir"`
-	Profile    string           `json:"profile"`
-	Payload    string           `json:"payload"`
-	Publishers int              `json:"publishers"`
-	Build      string           `json:"build"`
-	OK         bool             `json:"ok"`
-	Problems   []string         `json:"problems,omitempty"`
-	Parity     ParityReport     `json:"parity"`
-	Leaves     []LeafReport     `json:"leaves"`
-	Hub        HubReport        `json:"hub"`
-	Drops      int64            `json:"drops"`
-	DropsBy    map[string]int64 `json:"drops_by"`
-	Errors     int64            `json:"stream_errors"`
-	Schedule   ScheduleReport   `json:"schedule"`
+	Dir        string   `json:"dir"`
+	Profile    string   `json:"profile"`
+	Payload    string   `json:"payload"`
+	Publishers int      `json:"publishers"`
+	Build      string   `json:"build"`
+	Optimized  bool     `json:"optimized"`
+	OK         bool     `json:"ok"`
+	Problems   []string `json:"problems,omitempty"`
+	// Notes qualify figures without failing the run (an unoptimized build, say).
+	Notes    []string         `json:"notes,omitempty"`
+	Parity   ParityReport     `json:"parity"`
+	Leaves   []LeafReport     `json:"leaves"`
+	Hub      HubReport        `json:"hub"`
+	Drops    int64            `json:"drops"`
+	DropsBy  map[string]int64 `json:"drops_by"`
+	Errors   int64            `json:"stream_errors"`
+	Schedule ScheduleReport   `json:"schedule"`
 
-	Nodes []*NodeSummary `json:"-"`
+	Nodes []*result.NodeSummary `json:"-"`
 }
 
 // ParityReport compares what each leaf received with the published set.
@@ -122,13 +126,13 @@ type ScheduleReport struct {
 // LoadRun reads a hub-leaves run's outputs: every summary.json under dir (an embedded run's
 // --out directory, a local:exec outputs directory or an extracted collect archive).
 func LoadRun(dir string) (*RunReport, error) {
-	paths, err := findSummaries(dir)
+	paths, err := result.FindSummaries(dir)
 	if err != nil {
 		return nil, err
 	}
-	var nodes []*NodeSummary
+	var nodes []*result.NodeSummary
 	for _, p := range paths {
-		s, err := ReadSummary(p)
+		s, err := result.ReadSummary(p)
 		if err != nil {
 			return nil, err
 		}
@@ -140,17 +144,17 @@ func LoadRun(dir string) (*RunReport, error) {
 }
 
 // BuildRunReport joins node summaries into a report.
-func BuildRunReport(nodes []*NodeSummary) *RunReport {
+func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 	r := &RunReport{Nodes: nodes, DropsBy: map[string]int64{}, OK: true}
-	var hub *NodeSummary
-	var leaves, pubs []*NodeSummary
+	var hub *result.NodeSummary
+	var leaves, pubs []*result.NodeSummary
 	for _, n := range nodes {
 		switch n.Role {
-		case RoleHub:
+		case result.RoleHub:
 			hub = n
-		case RoleLeaf:
+		case result.RoleLeaf:
 			leaves = append(leaves, n)
-		case RolePublisher:
+		case result.RolePublisher:
 			pubs = append(pubs, n)
 		}
 		r.DropsBy["dropped_rpcs"] += n.Pubsub.DroppedRPCs
@@ -160,11 +164,11 @@ func BuildRunReport(nodes []*NodeSummary) *RunReport {
 		}
 		r.Drops += n.Pubsub.Drops()
 		r.Errors += n.StreamErrors
-		if n.Error != "" && !strings.HasPrefix(n.Error, "parity FAIL") { // parity is reported below
-			r.problem("%s %s/%d: %s", n.Role, n.Group, n.Instance, n.Error)
+		if n.Failure != nil && n.Failure.Kind != result.FailParity { // parity is reported below
+			r.problem("%s %s/%d: %s", n.Role, n.Group, n.Instance, n.Failure.Message)
 		}
-		if r.Build == "" || n.Build != "optimized" {
-			r.Build = n.Build
+		if r.Build == "" || !n.Optimized {
+			r.Build, r.Optimized = n.Build, n.Optimized
 		}
 		r.Profile, r.Payload = n.Profile, n.Payload
 		r.Schedule.TimeScale, r.Schedule.Slots = n.TimeScale, n.Slots
@@ -190,7 +194,7 @@ func BuildRunReport(nodes []*NodeSummary) *RunReport {
 	if hub != nil {
 		r.Hub.PeerID = hub.PeerID
 		r.Hub.Duration = hub.Duration
-		var enc, dec []StreamStats
+		var enc, dec []result.StreamStats
 		for _, s := range hub.Streams {
 			if s.Direction == "out" {
 				r.Hub.WireBytesOut += s.WireBytes
@@ -212,14 +216,14 @@ func BuildRunReport(nodes []*NodeSummary) *RunReport {
 			r.Schedule.MaxLagMs, r.Schedule.SlotMs, r.Schedule.TimeScale)
 	}
 	r.Schedule.KeptUp = r.Schedule.Published > 0 && r.Schedule.MaxLagMs <= r.Schedule.SlotMs && r.Drops == 0
-	if r.Build != "" && r.Build != "optimized" {
-		r.Problems = append(r.Problems, "note: CPU figures come from an "+r.Build+" build and are inflated")
+	if !r.Optimized {
+		r.Notes = append(r.Notes, "CPU figures come from an "+r.Build+" build and are inflated; compare them only with each other")
 	}
 	return r
 }
 
 // leafOrder puts leaves in their run order: groups are named leaf-<index>-<codec>.
-func leafOrder(n *NodeSummary) int {
+func leafOrder(n *result.NodeSummary) int {
 	var i int
 	if _, err := fmt.Sscanf(n.Group, "leaf-%d", &i); err == nil {
 		return i
@@ -235,7 +239,7 @@ func (r *RunReport) problem(format string, args ...any) {
 	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 }
 
-func (r *RunReport) schedule(pubs []*NodeSummary) {
+func (r *RunReport) schedule(pubs []*result.NodeSummary) {
 	var lagSum float64
 	for _, p := range pubs {
 		s := p.Schedule
@@ -255,8 +259,8 @@ func (r *RunReport) schedule(pubs []*NodeSummary) {
 	}
 }
 
-func (r *RunReport) parity(pubs, leaves []*NodeSummary) {
-	var published Parity
+func (r *RunReport) parity(pubs, leaves []*result.NodeSummary) {
+	var published result.Parity
 	for _, p := range pubs {
 		if p.Parity != nil {
 			published.Add(p.Parity)
@@ -295,7 +299,7 @@ func (r *RunReport) parity(pubs, leaves []*NodeSummary) {
 }
 
 // parityDiff describes how got differs from want, category by category.
-func parityDiff(got, want *Parity) string {
+func parityDiff(got, want *result.Parity) string {
 	var out []string
 	for _, c := range gossip.Categories() {
 		g, w := got.Messages[c], want.Messages[c]
@@ -309,14 +313,14 @@ func parityDiff(got, want *Parity) string {
 	return strings.Join(out, ", ")
 }
 
-func (r *RunReport) leaves(hub *NodeSummary, leaves []*NodeSummary) {
+func (r *RunReport) leaves(hub *result.NodeSummary, leaves []*result.NodeSummary) {
 	var plain *LeafReport
 	for _, l := range leaves {
 		lr := LeafReport{
 			Codec: l.Codec, Group: l.Group, Instance: l.Instance, PeerID: l.PeerID,
 			Messages: map[gossip.Category]int64{}, Categories: map[gossip.Category]CategoryReport{},
 		}
-		var in []StreamStats
+		var in []result.StreamStats
 		for _, s := range l.Streams {
 			if s.Direction != "in" || (hub != nil && s.Peer != hub.PeerID) {
 				continue
@@ -340,7 +344,7 @@ func (r *RunReport) leaves(hub *NodeSummary, leaves []*NodeSummary) {
 		lr.BandwidthIn = l.Bandwidth[lr.Protocol].In
 		lr.CPU.Decode = cpuOf(l.Duration, in...)
 		if hub != nil {
-			var out []StreamStats
+			var out []result.StreamStats
 			for _, s := range hub.Streams {
 				if s.Direction == "out" && s.Peer == l.PeerID {
 					out = append(out, s)
@@ -378,7 +382,7 @@ func ratio(a, b int64) *float64 {
 }
 
 // cpuOf sums codec work over stream directions; durationS is the phase it is a share of.
-func cpuOf(durationS float64, streams ...StreamStats) CPU {
+func cpuOf(durationS float64, streams ...result.StreamStats) CPU {
 	var c CPU
 	var ns int64
 	for _, s := range streams {
@@ -497,6 +501,9 @@ func WriteLiveTable(w io.Writer, r *RunReport) error {
 	}
 	fmt.Fprintf(w, "; stream errors: %d; build: %s\n", r.Errors, r.Build)
 	fmt.Fprintf(w, "parity: %s\n", r.Parity.Message)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}

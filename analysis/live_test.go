@@ -9,33 +9,34 @@ import (
 	"testing"
 
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
 )
 
 // liveRun builds the summaries of a small hub-leaves run: two publishers, a hub, a plain and a
 // compressed leaf.
-func liveRun() []*NodeSummary {
-	pub := func(i int, n int64, d uint64) *NodeSummary {
-		return &NodeSummary{Role: RolePublisher, Group: "publishers", Instance: i, PeerID: "P" + string(rune('0'+i)),
+func liveRun() []*result.NodeSummary {
+	pub := func(i int, n int64, d uint64) *result.NodeSummary {
+		return &result.NodeSummary{Role: result.RolePublisher, Group: "publishers", Instance: i, PeerID: "P" + string(rune('0'+i)),
 			TimeScale: 4, Slots: 1, Build: "optimized",
-			Parity:   &Parity{Messages: map[gossip.Category]int64{gossip.Attestation: n}, Digest: map[gossip.Category][2]uint64{gossip.Attestation: {d, d}}},
-			Schedule: &Schedule{Messages: n, MaxLagNs: 20e6, MeanLagNs: 1e6, SlotNs: 3e9, ScheduledNs: 3e9, ElapsedNs: 2e9}}
+			Parity:   &result.Parity{Messages: map[gossip.Category]int64{gossip.Attestation: n}, Digest: map[gossip.Category][2]uint64{gossip.Attestation: {d, d}}},
+			Schedule: &result.Schedule{Messages: n, MaxLagNs: 20e6, MeanLagNs: 1e6, SlotNs: 3e9, ScheduledNs: 3e9, ElapsedNs: 2e9}}
 	}
-	leafStream := func(proto string, raw, wire, attRaw, attWire int64) StreamStats {
-		return StreamStats{Peer: "H", Direction: "in", Protocol: proto, Frames: 10, RawBytes: raw, WireBytes: wire,
-			Categories: map[gossip.Category]CategoryBytes{gossip.Attestation: {attRaw, attWire}, gossip.Control: {raw - attRaw, wire - attWire}},
-			CodecStats: CodecStats{Units: 10, RawBytes: raw, TimeNs: 50_000}}
+	leafStream := func(proto string, raw, wire, attRaw, attWire int64) result.StreamStats {
+		return result.StreamStats{Peer: "H", Direction: "in", Protocol: proto, Frames: 10, RawBytes: raw, WireBytes: wire,
+			Categories: map[gossip.Category]result.CategoryBytes{gossip.Attestation: {attRaw, attWire}, gossip.Control: {raw - attRaw, wire - attWire}},
+			CodecStats: result.CodecStats{Units: 10, RawBytes: raw, TimeNs: 50_000}}
 	}
-	both := &Parity{Messages: map[gossip.Category]int64{gossip.Attestation: 7}, Digest: map[gossip.Category][2]uint64{gossip.Attestation: {3, 3}}}
-	return []*NodeSummary{
+	both := &result.Parity{Messages: map[gossip.Category]int64{gossip.Attestation: 7}, Digest: map[gossip.Category][2]uint64{gossip.Attestation: {3, 3}}}
+	return []*result.NodeSummary{
 		pub(0, 4, 1), pub(1, 3, 2),
-		{Role: RoleHub, Group: "hub", PeerID: "H", Duration: 2, Build: "optimized", Streams: []StreamStats{
+		{Role: result.RoleHub, Group: "hub", PeerID: "H", Duration: 2, Build: "optimized", Streams: []result.StreamStats{
 			{Peer: "L0", Direction: "out", RawBytes: 1000, WireBytes: 1000},
-			{Peer: "L1", Direction: "out", RawBytes: 1000, WireBytes: 400, CodecStats: CodecStats{Units: 10, RawBytes: 1000, TimeNs: 200_000}},
+			{Peer: "L1", Direction: "out", RawBytes: 1000, WireBytes: 400, CodecStats: result.CodecStats{Units: 10, RawBytes: 1000, TimeNs: 200_000}},
 		}},
-		{Role: RoleLeaf, Group: "leaf-0-plain", Codec: "plain", PeerID: "L0", Duration: 2, Parity: both,
-			Streams: []StreamStats{leafStream("/meshsub/1.2.0", 1000, 1000, 900, 900)}},
-		{Role: RoleLeaf, Group: "leaf-1-snappy-stream", Codec: "snappy-stream", PeerID: "L1", Duration: 2, Parity: both,
-			Streams: []StreamStats{leafStream("/snappy-stream/meshsub/1.2.0", 1000, 400, 900, 360)}},
+		{Role: result.RoleLeaf, Group: "leaf-0-plain", Codec: "plain", PeerID: "L0", Duration: 2, Parity: both,
+			Streams: []result.StreamStats{leafStream("/meshsub/1.2.0", 1000, 1000, 900, 900)}},
+		{Role: result.RoleLeaf, Group: "leaf-1-snappy-stream", Codec: "snappy-stream", PeerID: "L1", Duration: 2, Parity: both,
+			Streams: []result.StreamStats{leafStream("/snappy-stream/meshsub/1.2.0", 1000, 400, 900, 360)}},
 	}
 }
 
@@ -74,7 +75,7 @@ func TestRunReport(t *testing.T) {
 
 func TestRunReportFailures(t *testing.T) {
 	nodes := liveRun()
-	nodes[4].Parity = &Parity{Messages: map[gossip.Category]int64{gossip.Attestation: 7}, Digest: map[gossip.Category][2]uint64{gossip.Attestation: {3, 4}}}
+	nodes[4].Parity = &result.Parity{Messages: map[gossip.Category]int64{gossip.Attestation: 7}, Digest: map[gossip.Category][2]uint64{gossip.Attestation: {3, 4}}}
 	r := BuildRunReport(nodes)
 	if r.OK || r.Parity.OK || r.Parity.Leaves[0].OK == false || r.Parity.Leaves[1].OK {
 		t.Fatalf("digest mismatch not caught: %+v", r.Parity)
@@ -96,13 +97,13 @@ func TestLoadRun(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range liveRun() {
 		d := filepath.Join(dir, n.Group, "0")
-		if n.Role == RolePublisher {
+		if n.Role == result.RolePublisher {
 			d = filepath.Join(dir, n.Group, string(rune('0'+n.Instance)))
 		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteSummary(filepath.Join(d, SummaryFile), n); err != nil {
+		if err := result.WriteSummary(filepath.Join(d, result.SummaryFile), n); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/trace"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -244,7 +245,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 		recs = kept
 	}
 	rep := &Report{Traces: infos, Direction: o.Direction, TrainSplit: o.TrainSplit, Payloads: o.Payloads, Workers: o.Workers}
-	_, rep.Build = BuildOptimized()
+	_, rep.Build = result.BuildOptimized()
 	for _, c := range o.Grid {
 		rep.Grid = append(rep.Grid, c.Name)
 	}

@@ -1,6 +1,6 @@
-// Command plans is streamsim's Testground entry point: the table of test cases. Each test case
-// is a library function written once against the Testground SDK; `streamsim run` calls the same
-// functions in-process, so the plan holds wiring only.
+// Command plans is streamsim's Testground entry point: the table of test cases, read from
+// sim's scenario registry. `streamsim run` runs the same scenarios in-process, so the plan
+// holds wiring only.
 package main
 
 import (
@@ -14,14 +14,19 @@ import (
 	"github.com/streamsim/streamsim/sim"
 )
 
-// testcases maps manifest.toml's test case names to their functions.
-var testcases = map[string]interface{}{
-	"hub-leaves": run.InitializedTestCaseFn(sim.HubLeaves),
+// testcases maps manifest.toml's test case names to their functions: every registered
+// scenario.
+func testcases() map[string]interface{} {
+	out := map[string]interface{}{}
+	for _, s := range sim.Scenarios() {
+		out[s.Name] = s.TestCase()
+	}
+	return out
 }
 
 func main() {
 	serveDiagnosticsOnLoopback()
-	run.InvokeMap(testcases)
+	run.InvokeMap(testcases())
 }
 
 // serveDiagnosticsOnLoopback binds the SDK's diagnostics listener (pprof and Prometheus

@@ -3,10 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
@@ -121,67 +117,26 @@ func loadComposition(t *testing.T, path string) *composition {
 	return &c
 }
 
-// scenarioParams lists the sim package's parameter names: the string constants named Param*,
-// read from its source so a parameter added there must be declared in the manifest too.
-func scenarioParams(t *testing.T) []string {
-	t.Helper()
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, "../sim", func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
-			for _, decl := range f.Decls {
-				gd, ok := decl.(*ast.GenDecl)
-				if !ok || gd.Tok != token.CONST {
-					continue
-				}
-				for _, spec := range gd.Specs {
-					vs := spec.(*ast.ValueSpec)
-					for i, id := range vs.Names {
-						if !strings.HasPrefix(id.Name, "Param") || i >= len(vs.Values) {
-							continue
-						}
-						lit, ok := vs.Values[i].(*ast.BasicLit)
-						if !ok || lit.Kind != token.STRING {
-							continue
-						}
-						v, err := strconv.Unquote(lit.Value)
-						if err != nil {
-							t.Fatal(err)
-						}
-						names = append(names, v)
-					}
-				}
-			}
-		}
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		t.Fatal("no Param* constants found in ../sim")
-	}
-	return names
-}
-
-// manifestDefaults renders the test case's defaults as Testground does: strings as they are,
+// manifestDefaults renders a test case's defaults as Testground does: strings as they are,
 // other values JSON-encoded (pkg/api/manifest.go, defaultParameters).
-func manifestDefaults(t *testing.T, m *manifest) map[string]string {
+func manifestDefaults(t *testing.T, m *manifest, testCase string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for name, p := range m.TestCases[0].Params {
-		switch v := p.Default.(type) {
-		case string:
-			out[name] = v
-		default:
-			b, err := json.Marshal(v)
-			if err != nil {
-				t.Fatal(err)
+	for _, tc := range m.TestCases {
+		if tc.Name != testCase {
+			continue
+		}
+		for name, p := range tc.Params {
+			switch v := p.Default.(type) {
+			case string:
+				out[name] = v
+			default:
+				b, err := json.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[name] = string(b)
 			}
-			out[name] = string(b)
 		}
 	}
 	return out
@@ -212,51 +167,70 @@ func TestManifestDeclaresThePlan(t *testing.T) {
 			t.Errorf("runner %s missing or not enabled", r)
 		}
 	}
-	if len(m.TestCases) != 1 || m.TestCases[0].Name != "hub-leaves" {
-		t.Fatalf("test cases %+v, want one: hub-leaves", m.TestCases)
-	}
+	// One test case per registered scenario, in the registry's instance bounds.
+	table := testcases()
+	var names []string
 	for _, tc := range m.TestCases {
-		if _, ok := testcases[tc.Name]; !ok {
+		names = append(names, tc.Name)
+		sc, err := sim.Lookup(tc.Name)
+		if err != nil {
+			t.Errorf("manifest test case %s: %v", tc.Name, err)
+			continue
+		}
+		if _, ok := table[tc.Name]; !ok {
 			t.Errorf("manifest test case %s is not in plans/main.go's table", tc.Name)
 		}
+		if tc.Instances.Min != sc.MinInstances || tc.Instances.Max != sc.MaxInstances || tc.Instances.Default != sc.DefaultInstances {
+			t.Errorf("test case %s: instances %+v; the scenario says min %d max %d default %d", tc.Name, tc.Instances,
+				sc.MinInstances, sc.MaxInstances, sc.DefaultInstances)
+		}
 	}
-	if len(testcases) != len(m.TestCases) {
-		t.Errorf("plans/main.go has %d test cases, the manifest %d", len(testcases), len(m.TestCases))
+	var registered []string
+	for _, sc := range sim.Scenarios() {
+		registered = append(registered, sc.Name)
+	}
+	sort.Strings(names)
+	if strings.Join(names, ",") != strings.Join(registered, ",") {
+		t.Errorf("manifest test cases %v; registered scenarios %v", names, registered)
 	}
 }
 
+// Every test case declares exactly its scenario's parameters, with the scenario's types and
+// defaults, and a description.
 func TestManifestParamsAreTheScenarios(t *testing.T) {
 	m := loadManifest(t)
-	var declared []string
-	for name, p := range m.TestCases[0].Params {
-		declared = append(declared, name)
-		if p.Default == nil || strings.TrimSpace(p.Desc) == "" || p.Type == "" {
-			t.Errorf("param %s: type %q, default %v, desc %q: all three are required", name, p.Type, p.Default, p.Desc)
+	for _, tc := range m.TestCases {
+		sc, err := sim.Lookup(tc.Name)
+		if err != nil {
+			continue // reported by TestManifestDeclaresThePlan
 		}
-	}
-	sort.Strings(declared)
-	want := scenarioParams(t)
-	if strings.Join(declared, ",") != strings.Join(want, ",") {
-		t.Errorf("manifest declares %v; the scenario reads %v", declared, want)
-	}
-
-	// The manifest's defaults are the scenario's own.
-	got, err := sim.ParseParams(manifestDefaults(t, m))
-	if err != nil {
-		t.Fatalf("manifest defaults do not parse: %v", err)
-	}
-	def, err := sim.ParseParams(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Codec.String() != def.Codec.String() || got.Profile.Name != def.Profile.Name || got.Slots != def.Slots ||
-		got.TimeScale != def.TimeScale || got.Payload != def.Payload || got.Seed != def.Seed ||
-		got.Record != def.Record || got.Publishers != def.Publishers || got.Validators != def.Validators {
-		brief := func(p sim.Params) string {
-			return fmt.Sprintf("codec %s profile %s slots %d time_scale %g payload %s seed %d record %v publishers %d validators %d",
-				p.Codec, p.Profile.Name, p.Slots, p.TimeScale, p.Payload, p.Seed, p.Record, p.Publishers, p.Validators)
+		defaults := manifestDefaults(t, m, tc.Name)
+		var declared, want []string
+		for name, p := range tc.Params {
+			declared = append(declared, name)
+			if p.Default == nil || strings.TrimSpace(p.Desc) == "" || p.Type == "" {
+				t.Errorf("%s: param %s: type %q, default %v, desc %q: all three are required", tc.Name, name, p.Type, p.Default, p.Desc)
+			}
 		}
-		t.Errorf("manifest defaults give %s; the scenario's defaults are %s", brief(got), brief(def))
+		for _, d := range sc.Declared() {
+			want = append(want, d.Name)
+			mp, ok := tc.Params[d.Name]
+			if !ok {
+				continue
+			}
+			if mp.Type != d.Type || defaults[d.Name] != d.Default {
+				t.Errorf("%s: param %s: manifest type %q default %q; the scenario declares %q, %q",
+					tc.Name, d.Name, mp.Type, defaults[d.Name], d.Type, d.Default)
+			}
+		}
+		sort.Strings(declared)
+		sort.Strings(want)
+		if strings.Join(declared, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: manifest declares %v; the scenario reads %v", tc.Name, declared, want)
+		}
+		if _, err := sc.ParseParams(defaults); err != nil {
+			t.Errorf("%s: manifest defaults do not parse: %v", tc.Name, err)
+		}
 	}
 }
 
@@ -334,8 +308,6 @@ func runGroups(t *testing.T, name string, c *composition, defaults map[string]st
 
 func TestCompositionsFitManifestAndScenario(t *testing.T) {
 	m := loadManifest(t)
-	tc := m.TestCases[0]
-	defaults := manifestDefaults(t, m)
 	paths, err := filepath.Glob("../compositions/*.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -351,9 +323,12 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 	for _, path := range paths {
 		name := filepath.Base(path)
 		c := loadComposition(t, path)
-		if c.Global.Plan != "streamsim" || c.Global.Case != tc.Name {
-			t.Errorf("%s: plan %q case %q, want streamsim / %s", name, c.Global.Plan, c.Global.Case, tc.Name)
+		sc, err := sim.Lookup(c.Global.Case)
+		if c.Global.Plan != "streamsim" || err != nil {
+			t.Errorf("%s: plan %q case %q, want streamsim and a registered scenario", name, c.Global.Plan, c.Global.Case)
+			continue
 		}
+		defaults := manifestDefaults(t, m, sc.Name)
 		if _, ok := m.Builders[c.Global.Builder]; !ok {
 			t.Errorf("%s: builder %q not in the manifest", name, c.Global.Builder)
 		}
@@ -382,9 +357,15 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 			total, hubs, leaves, pubs := 0, 0, 0, 0
 			for _, g := range groups {
 				total += g.count
-				p, err := sim.ParseParams(g.params)
+				p, err := sc.ParseParams(g.params)
+				if err == nil {
+					err = sc.Check(p, map[string]int{g.id: g.count})
+				}
 				if err != nil {
 					t.Errorf("%s: run %s group %s: %v", name, id, g.id, err)
+					continue
+				}
+				if sc != sim.HubLeaves {
 					continue
 				}
 				switch g.id {
@@ -392,8 +373,8 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 					hubs += g.count
 				case sim.GroupPublishers:
 					pubs += g.count
-					if p.Publishers != g.count {
-						t.Errorf("%s: run %s: param publishers %d but the group has %d instances", name, id, p.Publishers, g.count)
+					if p.Values[sim.ParamPublishers] != strconv.Itoa(g.count) {
+						t.Errorf("%s: run %s: param publishers %s but the group has %d instances", name, id, p.Values[sim.ParamPublishers], g.count)
 					}
 				default:
 					leaves += g.count
@@ -405,11 +386,11 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 					}
 				}
 			}
-			if hubs != 1 || pubs < 1 || leaves < 1 {
+			if sc == sim.HubLeaves && (hubs != 1 || pubs < 1 || leaves < 1) {
 				t.Errorf("%s: run %s: %d hubs, %d publishers, %d leaves; want 1, ≥1, ≥1", name, id, hubs, pubs, leaves)
 			}
-			if total < tc.Instances.Min || total > tc.Instances.Max {
-				t.Errorf("%s: run %s: %d instances outside the manifest's [%d, %d]", name, id, total, tc.Instances.Min, tc.Instances.Max)
+			if total < sc.MinInstances || total > sc.MaxInstances {
+				t.Errorf("%s: run %s: %d instances outside the scenario's [%d, %d]", name, id, total, sc.MinInstances, sc.MaxInstances)
 			}
 		}
 	}
@@ -420,7 +401,7 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 func TestHistorySweepPoints(t *testing.T) {
 	m := loadManifest(t)
 	c := loadComposition(t, "../compositions/history-sweep-local.toml")
-	runs := runGroups(t, "history-sweep-local.toml", c, manifestDefaults(t, m))
+	runs := runGroups(t, "history-sweep-local.toml", c, manifestDefaults(t, m, c.Global.Case))
 	var ids []string
 	for id := range runs {
 		ids = append(ids, id)

@@ -94,9 +94,38 @@ type NodeSummary struct {
 	StreamErrors int64              `json:"stream_errors"`
 	// Failure is the instance's failure, if any.
 	Failure *Failure `json:"failure,omitempty"`
-	// Mesh holds what a node of a gossip mesh measured beyond the streams (nil elsewhere).
-	Mesh *Mesh `json:"mesh,omitempty"`
+
+	// Kind and Client describe a mesh node: its population kind ("observed", "default",
+	// "all-subnets", "supernode") and the client whose GossipSub parameters it runs.
+	Kind   string `json:"kind,omitempty"`
+	Client string `json:"client,omitempty"`
+	// Topics the node subscribed to (mesh nodes; hub-leaves leaves follow Profile).
+	Topics []string `json:"topics,omitempty"`
+	// Peers the node was connected to by the topology.
+	Peers int `json:"peers,omitempty"`
+	// Expected is what was published on the node's topics, for a node that checks what it
+	// received (Parity then holds what it received).
+	Expected *Parity `json:"expected,omitempty"`
+	// Published is what the node published itself, every topic.
+	Published *Parity `json:"published,omitempty"`
+	// Messages is the node's message-time asset (MessagesFile), when the scenario records one.
+	Messages string `json:"messages,omitempty"`
+	// Process is the CPU use of the whole OS process over the measured phase (in an embedded
+	// run every node shares it).
+	Process *Process `json:"process,omitempty"`
 }
+
+// Process is an OS process's CPU use over an interval.
+type Process struct {
+	CPUSeconds  float64 `json:"cpu_s"`     // user + system
+	WallSeconds float64 `json:"wall_s"`    // the interval
+	Cores       int     `json:"cores"`     // usable cores (GOMAXPROCS)
+	Utilization float64 `json:"cpu_share"` // CPUSeconds / (WallSeconds × Cores)
+}
+
+// Saturated reports whether the process used nearly all the cores it had (85 % or more):
+// then queueing in the machine, not the network, shaped latency figures.
+func (p *Process) Saturated() bool { return p != nil && p.Utilization >= 0.85 }
 
 // summaryV1 is the part of a version-1 summary that changed shape.
 type summaryV1 struct {
@@ -144,7 +173,18 @@ type StreamStats struct {
 	// Messages per category (published messages by topic; control entries for control).
 	Messages   map[gossip.Category]int64         `json:"messages"`
 	Categories map[gossip.Category]CategoryBytes `json:"categories"`
-	CodecStats CodecStats                        `json:"codec_stats"`
+	// Control splits the control category by kind (gossip.ControlKind names).
+	Control    map[string]ControlBytes `json:"control,omitempty"`
+	CodecStats CodecStats              `json:"codec_stats"`
+}
+
+// ControlBytes is one control kind on a stream direction: raw and wire bytes (wire shared out
+// like the frame's raw bytes), entries, and message ids carried.
+type ControlBytes struct {
+	RawBytes  int64 `json:"raw_bytes"`
+	WireBytes int64 `json:"wire_bytes"`
+	Entries   int64 `json:"entries"`
+	IDs       int64 `json:"ids"`
 }
 
 // CategoryBytes is raw and wire bytes of one category.
@@ -220,8 +260,16 @@ type Schedule struct {
 
 // Pubsub counts go-libp2p-pubsub events from its RawTracer.
 type Pubsub struct {
-	Delivered     int64            `json:"delivered"`
-	Duplicates    int64            `json:"duplicates"`
+	Delivered  int64 `json:"delivered"`
+	Duplicates int64 `json:"duplicates"`
+	// DeliveredBy and DuplicatesBy split Delivered and Duplicates by category.
+	DeliveredBy  map[gossip.Category]int64 `json:"delivered_by,omitempty"`
+	DuplicatesBy map[gossip.Category]int64 `json:"duplicates_by,omitempty"`
+	// MeshPeers is the node's mesh size per topic at the end of the run (grafts minus prunes).
+	MeshPeers map[string]int `json:"mesh_peers,omitempty"`
+	// Grafts and Prunes count the mesh changes the node made.
+	Grafts        int64            `json:"grafts,omitempty"`
+	Prunes        int64            `json:"prunes,omitempty"`
 	Rejected      map[string]int64 `json:"rejected,omitempty"`
 	DroppedRPCs   int64            `json:"dropped_rpcs"`
 	Undeliverable int64            `json:"undeliverable"`
@@ -289,4 +337,33 @@ func FindSummaries(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// Tally is a count of messages and an order-independent digest of their ids (two 64-bit
+// lanes, each the sum mod 2^64 of the ids' leading words), so tallies of parts add up to the
+// tally of the whole.
+type Tally struct {
+	Messages int64     `json:"messages"`
+	Digest   [2]uint64 `json:"digest"`
+}
+
+// Add adds u into t.
+func (t *Tally) Add(u Tally) {
+	t.Messages += u.Messages
+	t.Digest[0] += u.Digest[0]
+	t.Digest[1] += u.Digest[1]
+}
+
+// AddTally adds a tally into category c of p.
+func (p *Parity) AddTally(c gossip.Category, t Tally) {
+	if p.Messages == nil {
+		p.Messages = map[gossip.Category]int64{}
+		p.Digest = map[gossip.Category][2]uint64{}
+	}
+	if t.Messages == 0 {
+		return
+	}
+	p.Messages[c] += t.Messages
+	d := p.Digest[c]
+	p.Digest[c] = [2]uint64{d[0] + t.Digest[0], d[1] + t.Digest[1]}
 }

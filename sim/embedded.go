@@ -21,84 +21,108 @@ import (
 	"github.com/streamsim/streamsim/workload"
 )
 
-// Embedded configures an in-process hub-leaves run.
+// Group is one Testground group of an embedded run.
+type Group struct {
+	ID        string
+	Instances int
+	// Params override the run's Params for this group (as a composition's groups do).
+	Params map[string]string
+}
+
+// Embedded configures an in-process run of a registered scenario.
 type Embedded struct {
+	// Scenario is the registered scenario's name (default hub-leaves).
+	Scenario string
 	// Out is the run directory; instance outputs go to Out/<group>/<instance>/.
 	Out string
-	// Leaves are the leaf codecs, one leaf group each (named leaf-<index>-<codec>).
-	Leaves []codec.Spec
-	// Params are the scenario's parameters (ParamProfile, ParamSlots, …) as strings; the
-	// runner sets ParamPublishers from Publishers and each leaf group's ParamCodec.
+	// Groups are the run's groups, in order.
+	Groups []Group
+	// Params are the scenario's parameters as strings (Testground's test_params).
 	Params map[string]string
-	// GroupParams override Params per group ID (as a Testground composition's groups do).
-	GroupParams map[string]map[string]string
-	Publishers  int
 	// Progress, when set, receives a progress line (carriage-return updated) while the run
 	// publishes.
 	Progress io.Writer
 }
 
-// LeafGroup is the group ID of the i-th leaf with codec spec.
+// LeafGroup is the group ID of the i-th hub-leaves leaf with codec spec.
 func LeafGroup(i int, spec codec.Spec) string {
 	name := strings.NewReplacer(":", "-", "/", "-").Replace(strings.ToLower(spec.String()))
 	return fmt.Sprintf("leaf-%d-%s", i, name)
+}
+
+// HubLeavesGroups returns the groups of a hub-leaves run: publishers, the hub, one leaf per
+// codec.
+func HubLeavesGroups(publishers int, leaves []codec.Spec) []Group {
+	gs := []Group{{ID: GroupPublishers, Instances: publishers}, {ID: GroupHub, Instances: 1}}
+	for i, l := range leaves {
+		gs = append(gs, Group{ID: LeafGroup(i, l), Instances: 1, Params: map[string]string{ParamCodec: l.String()}})
+	}
+	return gs
 }
 
 // stdoutMu serializes the moment a RunEnv is created: its logger always writes to stdout,
 // which the embedded runner redirects to the instance's run.out only.
 var stdoutMu gosync.Mutex
 
-// Run runs every instance of HubLeaves in this process, each with its own RunEnv and one
-// shared in-memory sync client, and returns the instances' errors joined.
+// Run runs every instance of the scenario in this process, each with its own RunEnv and one
+// shared in-memory sync client, and returns the instances' errors joined. Parameters are
+// checked before any node starts.
 func (e *Embedded) Run(ctx context.Context) error {
-	if e.Publishers < 1 {
-		return errors.New("need at least one publisher")
+	name := e.Scenario
+	if name == "" {
+		name = HubLeaves.Name
 	}
-	if len(e.Leaves) == 0 {
-		return errors.New("need at least one leaf")
-	}
-	params, err := ParseParams(e.Params)
+	sc, err := Lookup(name)
 	if err != nil {
 		return err
 	}
 	type instance struct {
-		group    string
-		seq      int
-		groupN   int
-		leafSpec *codec.Spec
+		group  Group
+		seq    int
+		params map[string]string
 	}
 	var insts []instance
-	for i := range e.Publishers {
-		insts = append(insts, instance{group: GroupPublishers, seq: i, groupN: e.Publishers})
-	}
-	insts = append(insts, instance{group: GroupHub, groupN: 1})
-	for i, l := range e.Leaves {
-		insts = append(insts, instance{group: LeafGroup(i, l), groupN: 1, leafSpec: &e.Leaves[i]})
-	}
-	client := sync.NewInmemClient()
-	runID := time.Now().UTC().Format("20060102-150405")
-	envs := make([]*runtime.RunEnv, len(insts))
-	for i, in := range insts {
+	sizes := map[string]int{}
+	for _, g := range e.Groups {
+		if g.Instances < 1 {
+			return fmt.Errorf("group %s: %d instances", g.ID, g.Instances)
+		}
+		sizes[g.ID] = g.Instances
 		p := map[string]string{}
 		for k, v := range e.Params {
 			p[k] = v
 		}
-		p[ParamPublishers] = strconv.Itoa(e.Publishers)
-		if in.leafSpec != nil {
-			p[ParamCodec] = in.leafSpec.String()
-		}
-		for k, v := range e.GroupParams[in.group] {
+		for k, v := range g.Params {
 			p[k] = v
 		}
-		dir := filepath.Join(e.Out, in.group, strconv.Itoa(in.seq))
+		params, err := sc.ParseParams(p)
+		if err == nil && sc.Check != nil {
+			err = sc.Check(params, map[string]int{g.ID: g.Instances})
+		}
+		if err != nil {
+			return fmt.Errorf("group %s: %w", g.ID, err)
+		}
+		for i := range g.Instances {
+			insts = append(insts, instance{group: g, seq: i, params: p})
+		}
+	}
+	if len(insts) < sc.MinInstances {
+		return fmt.Errorf("%s needs at least %d instances, have %d", sc.Name, sc.MinInstances, len(insts))
+	}
+	params, _ := sc.ParseParams(e.Params)
+	client := sync.NewInmemClient()
+	runID := time.Now().UTC().Format("20060102-150405")
+	envs := make([]*runtime.RunEnv, len(insts))
+	for i, in := range insts {
+		dir := filepath.Join(e.Out, in.group.ID, strconv.Itoa(in.seq))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("outputs: %w", err)
 		}
 		env, err := newRunEnv(runtime.RunParams{
-			TestPlan: "streamsim", TestCase: "hub-leaves", TestRun: runID,
+			TestPlan: "streamsim", TestCase: sc.Name, TestRun: runID,
 			TestOutputsPath: dir, TestTempPath: os.TempDir(),
-			TestInstanceCount: len(insts), TestInstanceParams: p,
-			TestGroupID: in.group, TestGroupInstanceCount: in.groupN,
+			TestInstanceCount: len(insts), TestInstanceParams: in.params,
+			TestGroupID: in.group.ID, TestGroupInstanceCount: in.group.Instances,
 			TestStartTime: time.Now(), TestDisableMetrics: true,
 		})
 		if err != nil {
@@ -106,7 +130,7 @@ func (e *Embedded) Run(ctx context.Context) error {
 		}
 		envs[i] = env
 	}
-	stopProgress := e.progress(ctx, client, len(insts), params)
+	stopProgress := e.progress(ctx, client, sc, len(insts), params)
 	defer stopProgress()
 	errs := make([]error, len(insts))
 	var wg gosync.WaitGroup
@@ -119,12 +143,12 @@ func (e *Embedded) Run(ctx context.Context) error {
 				SyncClient: client, NetClient: network.NewClient(client, env),
 				GlobalSeq: int64(i + 1), GroupSeq: int64(in.seq + 1),
 			}
-			err := runInstance(env, ic)
+			err := runRecovered(sc, env, ic)
 			if cerr := env.Close(); cerr != nil && err == nil {
 				err = fmt.Errorf("close run env: %w", cerr)
 			}
 			if err != nil {
-				errs[i] = fmt.Errorf("%s/%d: %w", in.group, in.seq, err)
+				errs[i] = fmt.Errorf("%s/%d: %w", in.group.ID, in.seq, err)
 			}
 		}()
 	}
@@ -132,14 +156,14 @@ func (e *Embedded) Run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// runInstance runs the scenario, turning a panic (the SDK's Must* helpers) into an error.
-func runInstance(env *runtime.RunEnv, ic *run.InitContext) (err error) {
+// runRecovered runs an instance, turning a panic (the SDK's Must* helpers) into an error.
+func runRecovered(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	return HubLeaves(env, ic)
+	return runInstance(sc, env, ic)
 }
 
 // newRunEnv creates a RunEnv whose logger writes to the instance's run.out only.
@@ -158,7 +182,7 @@ func newRunEnv(p runtime.RunParams) (*runtime.RunEnv, error) {
 }
 
 // progress prints the publishing phase's progress and ETA once all instances are ready.
-func (e *Embedded) progress(ctx context.Context, client sync.Client, n int, p Params) func() {
+func (e *Embedded) progress(ctx context.Context, client sync.Client, sc *Scenario, n int, p *Params) func() {
 	if e.Progress == nil {
 		return func() {}
 	}
@@ -166,8 +190,8 @@ func (e *Embedded) progress(ctx context.Context, client sync.Client, n int, p Pa
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		fmt.Fprintf(e.Progress, "hub-leaves: starting %d nodes…", n)
-		b, err := client.Barrier(ctx, stateReady, n)
+		fmt.Fprintf(e.Progress, "%s: starting %d nodes…", sc.Name, n)
+		b, err := client.Barrier(ctx, sync.State(sc.Name+"-ready"), n)
 		if err != nil {
 			return
 		}
@@ -186,9 +210,9 @@ func (e *Embedded) progress(ctx context.Context, client sync.Client, n int, p Pa
 			el := time.Since(start)
 			s := min(int(el/slot)+1, p.Slots)
 			eta := max(total-el, 0)
-			line := fmt.Sprintf("hub-leaves: slot %d/%d, %s elapsed, ETA %s", s, p.Slots, el.Truncate(time.Second), eta.Truncate(time.Second))
+			line := fmt.Sprintf("%s: slot %d/%d, %s elapsed, ETA %s", sc.Name, s, p.Slots, el.Truncate(time.Second), eta.Truncate(time.Second))
 			if el > total {
-				line = fmt.Sprintf("hub-leaves: published %d slots, draining and collecting (%s)", p.Slots, el.Truncate(time.Second))
+				line = fmt.Sprintf("%s: published %d slots, draining and collecting (%s)", sc.Name, p.Slots, el.Truncate(time.Second))
 			}
 			fmt.Fprintf(e.Progress, "\r\033[K%s", line)
 			select {

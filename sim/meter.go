@@ -11,7 +11,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 
-	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
 )
@@ -41,6 +41,7 @@ type streamSide struct {
 	msgs     [gossip.NumCategories]int64
 	catRaw   [gossip.NumCategories]int64
 	catWire  [gossip.NumCategories]int64
+	control  [gossip.NumControlKinds]result.ControlBytes
 	codecSum codec.Stats
 }
 
@@ -70,18 +71,26 @@ func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs code
 	ss.frames++
 	ss.raw += int64(raw)
 	ss.wire += wire
-	given := int64(0)
+	shares := gossip.ShareOut(wire, &parts.Bytes)
 	for c := range parts.Bytes {
 		ss.msgs[c] += int64(parts.Messages[c])
-		b := int64(parts.Bytes[c])
-		ss.catRaw[c] += b
-		if raw > 0 {
-			w := wire * b / int64(raw)
-			ss.catWire[c] += w
-			given += w
+		ss.catRaw[c] += int64(parts.Bytes[c])
+		ss.catWire[c] += shares[c]
+	}
+	if parts.Bytes[gossip.Control] > 0 {
+		var kindBytes [gossip.NumCategories]int // ShareOut's weights, indexed by control kind
+		for k, cp := range parts.Control {
+			kindBytes[k] = cp.Bytes
+		}
+		kindWire := gossip.ShareOut(shares[gossip.Control], &kindBytes)
+		for k, cp := range parts.Control {
+			c := &ss.control[k]
+			c.RawBytes += int64(cp.Bytes)
+			c.WireBytes += kindWire[k]
+			c.Entries += int64(cp.Entries)
+			c.IDs += int64(cp.IDs)
 		}
 	}
-	ss.catWire[parts.Dominant()] += wire - given
 	ss.codecSum.Units += cs.Units
 	ss.codecSum.RawBytes += cs.RawBytes
 	ss.codecSum.WireBytes += cs.WireBytes
@@ -89,22 +98,22 @@ func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs code
 	ss.codecSum.StateBytes = max(ss.codecSum.StateBytes, cs.StateBytes)
 }
 
-func (m *meter) snapshot(role func(peer.ID) string) []analysis.StreamStats {
+func (m *meter) snapshot(role func(peer.ID) string) []result.StreamStats {
 	m.mu.Lock()
 	sides := make([]*streamSide, 0, len(m.sides))
 	for _, ss := range m.sides {
 		sides = append(sides, ss)
 	}
 	m.mu.Unlock()
-	out := make([]analysis.StreamStats, 0, len(sides))
+	out := make([]result.StreamStats, 0, len(sides))
 	for _, ss := range sides {
 		ss.mu.Lock()
-		st := analysis.StreamStats{
+		st := result.StreamStats{
 			Peer: ss.peer.String(), Direction: ss.dir, Protocol: ss.protocol, Codec: ss.codec,
 			Streams: ss.streams, Frames: ss.frames, RawBytes: ss.raw, WireBytes: ss.wire,
 			Messages:   map[gossip.Category]int64{},
-			Categories: map[gossip.Category]analysis.CategoryBytes{},
-			CodecStats: analysis.CodecStats{
+			Categories: map[gossip.Category]result.CategoryBytes{},
+			CodecStats: result.CodecStats{
 				Units: ss.codecSum.Units, RawBytes: ss.codecSum.RawBytes, WireBytes: ss.codecSum.WireBytes,
 				TimeNs: int64(ss.codecSum.Time), StateBytes: ss.codecSum.StateBytes,
 			},
@@ -114,7 +123,15 @@ func (m *meter) snapshot(role func(peer.ID) string) []analysis.StreamStats {
 				st.Messages[gossip.Category(c)] = ss.msgs[c]
 			}
 			if ss.catRaw[c] != 0 || ss.catWire[c] != 0 {
-				st.Categories[gossip.Category(c)] = analysis.CategoryBytes{RawBytes: ss.catRaw[c], WireBytes: ss.catWire[c]}
+				st.Categories[gossip.Category(c)] = result.CategoryBytes{RawBytes: ss.catRaw[c], WireBytes: ss.catWire[c]}
+			}
+		}
+		for k, cb := range ss.control {
+			if cb.RawBytes != 0 {
+				if st.Control == nil {
+					st.Control = map[string]result.ControlBytes{}
+				}
+				st.Control[gossip.ControlKind(k).String()] = cb
 			}
 		}
 		ss.mu.Unlock()
@@ -132,38 +149,92 @@ func (m *meter) snapshot(role func(peer.ID) string) []analysis.StreamStats {
 	return out
 }
 
-// tracer counts pubsub events (RawTracer): drops, rejections, undeliverable messages.
+// tracer counts pubsub events (RawTracer): deliveries and duplicates per category, drops,
+// rejections, undeliverable messages, mesh changes, and each peer's outbound queue.
 type tracer struct {
-	delivered     atomic.Int64
-	duplicates    atomic.Int64
+	delivered     [gossip.NumCategories]atomic.Int64
+	duplicates    [gossip.NumCategories]atomic.Int64
 	droppedRPCs   atomic.Int64
 	undeliverable atomic.Int64
 	throttled     atomic.Int64
+	grafts        atomic.Int64
+	prunes        atomic.Int64
 	// queues counts, per peer, RPCs entering its outbound queue and leaving it for the
-	// stream; their difference is the backlog.
+	// stream; their difference is the backlog. A peer's entry goes when its outbound stream
+	// closes or it disconnects: pubsub drops that queue, and a stale count would stall reads.
 	queues   sync.Map // peer.ID → *peerQueue
 	mu       sync.Mutex
 	rejected map[string]int64
+	mesh     map[string]map[peer.ID]bool // topic → mesh peers
+	host     *Host
+	notifiee *network.NotifyBundle
 }
 
 var _ pubsub.RawTracer = (*tracer)(nil)
 
-func (t *tracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
-func (t *tracer) OnClosedOutboundStream(peer.ID)           {}
-func (t *tracer) AddPeer(peer.ID, protocol.ID)             {}
-func (t *tracer) RemovePeer(peer.ID)                       {}
-func (t *tracer) Join(string)                              {}
-func (t *tracer) Leave(string)                             {}
-func (t *tracer) Graft(peer.ID, string)                    {}
-func (t *tracer) Prune(peer.ID, string)                    {}
-func (t *tracer) ValidateMessage(*pubsub.Message)          {}
-func (t *tracer) DeliverMessage(*pubsub.Message)           { t.delivered.Add(1) }
-func (t *tracer) DuplicateMessage(*pubsub.Message)         { t.duplicates.Add(1) }
-func (t *tracer) ThrottlePeer(peer.ID)                     { t.throttled.Add(1) }
-func (t *tracer) RecvRPC(*pubsub.RPC)                      {}
-func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID)         { t.queue(p).queued.Add(1) }
+// init watches h's connections, so that a peer that disconnects leaves no backlog behind.
+func (t *tracer) init(h *Host) {
+	t.host = h
+	t.notifiee = &network.NotifyBundle{DisconnectedF: func(nw network.Network, c network.Conn) {
+		if p := c.RemotePeer(); nw.Connectedness(p) != network.Connected {
+			t.forget(p)
+		}
+	}}
+	h.Network().Notify(t.notifiee)
+}
+
+func (t *tracer) close() {
+	if t.host != nil {
+		t.host.Network().StopNotify(t.notifiee)
+	}
+}
+
+// forget drops everything the tracer holds about peer p.
+func (t *tracer) forget(p peer.ID) {
+	t.queues.Delete(p)
+	t.mu.Lock()
+	for _, m := range t.mesh {
+		delete(m, p)
+	}
+	t.mu.Unlock()
+}
+
+func (t *tracer) OnNewOutboundStream(peer.ID, protocol.ID)       {}
+func (t *tracer) OnClosedOutboundStream(p peer.ID)            { t.queues.Delete(p) }
+func (t *tracer) AddPeer(peer.ID, protocol.ID)                {}
+func (t *tracer) RemovePeer(p peer.ID)                        { t.forget(p) }
+func (t *tracer) Join(string)                                 {}
+func (t *tracer) Leave(string)                                {}
+func (t *tracer) ValidateMessage(*pubsub.Message)             {}
+func (t *tracer) DeliverMessage(m *pubsub.Message)            { t.delivered[msgCategory(m)].Add(1) }
+func (t *tracer) DuplicateMessage(m *pubsub.Message)          { t.duplicates[msgCategory(m)].Add(1) }
+func (t *tracer) ThrottlePeer(peer.ID)                        { t.throttled.Add(1) }
+func (t *tracer) RecvRPC(*pubsub.RPC)                         {}
+func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID)            { t.queue(p).queued.Add(1) }
 func (t *tracer) SendRPCCompleted(_ *pubsub.RPC, p peer.ID, _ time.Duration) {
 	t.queue(p).written.Add(1)
+}
+
+func msgCategory(m *pubsub.Message) gossip.Category { return gossip.TopicCategory(m.GetTopic()) }
+
+func (t *tracer) Graft(p peer.ID, topic string) {
+	t.grafts.Add(1)
+	t.mu.Lock()
+	if t.mesh == nil {
+		t.mesh = map[string]map[peer.ID]bool{}
+	}
+	if t.mesh[topic] == nil {
+		t.mesh[topic] = map[peer.ID]bool{}
+	}
+	t.mesh[topic][p] = true
+	t.mu.Unlock()
+}
+
+func (t *tracer) Prune(p peer.ID, topic string) {
+	t.prunes.Add(1)
+	t.mu.Lock()
+	delete(t.mesh[topic], p)
+	t.mu.Unlock()
 }
 
 type peerQueue struct{ queued, written atomic.Int64 }
@@ -200,16 +271,35 @@ func (t *tracer) RejectMessage(_ *pubsub.Message, reason string) {
 	t.mu.Unlock()
 }
 
-func (t *tracer) snapshot() analysis.Pubsub {
-	p := analysis.Pubsub{
-		Delivered: t.delivered.Load(), Duplicates: t.duplicates.Load(),
+func (t *tracer) snapshot() result.Pubsub {
+	p := result.Pubsub{
 		DroppedRPCs: t.droppedRPCs.Load(), Undeliverable: t.undeliverable.Load(), Throttled: t.throttled.Load(),
+		Grafts: t.grafts.Load(), Prunes: t.prunes.Load(),
+		DeliveredBy: map[gossip.Category]int64{}, DuplicatesBy: map[gossip.Category]int64{},
+	}
+	for c := range t.delivered {
+		if v := t.delivered[c].Load(); v != 0 {
+			p.DeliveredBy[gossip.Category(c)] = v
+			p.Delivered += v
+		}
+		if v := t.duplicates[c].Load(); v != 0 {
+			p.DuplicatesBy[gossip.Category(c)] = v
+			p.Duplicates += v
+		}
 	}
 	t.mu.Lock()
 	if len(t.rejected) > 0 {
 		p.Rejected = map[string]int64{}
 		for k, v := range t.rejected {
 			p.Rejected[k] = v
+		}
+	}
+	for topic, m := range t.mesh {
+		if len(m) > 0 {
+			if p.MeshPeers == nil {
+				p.MeshPeers = map[string]int{}
+			}
+			p.MeshPeers[topic] = len(m)
 		}
 	}
 	t.mu.Unlock()

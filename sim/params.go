@@ -10,18 +10,26 @@ import (
 	"github.com/streamsim/streamsim/workload"
 )
 
-// Test parameters of hub-leaves (Testground params; the embedded runner sets the same).
-// Every one has a default, so a composition may leave any of them out.
+// Param declares one Testground test parameter of a scenario: the manifest, the CLI's help and
+// the embedded runner read these declarations, and ParseParams applies the defaults.
+type Param struct {
+	Name    string
+	Type    string // "string", "int", "float" or "bool", as in manifest.toml
+	Unit    string
+	Default string
+	Desc    string
+}
+
+// Parameters every scenario reads (Testground strings; each has a default).
 const (
-	ParamCodec      = "codec"      // a leaf group's stream codec spec (default plain)
-	ParamProfile    = "profile"    // leaves' subscription profile (default all-subnets)
-	ParamSlots      = "slots"      // slots of workload to publish (default DefaultSlots)
-	ParamTimeScale  = "time_scale" // speed-up over real time (default DefaultTimeScale)
-	ParamPayload    = "payload"    // ssz_snappy or ssz (default ssz_snappy)
-	ParamSeed       = "seed"       // workload seed (default 1)
-	ParamRecord     = "record"     // "true": every node records its frames (default false)
-	ParamPublishers = "publishers" // size of the publishers group (default 4)
-	ParamValidators = "validators" // active validators of the workload (default 1000000; fewer for short tests)
+	ParamCodec      = "codec"      // stream codec spec (hub-leaves: a leaf group's; mesh: the compressed nodes')
+	ParamProfile    = "profile"    // subscription profile of the receivers (hub-leaves: leaves)
+	ParamSlots      = "slots"      // slots of workload to publish
+	ParamTimeScale  = "time_scale" // speed-up over real time
+	ParamPayload    = "payload"    // ssz_snappy or ssz
+	ParamSeed       = "seed"       // workload (and topology) seed
+	ParamRecord     = "record"     // "true": nodes record their frames
+	ParamValidators = "validators" // active validators of the workload
 )
 
 // Defaults of slots and time_scale: about a minute of run that keeps up with the all-subnets
@@ -31,13 +39,20 @@ const (
 	DefaultTimeScale = 0.5
 )
 
-// Group IDs: publishers, the hub; every other group is a leaf group.
-const (
-	GroupPublishers = "publishers"
-	GroupHub        = "hub"
-)
+// commonParams are the parameters every scenario declares first.
+var commonParams = []Param{
+	{ParamCodec, "string", "", "plain", "stream codec spec: " + codec.Forms},
+	{ParamProfile, "string", "", "all-subnets", "subscription profile: " + strings.Join(workload.ProfileNames, ", ")},
+	{ParamSlots, "int", "slots", strconv.Itoa(DefaultSlots), "slots of workload published (12 s each at time_scale 1)"},
+	{ParamTimeScale, "float", "x", strconv.FormatFloat(DefaultTimeScale, 'g', -1, 64), "speed-up over real time: a slot lasts 12 s / time_scale; heartbeat, fanout and seen TTLs scale too; up to 1000"},
+	{ParamPayload, "string", "", gossip.PayloadSSZSnappy, "what a compressed stream carries: ssz_snappy (as on the network) or ssz (raw SSZ, re-Snappied before pubsub sees it)"},
+	{ParamSeed, "int", "", "1", "seed of the workload (and of the topology): the same seed gives the same messages, byte for byte"},
+	{ParamRecord, "bool", "", "false", "true: nodes record their gossipsub frames to a trace asset, for offline replay"},
+	{ParamValidators, "int", "validators", strconv.Itoa(workload.DefaultParams().Validators), "active validators the workload models (mainnet is about a million; at least 32)"},
+}
 
-// Params are hub-leaves' parameters as one instance reads them.
+// Params are a scenario instance's parameters: the common ones parsed, and every value as
+// given (defaults applied) for the scenario's own.
 type Params struct {
 	Codec      codec.Spec
 	Profile    workload.Profile
@@ -46,57 +61,89 @@ type Params struct {
 	Payload    string
 	Seed       int64
 	Record     bool
-	Publishers int
 	Validators int
+	// Values holds every declared parameter as a string, defaults applied.
+	Values map[string]string
 }
 
-// ParseParams reads hub-leaves parameters from Testground-style string parameters; missing
-// ones take their defaults, bad ones are errors naming the parameter.
-func ParseParams(m map[string]string) (Params, error) {
-	get := func(k, def string) string {
-		if v, ok := m[k]; ok && strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
+// ParseParams reads the parameters declared in decl from Testground-style strings; missing ones
+// take their defaults, unknown ones and bad values are errors naming the parameter and what it
+// accepts.
+func ParseParams(decl []Param, m map[string]string) (*Params, error) {
+	known := map[string]bool{}
+	p := &Params{Values: map[string]string{}}
+	for _, d := range decl {
+		known[d.Name] = true
+		v := strings.TrimSpace(m[d.Name])
+		if v == "" {
+			v = d.Default
 		}
-		return def
+		p.Values[d.Name] = v
 	}
-	var p Params
+	for k := range m {
+		if !known[k] {
+			names := make([]string, 0, len(decl))
+			for _, d := range decl {
+				names = append(names, d.Name)
+			}
+			return nil, fmt.Errorf("param %s: unknown (parameters: %s)", k, strings.Join(names, ", "))
+		}
+	}
+	get := func(k string) string { return p.Values[k] }
 	var err error
-	if p.Codec, err = codec.Parse(get(ParamCodec, "plain")); err != nil {
-		return p, fmt.Errorf("param %s: %w", ParamCodec, err)
+	if p.Codec, err = codec.Parse(get(ParamCodec)); err != nil {
+		return nil, fmt.Errorf("param %s: %w", ParamCodec, err)
 	}
-	if p.Profile, err = workload.ParseProfile(get(ParamProfile, "all-subnets")); err != nil {
-		return p, fmt.Errorf("param %s: %w", ParamProfile, err)
+	if p.Profile, err = workload.ParseProfile(get(ParamProfile)); err != nil {
+		return nil, fmt.Errorf("param %s: %w", ParamProfile, err)
 	}
-	if p.Slots, err = strconv.Atoi(get(ParamSlots, strconv.Itoa(DefaultSlots))); err != nil || p.Slots < 1 {
-		return p, fmt.Errorf("param %s: %q is not a positive integer", ParamSlots, get(ParamSlots, ""))
+	if p.Slots, err = strconv.Atoi(get(ParamSlots)); err != nil || p.Slots < 1 {
+		return nil, fmt.Errorf("param %s: %q is not a positive integer", ParamSlots, get(ParamSlots))
 	}
-	if p.TimeScale, err = strconv.ParseFloat(get(ParamTimeScale, strconv.FormatFloat(DefaultTimeScale, 'g', -1, 64)), 64); err != nil || !(p.TimeScale > 0) || p.TimeScale > 1000 {
-		return p, fmt.Errorf("param %s: %q is not a number in (0, 1000]", ParamTimeScale, get(ParamTimeScale, ""))
+	if p.TimeScale, err = strconv.ParseFloat(get(ParamTimeScale), 64); err != nil || !(p.TimeScale > 0) || p.TimeScale > 1000 {
+		return nil, fmt.Errorf("param %s: %q is not a number in (0, 1000]", ParamTimeScale, get(ParamTimeScale))
 	}
-	if p.Payload, err = gossip.ParsePayload(get(ParamPayload, gossip.PayloadSSZSnappy)); err != nil {
-		return p, fmt.Errorf("param %s: %w", ParamPayload, err)
+	if p.Payload, err = gossip.ParsePayload(get(ParamPayload)); err != nil {
+		return nil, fmt.Errorf("param %s: %w", ParamPayload, err)
 	}
-	if p.Seed, err = strconv.ParseInt(get(ParamSeed, "1"), 10, 64); err != nil {
-		return p, fmt.Errorf("param %s: %q is not an integer", ParamSeed, get(ParamSeed, ""))
+	if p.Seed, err = strconv.ParseInt(get(ParamSeed), 10, 64); err != nil {
+		return nil, fmt.Errorf("param %s: %q is not an integer", ParamSeed, get(ParamSeed))
 	}
-	switch strings.ToLower(get(ParamRecord, "false")) {
-	case "true", "1", "yes":
-		p.Record = true
-	case "false", "0", "no":
-	default:
-		return p, fmt.Errorf("param %s: %q is not true or false", ParamRecord, get(ParamRecord, ""))
+	if p.Record, err = ParseBool(ParamRecord, get(ParamRecord)); err != nil {
+		return nil, err
 	}
-	if p.Publishers, err = strconv.Atoi(get(ParamPublishers, "4")); err != nil || p.Publishers < 1 {
-		return p, fmt.Errorf("param %s: %q is not a positive integer", ParamPublishers, get(ParamPublishers, ""))
+	if p.Validators, err = strconv.Atoi(get(ParamValidators)); err != nil {
+		return nil, fmt.Errorf("param %s: %q is not an integer", ParamValidators, get(ParamValidators))
 	}
-	if p.Validators, err = strconv.Atoi(get(ParamValidators, strconv.Itoa(workload.DefaultParams().Validators))); err != nil || p.Validators < 1 {
-		return p, fmt.Errorf("param %s: %q is not a positive integer", ParamValidators, get(ParamValidators, ""))
+	// The workload owns the rule (and its message); every entry point asks it.
+	if err := p.Workload().Validate(); err != nil {
+		return nil, fmt.Errorf("param %s: %w", ParamValidators, err)
 	}
 	return p, nil
 }
 
+// ParseBool parses a boolean parameter: true/false, 1/0, yes/no.
+func ParseBool(name, v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes":
+		return true, nil
+	case "false", "0", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("param %s: %q is not true or false", name, v)
+}
+
+// Int reads a scenario parameter as an integer of at least lo.
+func (p *Params) Int(name string, lo int) (int, error) {
+	v, err := strconv.Atoi(p.Values[name])
+	if err != nil || v < lo {
+		return 0, fmt.Errorf("param %s: %q is not an integer of at least %d", name, p.Values[name], lo)
+	}
+	return v, nil
+}
+
 // Workload returns the workload parameters of the run.
-func (p Params) Workload() workload.Params {
+func (p *Params) Workload() workload.Params {
 	wp := workload.DefaultParams()
 	wp.Seed = p.Seed
 	wp.Validators = p.Validators

@@ -166,17 +166,14 @@ func writeRunsTable(w io.Writer, runs []reportRun, reports []*analysis.RunReport
 		return err
 	}
 	fmt.Fprintf(w, "\nbuild: %s\n", strings.Join(builds, ", "))
-	for _, b := range builds {
-		if b != "" && b != "optimized" {
-			fmt.Fprintf(w, "note: CPU figures come from an %s build and are inflated; compare them only with each other\n", b)
+	for _, r := range reports {
+		if !r.Optimized {
+			fmt.Fprintf(w, "note: CPU figures come from an %s build and are inflated; compare them only with each other\n", r.Build)
 			break
 		}
 	}
 	for i, r := range reports {
 		for _, p := range r.Problems {
-			if strings.HasPrefix(p, "note: CPU figures") {
-				continue // said once above
-			}
 			fmt.Fprintf(w, "%s: %s\n", runs[i].label, p)
 		}
 	}

@@ -1,0 +1,124 @@
+package result
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// MessagesFile is the asset in which a node records when it published or first received each
+// message: the input of delivery latency.
+const MessagesFile = "messages.bin"
+
+// messagesMagic opens a messages file (format version 1).
+const messagesMagic = "streamsim-messages-1\n"
+
+// IDBytes is the length of an Ethereum gossip message id.
+const IDBytes = 20
+
+// MessageEvent is one record: a message published by the node (Topic set) or delivered to it
+// for the first time, at At (Unix nanoseconds on the node's clock).
+type MessageEvent struct {
+	ID        [IDBytes]byte
+	At        int64
+	Published bool
+	Topic     string // published events only
+}
+
+// MessageLog appends events to a messages file; safe for concurrent use.
+type MessageLog struct {
+	mu  sync.Mutex
+	f   *os.File
+	w   *bufio.Writer
+	err error
+}
+
+// CreateMessageLog creates a messages file at path.
+func CreateMessageLog(path string) (*MessageLog, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &MessageLog{f: f, w: bufio.NewWriterSize(f, 256<<10)}
+	_, l.err = l.w.WriteString(messagesMagic)
+	return l, nil
+}
+
+// Add appends one event. id shorter than IDBytes is zero-padded.
+func (l *MessageLog) Add(id string, at int64, published bool, topic string) {
+	var rec [1 + IDBytes + 8 + 2]byte
+	if published {
+		rec[0] = 1
+	}
+	copy(rec[1:1+IDBytes], id)
+	binary.LittleEndian.PutUint64(rec[1+IDBytes:], uint64(at))
+	n := 1 + IDBytes + 8
+	if published {
+		binary.LittleEndian.PutUint16(rec[n:], uint16(len(topic)))
+		n += 2
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return
+	}
+	if _, l.err = l.w.Write(rec[:n]); l.err == nil && published {
+		_, l.err = l.w.WriteString(topic)
+	}
+}
+
+// Close flushes and closes the file, returning the first error of any write.
+func (l *MessageLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.err
+	if ferr := l.w.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ReadMessages reads every event of a messages file.
+func ReadMessages(path string) ([]MessageEvent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	magic := make([]byte, len(messagesMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != messagesMagic {
+		return nil, fmt.Errorf("%s: not a streamsim messages file", path)
+	}
+	var out []MessageEvent
+	var rec [1 + IDBytes + 8]byte
+	for {
+		if _, err := io.ReadFull(r, rec[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, fmt.Errorf("%s: event %d: %w", path, len(out), err)
+		}
+		e := MessageEvent{Published: rec[0] == 1, At: int64(binary.LittleEndian.Uint64(rec[1+IDBytes:]))}
+		copy(e.ID[:], rec[1:1+IDBytes])
+		if e.Published {
+			var n [2]byte
+			if _, err := io.ReadFull(r, n[:]); err != nil {
+				return out, fmt.Errorf("%s: event %d topic: %w", path, len(out), err)
+			}
+			topic := make([]byte, binary.LittleEndian.Uint16(n[:]))
+			if _, err := io.ReadFull(r, topic); err != nil {
+				return out, fmt.Errorf("%s: event %d topic: %w", path, len(out), err)
+			}
+			e.Topic = string(topic)
+		}
+		out = append(out, e)
+	}
+}

@@ -1,0 +1,498 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+	"github.com/testground/sdk-go/run"
+	"github.com/testground/sdk-go/runtime"
+	"github.com/testground/sdk-go/sync"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/trace"
+	"github.com/streamsim/streamsim/workload"
+)
+
+// TraceFile is the frame recorder's asset name in an instance's outputs directory.
+const TraceFile = "frames.trace.gz"
+
+// peerRecord is what each instance announces in the address exchange.
+type peerRecord struct {
+	Group    string   `json:"group"`
+	Instance int      `json:"instance"`
+	Role     string   `json:"role"`
+	ID       string   `json:"id"`
+	Addrs    []string `json:"addrs"`
+	Codec    string   `json:"codec"`
+	// Error is set when the instance failed before it could announce an address.
+	Error string `json:"error,omitempty"`
+}
+
+// resultRecord is what a publishing instance published, per topic, announced when it has
+// published everything; receivers add up the topics they subscribe to.
+type resultRecord struct {
+	Group    string                  `json:"group"`
+	Instance int                     `json:"instance"`
+	Topics   map[string]result.Tally `json:"topics"`
+	// Error is set when the publisher failed; receivers then stop waiting for it.
+	Error string `json:"error,omitempty"`
+}
+
+// instance is one run of a scenario on one Testground instance: the shared lifecycle.
+type instance struct {
+	sc       *Scenario
+	runenv   *runtime.RunEnv
+	client   sync.Client
+	p        *Params
+	role     topology.Role
+	group    string
+	seq      int // sequence number within the group, from 0
+	slot     time.Duration
+	summary  *result.NodeSummary
+	host     *Host
+	node     *Node
+	rec      *trace.Writer
+	msgLog   *result.MessageLog
+	plan     *topology.Plan
+	me       int
+	members  []topology.Member
+	infos    []peer.AddrInfo
+	received *deliveries
+	slots    *slotSource
+
+	// syncing names the run's sync states and topics (one set per scenario).
+	stateReady, stateDone, stateFinished sync.State
+	peersTopic, resultTopic              *sync.Topic
+
+	// parityErr is a receiver's parity failure: reported after the run's barriers, so the
+	// other instances finish normally.
+	parityErr error
+	// done is set once the instance passed the done barrier; only then do the others wait
+	// for it at the finished barrier.
+	done bool
+	// signaled records the barriers this instance has entered, resultSent whether it
+	// announced its published set: after a failure the instance enters the rest and
+	// announces the failure, so the others finish instead of waiting for it until timeout.
+	signaled   map[sync.State]bool
+	resultSent bool
+	addrSent   bool
+	publishes  bool
+}
+
+// failure wraps an error with its kind for the summary.
+func failure(kind result.FailureKind, err error) error {
+	var f *result.Failure
+	if errors.As(err, &f) {
+		return err
+	}
+	return &result.Failure{Kind: kind, Message: err.Error()}
+}
+
+// runInstance is the lifecycle every scenario shares.
+func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
+	in := &instance{
+		sc: sc, runenv: env, client: ic.SyncClient, group: env.TestGroupID, seq: int(ic.GroupSeq) - 1,
+		signaled:      map[sync.State]bool{},
+		stateReady:    sync.State(sc.Name + "-ready"),
+		stateDone:     sync.State(sc.Name + "-done"),
+		stateFinished: sync.State(sc.Name + "-finished"),
+		peersTopic:    sync.NewTopic(sc.Name+"-peers", &peerRecord{}),
+		resultTopic:   sync.NewTopic(sc.Name+"-results", &resultRecord{}),
+	}
+	in.role = sc.Role(in.group)
+	in.summary = &result.NodeSummary{Scenario: sc.Name, Role: string(in.role), Group: in.group, Instance: in.seq}
+	in.summary.Optimized, in.summary.Build = result.BuildOptimized()
+
+	p, err := sc.ParseParams(env.TestInstanceParams)
+	if err == nil && sc.Check != nil {
+		err = sc.Check(p, groupSizes(env))
+	}
+	if err != nil {
+		err = failure(result.FailSetup, err)
+		in.summary.Failure = err.(*result.Failure)
+		in.abandon(err)
+		in.writeSummary()
+		return err
+	}
+	in.p = p
+	in.slot = time.Duration(float64(workload.SlotDuration) / p.TimeScale)
+	s := in.summary
+	s.Profile, s.Payload, s.Slots, s.TimeScale, s.Seed = p.Profile.Name, p.Payload, p.Slots, p.TimeScale, p.Seed
+	if in.role == topology.RoleLeaf {
+		s.Codec = p.Codec.String()
+	}
+	budget := time.Duration(p.Slots+2)*in.slot + 4*time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+
+	var runErr error
+	if ip, err := ic.NetClient.GetDataNetworkIP(); err != nil {
+		runErr = failure(result.FailSetup, fmt.Errorf("data network IP: %w", err))
+	} else {
+		runErr = in.run(ctx, ip.String())
+	}
+	if runErr != nil {
+		runErr = failure(result.FailRun, runErr)
+		s.Failure = runErr.(*result.Failure)
+		if s.Failure.Kind != result.FailParity {
+			in.abandon(runErr)
+		}
+	}
+	if err := in.finish(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// groupSizes is the run's groups and their instance counts, as far as the RunEnv tells: its
+// own group's count, and every group named in its params is not known. Scenarios check what
+// they can from this and the params.
+func groupSizes(env *runtime.RunEnv) map[string]int {
+	return map[string]int{env.TestGroupID: env.TestGroupInstanceCount}
+}
+
+// abandon lets the other instances go on after this one failed with err.
+func (in *instance) abandon(err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !in.addrSent {
+		in.addrSent = true
+		in.client.Publish(ctx, in.peersTopic, &peerRecord{Role: string(in.role), Group: in.group, Instance: in.seq, Error: err.Error()})
+	}
+	if !in.resultSent && (in.publishes || in.plan == nil) {
+		in.resultSent = true
+		in.client.Publish(ctx, in.resultTopic, &resultRecord{Group: in.group, Instance: in.seq, Error: err.Error()})
+	}
+	for _, st := range []sync.State{in.stateReady, in.stateDone} {
+		if !in.signaled[st] {
+			in.signaled[st] = true
+			in.client.SignalEntry(ctx, st)
+		}
+	}
+}
+
+func (in *instance) run(ctx context.Context, ip string) error {
+	n := in.runenv.TestInstanceCount
+	var hostOpts []libp2p.Option
+	if in.sc.HostOptions != nil {
+		hostOpts = in.sc.HostOptions(in.p, in.group, in.seq)
+	}
+	h, err := NewHost(ip, hostOpts...)
+	if err != nil {
+		return failure(result.FailSetup, err)
+	}
+	in.host = h
+	in.summary.PeerID = h.ID().String()
+	if err := in.exchange(ctx, n); err != nil {
+		return err
+	}
+	plan, err := in.sc.Plan(in.p, in.members)
+	if err != nil {
+		return failure(result.FailSetup, fmt.Errorf("topology: %w", err))
+	}
+	in.plan = plan
+	self := &plan.Nodes[in.me]
+	in.publishes = self.Publishes
+	in.summary.Kind, in.summary.Client = self.Kind, self.Client.Name
+	in.summary.Peers = len(self.Dial)
+	for j := range plan.Nodes {
+		if slices.Contains(plan.Nodes[j].Dial, in.me) {
+			in.summary.Peers++
+		}
+	}
+	if err := in.startNode(ctx, self); err != nil {
+		return err
+	}
+	if err := in.waitSubscribed(ctx, self); err != nil {
+		return err
+	}
+	if in.publishes {
+		// Open the shared workload before the barrier, so every publisher of the process
+		// is counted before the first slot is taken.
+		if in.slots, err = openSlots(in.p.Workload(), in.p.Slots); err != nil {
+			return err
+		}
+		defer in.slots.close()
+	}
+	in.signaled[in.stateReady] = true
+	if _, err := in.client.SignalAndWait(ctx, in.stateReady, n); err != nil {
+		return fmt.Errorf("ready barrier: %w", err)
+	}
+
+	// The measured phase.
+	start := time.Now()
+	cpuStart := processCPU()
+	in.summary.Start = start
+	results := make(chan *resultRecord, n+16)
+	if _, err := in.client.Subscribe(ctx, in.resultTopic, results); err != nil {
+		return fmt.Errorf("subscribe to results: %w", err)
+	}
+	if in.publishes {
+		if err := in.publish(ctx, start); err != nil {
+			return err
+		}
+	}
+	if in.sc.Receiver(self) {
+		if err := in.receive(ctx, results); err != nil {
+			return err
+		}
+	} else {
+		in.summary.Duration = time.Since(start).Seconds()
+	}
+	in.signaled[in.stateDone] = true
+	if _, err := in.client.SignalAndWait(ctx, in.stateDone, n); err != nil {
+		return fmt.Errorf("done barrier: %w", err)
+	}
+	in.done = true
+	if !in.sc.Receiver(self) {
+		in.summary.Duration = time.Since(start).Seconds()
+	}
+	in.summary.Process = processUse(cpuStart, start)
+	return in.parityErr
+}
+
+// exchange announces this instance's address and collects every instance's, sorted by group
+// and sequence number; in.members, in.infos and in.me describe them.
+func (in *instance) exchange(ctx context.Context, n int) error {
+	self := peerRecord{Role: string(in.role), Group: in.group, Instance: in.seq, ID: in.host.ID().String(), Codec: in.p.Codec.String()}
+	for _, a := range in.host.Addrs() {
+		self.Addrs = append(self.Addrs, a.String())
+	}
+	recs := make(chan *peerRecord, n+16)
+	if _, err := in.client.Subscribe(ctx, in.peersTopic, recs); err != nil {
+		return fmt.Errorf("subscribe to peers: %w", err)
+	}
+	in.addrSent = true
+	if _, err := in.client.Publish(ctx, in.peersTopic, &self); err != nil {
+		return fmt.Errorf("publish address: %w", err)
+	}
+	var records []*peerRecord
+	for len(records) < n {
+		select {
+		case r := <-recs:
+			if r.Error != "" {
+				return failure(result.FailPeer, fmt.Errorf("instance %s/%d failed: %s", r.Group, r.Instance, r.Error))
+			}
+			records = append(records, r)
+		case <-ctx.Done():
+			return fmt.Errorf("address exchange: %d of %d instances: %w", len(records), n, ctx.Err())
+		}
+	}
+	slices.SortFunc(records, func(a, b *peerRecord) int {
+		if a.Group != b.Group {
+			if a.Group < b.Group {
+				return -1
+			}
+			return 1
+		}
+		return a.Instance - b.Instance
+	})
+	in.members = make([]topology.Member, n)
+	in.infos = make([]peer.AddrInfo, n)
+	in.me = -1
+	for i, r := range records {
+		spec, err := codec.Parse(r.Codec)
+		if err != nil {
+			return fmt.Errorf("instance %s/%d codec: %w", r.Group, r.Instance, err)
+		}
+		in.members[i] = topology.Member{Group: r.Group, Instance: r.Instance, Role: topology.Role(r.Role), Codec: spec}
+		id, err := peer.Decode(r.ID)
+		if err != nil {
+			return fmt.Errorf("peer record %s/%d: %w", r.Group, r.Instance, err)
+		}
+		in.infos[i].ID = id
+		for _, s := range r.Addrs {
+			a, err := ma.NewMultiaddr(s)
+			if err != nil {
+				return fmt.Errorf("peer record %s/%d: %w", r.Group, r.Instance, err)
+			}
+			in.infos[i].Addrs = append(in.infos[i].Addrs, a)
+		}
+		if id == in.host.ID() {
+			in.me = i
+		}
+	}
+	if in.me < 0 {
+		return errors.New("own record missing from the address exchange")
+	}
+	return nil
+}
+
+// startNode builds the node the plan describes, dials its peers and subscribes to its topics.
+func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
+	if in.p.Record {
+		var err error
+		in.rec, err = trace.Create(filepath.Join(in.runenv.TestOutputsPath, TraceFile), trace.Header{
+			Version: trace.Version, Source: "recorder",
+			Params: map[string]string{"scenario": in.sc.Name, "role": string(in.role), "kind": self.Kind, "group": in.group,
+				"instance": strconv.Itoa(in.seq), "payload": in.p.Payload, "profile": in.p.Profile.Name,
+				"time_scale": strconv.FormatFloat(in.p.TimeScale, 'g', -1, 64), "seed": strconv.FormatInt(in.p.Seed, 10),
+				"note": "frames as go-libp2p-pubsub wrote or read them (ssz_snappy payloads), before stream compression"},
+		})
+		if err != nil {
+			return fmt.Errorf("frame recorder: %w", err)
+		}
+	}
+	if in.sc.RecordMessages {
+		var err error
+		if in.msgLog, err = result.CreateMessageLog(filepath.Join(in.runenv.TestOutputsPath, result.MessagesFile)); err != nil {
+			return fmt.Errorf("message log: %w", err)
+		}
+		in.summary.Messages = result.MessagesFile
+	}
+	roles := map[peer.ID]string{}
+	for i, m := range in.members {
+		roles[in.infos[i].ID] = string(m.Role)
+		if in.plan.Nodes[i].Kind != "" && in.plan.Nodes[i].Kind != string(m.Role) {
+			roles[in.infos[i].ID] = in.plan.Nodes[i].Kind
+		}
+	}
+	var direct []peer.AddrInfo
+	for _, j := range self.Direct {
+		direct = append(direct, in.infos[j])
+	}
+	// Stagger heartbeats over one interval, deterministically by position.
+	stagger := time.Duration(0)
+	if len(in.members) > 1 {
+		stagger = self.Client.Heartbeat * time.Duration(in.me) / time.Duration(len(in.members))
+	}
+	opts := []Option{
+		WithCodecs(self.Codecs...), WithPayloadSSZ(in.p.Payload == "ssz"), WithTimeScale(in.p.TimeScale),
+		WithClient(self.Client), WithDirectPeers(direct), WithFlowControl(in.sc.FlowControl),
+		WithPeerRoles(func(id peer.ID) string { return roles[id] }), WithHeartbeatDelay(stagger),
+	}
+	if in.rec != nil {
+		opts = append(opts, WithRecorder(in.rec))
+	}
+	node, err := NewNode(in.host, opts...)
+	if err != nil {
+		return err
+	}
+	in.node = node
+	for _, v := range node.Protocols() {
+		in.summary.Protocols = append(in.summary.Protocols, string(v))
+	}
+	for _, j := range self.Dial {
+		if err := node.Host().Connect(ctx, in.infos[j]); err != nil {
+			return fmt.Errorf("connect to %s/%d: %w", in.members[j].Group, in.members[j].Instance, err)
+		}
+	}
+	in.received = newDeliveries(self.Topics, in.msgLog)
+	if err := in.received.subscribe(node, self.Topics); err != nil {
+		return err
+	}
+	in.summary.Topics = self.Topics
+	return nil
+}
+
+// waitSubscribed waits until pubsub sees each peer the plan lists subscribed to each topic.
+func (in *instance) waitSubscribed(ctx context.Context, self *topology.Node) error {
+	for {
+		missing := 0
+		example := ""
+		for t, idx := range self.WaitFor {
+			have := in.node.PubSub().ListPeers(t)
+			for _, j := range idx {
+				if !slices.Contains(have, in.infos[j].ID) {
+					missing++
+					example = fmt.Sprintf("%s/%d on %s", in.members[j].Group, in.members[j].Instance, t)
+				}
+			}
+		}
+		if missing == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for subscriptions: %d missing (e.g. %s): %w", missing, example, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// finish snapshots the meters, writes the summary and results, waits for every instance to
+// do the same and closes the node.
+func (in *instance) finish() error {
+	var err error
+	if in.node != nil {
+		// BandwidthCounter totals are swept once a second.
+		time.Sleep(1200 * time.Millisecond)
+		in.summary.Streams = in.node.Stats()
+		in.summary.Pubsub = in.node.PubsubStats()
+		in.summary.Bandwidth = in.node.Bandwidth()
+		in.summary.StreamErrors = in.node.StreamErrors()
+	}
+	if werr := in.writeSummary(); werr != nil {
+		err = werr
+	}
+	in.recordPoints()
+	if in.done {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if _, berr := in.client.SignalAndWait(ctx, in.stateFinished, in.runenv.TestInstanceCount); berr != nil && err == nil {
+			err = fmt.Errorf("finished barrier: %w", berr)
+		}
+		cancel()
+	}
+	if in.node != nil {
+		in.node.Close()
+	} else if in.host != nil {
+		in.host.Close()
+	}
+	if in.rec != nil {
+		if cerr := in.rec.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("frame recorder: %w", cerr)
+		}
+	}
+	if in.msgLog != nil {
+		if cerr := in.msgLog.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("message log: %w", cerr)
+		}
+	}
+	return err
+}
+
+func (in *instance) writeSummary() error {
+	if err := result.WriteSummary(filepath.Join(in.runenv.TestOutputsPath, result.SummaryFile), in.summary); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+func (in *instance) recordPoints() {
+	r := in.runenv.R()
+	s := in.summary
+	// CPU points say whether they come from an optimized build (Testground's exec:go is not).
+	build := "optimized"
+	if !s.Optimized {
+		build = "unoptimized"
+	}
+	for _, st := range s.Streams {
+		tag := ",peer_role=" + st.PeerRole + ",direction=" + st.Direction + ",codec=" + st.Codec
+		r.RecordPoint("wire_bytes"+tag, float64(st.WireBytes))
+		r.RecordPoint("raw_bytes"+tag, float64(st.RawBytes))
+		r.RecordPoint("frames"+tag, float64(st.Frames))
+		r.RecordPoint("codec_time_ns"+tag+",build="+build, float64(st.CodecStats.TimeNs))
+	}
+	if s.Parity != nil {
+		r.RecordPoint("messages", float64(s.Parity.Total()))
+	}
+	if s.Schedule != nil {
+		r.RecordPoint("max_lag_ms", float64(s.Schedule.MaxLagNs)/1e6)
+	}
+	r.RecordPoint("drops", float64(s.Pubsub.Drops()))
+	ok := 1.0
+	if s.Failure != nil {
+		ok = 0
+	}
+	r.RecordPoint("ok", ok)
+}

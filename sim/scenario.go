@@ -1,0 +1,108 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	gosync "sync"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/testground/sdk-go/run"
+	"github.com/testground/sdk-go/runtime"
+
+	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/workload"
+)
+
+// Scenario is one test case: its parameters, how Testground groups map to roles, its topology,
+// and who publishes what. The instance lifecycle around it (address exchange, barriers,
+// failure announcements, publishing on the schedule, receiving and counting, outputs) is
+// shared; a new scenario is a value of this type in its own file, registered in init.
+type Scenario struct {
+	Name    string
+	Summary string
+	// Params are the scenario's own parameters; the common ones (commonParams) come first
+	// in every scenario's declaration.
+	Params []Param
+	// Instances bounds the instance count (manifest.toml's instances).
+	MinInstances, MaxInstances, DefaultInstances int
+	// Role maps a group ID to a role.
+	Role func(group string) topology.Role
+	// Check validates the parameters against the run's groups (group ID → instance count),
+	// before any node starts.
+	Check func(p *Params, groups map[string]int) error
+	// Plan builds the topology from the members the address exchange announced; every
+	// instance calls it with the same members and gets the same plan.
+	Plan func(p *Params, members []topology.Member) (*topology.Plan, error)
+	// Origin returns the member that publishes message seq (its index in the run's schedule).
+	Origin func(p *Params, plan *topology.Plan, seq int, m *workload.Message) int
+	// Receiver tells whether a member checks what it receives against what was published
+	// to its topics (hub-leaves: the leaves; a mesh: every node).
+	Receiver func(n *topology.Node) bool
+	// FlowControl: whether nodes pause reading while their outbound queues are full (see
+	// WithFlowControl). Off where gossip timing is the result.
+	FlowControl bool
+	// RecordMessages: every node writes the time it published or first received each message
+	// (messages.bin), for delivery latency in reports.
+	RecordMessages bool
+	// HostOptions are extra libp2p options for member i's host (shaped links, say).
+	HostOptions func(p *Params, group string, seq int) []libp2p.Option
+}
+
+// Declared returns every parameter the scenario reads: the common ones, then its own.
+func (s *Scenario) Declared() []Param { return append(append([]Param(nil), commonParams...), s.Params...) }
+
+// ParseParams parses an instance's parameters for this scenario.
+func (s *Scenario) ParseParams(m map[string]string) (*Params, error) {
+	return ParseParams(s.Declared(), m)
+}
+
+// TestCase is the scenario as a Testground test case.
+func (s *Scenario) TestCase() run.InitializedTestCaseFn {
+	return func(env *runtime.RunEnv, ic *run.InitContext) error { return runInstance(s, env, ic) }
+}
+
+var registry = struct {
+	gosync.Mutex
+	m map[string]*Scenario
+}{m: map[string]*Scenario{}}
+
+// Register adds a scenario; a second scenario of the same name panics (a programming error).
+func Register(s *Scenario) {
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.m[s.Name] != nil {
+		panic("sim: scenario " + s.Name + " registered twice")
+	}
+	registry.m[s.Name] = s
+}
+
+// Lookup returns a registered scenario, or an error listing the registered ones.
+func Lookup(name string) (*Scenario, error) {
+	registry.Lock()
+	defer registry.Unlock()
+	if s := registry.m[name]; s != nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("unknown scenario %q (scenarios: %s)", name, strings.Join(scenarioNames(), ", "))
+}
+
+// Scenarios returns every registered scenario, by name.
+func Scenarios() []*Scenario {
+	registry.Lock()
+	defer registry.Unlock()
+	var out []*Scenario
+	for _, n := range scenarioNames() {
+		out = append(out, registry.m[n])
+	}
+	return out
+}
+
+func scenarioNames() []string {
+	names := make([]string, 0, len(registry.m))
+	for n := range registry.m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
