@@ -127,9 +127,6 @@ func NewNode(cfg Config) (*Node, error) {
 		cfg.Logger = slog.Default()
 	}
 	maxFrame := MaxMessageBytes + binary.MaxVarintLen64
-	for i := range cfg.Codecs {
-		cfg.Codecs[i].MaxUnitBytes = maxFrame
-	}
 	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("node key: %w", err)
@@ -327,11 +324,5 @@ func (h *codecHost) wrap(s network.Stream) network.Stream {
 	if !ok {
 		return s
 	}
-	for _, c := range h.node.cfg.Codecs {
-		if c.String() == spec.String() {
-			spec = c // carries the node's decoder bound
-		}
-	}
-	spec.MaxUnitBytes = h.node.maxFrameBytes
 	return newCodecStream(h.node, s, spec)
 }

@@ -147,7 +147,7 @@ func (s *codecStream) Read(p []byte) (int, error) {
 // nextFrame reads and decodes one frame into s.pending.
 func (s *codecStream) nextFrame() error {
 	if s.r == nil {
-		s.r = s.spec.NewReader(&s.rwire)
+		s.r = s.spec.NewReader(&s.rwire, codec.WithMaxUnitBytes(s.node.maxFrameBytes))
 	}
 	s.node.awaitBacklog(s.Conn().RemotePeer())
 	var hdr [binary.MaxVarintLen64]byte
