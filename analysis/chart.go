@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/streamsim/streamsim/codec"
-	"github.com/streamsim/streamsim/codec/snappystream"
 	"github.com/streamsim/streamsim/gossip"
 )
 
@@ -27,6 +26,7 @@ type historyPoint struct {
 // historySeries returns the snappy-stream fast results of a view and payload by window
 // size, smallest first.
 func (rep *Report) historySeries(view, payload string) []historyPoint {
+	snappyFast, _ := codec.Parse("snappy-stream")
 	var out []historyPoint
 	for i := range rep.Results {
 		r := &rep.Results[i]
@@ -34,10 +34,10 @@ func (rep *Report) historySeries(view, payload string) []historyPoint {
 			continue
 		}
 		c, err := ParseConfig(r.Config)
-		if err != nil || c.Dict || c.Spec.Kind != codec.SnappyStream || c.Spec.SnappyLevel != snappystream.Fast || c.Spec.WindowBytes == 0 {
+		if err != nil || c.Dict || !c.Spec.SameExceptWindow(snappyFast) || c.Spec.HistoryBytes() == 0 {
 			continue
 		}
-		out = append(out, historyPoint{c.Spec.WindowBytes, r})
+		out = append(out, historyPoint{c.Spec.HistoryBytes(), r})
 	}
 	slices.SortFunc(out, func(a, b historyPoint) int { return a.window - b.window })
 	return out

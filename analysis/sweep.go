@@ -44,25 +44,13 @@ func ParseConfig(s string) (Config, error) {
 		if err != nil {
 			return Config{}, fmt.Errorf("sweep configuration %q: %w", s, err)
 		}
-		return Config{Name: "zstd+dict" + strings.TrimPrefix(explicitName(spec), "zstd"), Spec: spec, Dict: true}, nil
+		return Config{Name: "zstd+dict" + strings.TrimPrefix(spec.Explicit(), "zstd"), Spec: spec, Dict: true}, nil
 	}
 	spec, err := codec.Parse(s)
 	if err != nil {
 		return Config{}, fmt.Errorf("sweep configuration %q: %w", s, err)
 	}
-	return Config{Name: explicitName(spec), Spec: spec}, nil
-}
-
-// explicitName is a spec with every parameter spelled out (codec.Spec.String omits
-// defaults), so that a history-size table reads without knowing the defaults.
-func explicitName(s codec.Spec) string {
-	switch s.Kind {
-	case codec.SnappyStream:
-		return "snappy-stream:" + codec.FormatSize(s.WindowBytes) + ":" + s.SnappyLevel.String()
-	case codec.Zstd:
-		return fmt.Sprintf("zstd:%d:%s", s.ZstdLevel, codec.FormatSize(s.WindowBytes))
-	}
-	return s.String()
+	return Config{Name: spec.Explicit(), Spec: spec}, nil
 }
 
 // ParseGrid parses a comma-separated list of configurations.
@@ -302,7 +290,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 			switch {
 			case c.None:
 				jobs = append(jobs, job{cfg: c, corpus: corpora[1], plain: corpora[0]})
-			case c.Spec.Kind == codec.Plain && !c.Dict:
+			case c.Spec.IsPlain() && !c.Dict:
 				jobs = append(jobs, job{cfg: c, corpus: corpora[0], plain: corpora[0]})
 			default:
 				for _, p := range o.Payloads {
@@ -392,7 +380,7 @@ type unitSink struct{ bytes.Buffer }
 // replay runs one configuration over a corpus and checks that it decodes back.
 func replay(cfg Config, c, plain *corpus) (Result, error) {
 	r := Result{View: c.view, Payload: c.payload, Config: cfg.Name, Streams: len(c.streams)}
-	if cfg.Spec.Kind == codec.Plain && !cfg.None {
+	if cfg.Spec.IsPlain() && !cfg.None {
 		r.Payload = ""
 	}
 	for _, s := range plain.streams {
@@ -487,10 +475,11 @@ func replayStreamHook(cfg Config, s *corpusStream, dictBytes []byte, r *Result, 
 	var sink unitSink
 	sink.Grow(len(s.data)/2 + 4096) // most configurations compress; growing is not codec time but slows the replay
 	spec := cfg.Spec
+	var opts []codec.Option
 	if cfg.Dict {
-		spec.ZstdDict = dictBytes
+		opts = append(opts, codec.WithDict(dictBytes))
 	}
-	w := spec.NewWriter(&sink)
+	w := spec.NewWriter(&sink, opts...)
 	prev := 0
 	last := -1
 	cpu0, _ := threadCPU()
@@ -522,7 +511,7 @@ func replayStreamHook(cfg Config, s *corpusStream, dictBytes []byte, r *Result, 
 	if afterEncode != nil {
 		afterEncode()
 	}
-	rd := spec.NewReader(bytes.NewReader(sink.Bytes()))
+	rd := spec.NewReader(bytes.NewReader(sink.Bytes()), opts...)
 	defer rd.Close()
 	buf := make([]byte, 0, 64<<10)
 	cpu0, _ = threadCPU()

@@ -9,13 +9,30 @@ import (
 )
 
 // Stats are the running totals of one codec instance (one stream direction).
+//
+// A unit is what one Write of the Writer produced: one gossipsub RPC frame, compressed
+// (a snappy-stream block; a zstd flush, with the frame header before the first and the
+// frame end written by Close). A Reader's figures count what Read has returned, not what
+// it has taken from the transport: WireBytes is the wire size of the units (for zstd:
+// blocks) all of whose decoded bytes Read has returned so far, so that after a reader
+// has returned a whole frame its WireBytes has grown by exactly the Writer's WireBytes
+// for that Write, however the transport split or coalesced the bytes. Bytes a reader
+// holds ahead (a later unit, part of one) count only once their unit has been returned.
 type Stats struct {
-	Units     int64         // units written (one per Write) or blocks read where the codec delimits them
-	RawBytes  int64         // bytes before compression (written to the Writer, returned by the Reader)
-	WireBytes int64         // compressed bytes written to / read from the underlying stream
-	Time      time.Duration // time spent compressing or decompressing, excluding I/O on the underlying stream
+	// Units counts Writes; for a Reader, the units (zstd: blocks) returned completely.
+	// plain does not delimit units and reports 0 for its Reader.
+	Units int64
+	// RawBytes are the bytes before compression: given to Write, returned by Read.
+	RawBytes int64
+	// WireBytes are the compressed bytes: written to the underlying stream; for a
+	// Reader, those of the units returned completely (for plain, RawBytes).
+	WireBytes int64
+	// Time is the time spent compressing or decompressing, excluding I/O on the
+	// underlying stream.
+	Time time.Duration
 	// StateBytes is the memory held across units: history, tables and buffers. For
-	// zstd it is an estimate from the configured window and the level's table sizes.
+	// klauspost's zstd it is an estimate from the configured window and the level's
+	// table sizes; for libzstd it is the library's own count.
 	StateBytes int64
 }
 
@@ -40,12 +57,14 @@ func (t *timedSource) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// meteredReader wraps a decompressing reader that pulls from a timedSource.
+// meteredReader wraps a decompressing reader that pulls from a timedSource and knows
+// which of its wire bytes belong to units it has returned completely.
 type meteredReader struct {
 	name  string // prefix for errors the decoder does not name itself
 	dec   io.Reader
 	src   *timedSource
 	close func() error
+	wire  func() int64
 	units func() int64
 	state func() int64
 
@@ -72,12 +91,23 @@ func (m *meteredReader) Close() error {
 }
 
 func (m *meteredReader) Stats() Stats {
-	s := Stats{RawBytes: m.raw, WireBytes: m.src.n, Time: m.elapsed - m.src.blocked}
-	if m.units != nil {
-		s.Units = m.units()
-	}
+	s := Stats{RawBytes: m.raw, WireBytes: m.wire(), Units: m.units(), Time: m.elapsed - m.src.blocked}
 	if m.state != nil {
 		s.StateBytes = m.state()
 	}
 	return s
 }
+
+// failedWriter reports a construction error on every Write.
+type failedWriter struct{ err error }
+
+func (f *failedWriter) Write([]byte) (int, error) { return 0, f.err }
+func (f *failedWriter) Close() error              { return nil }
+func (f *failedWriter) Stats() Stats              { return Stats{} }
+
+// failedReader reports a construction error on every Read.
+type failedReader struct{ err error }
+
+func (f *failedReader) Read([]byte) (int, error) { return 0, f.err }
+func (f *failedReader) Close() error             { return nil }
+func (f *failedReader) Stats() Stats             { return Stats{} }

@@ -280,9 +280,9 @@ func TestZstdDictionary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	encode := func(s Spec) []byte {
+	encode := func(s Spec, opts ...Option) []byte {
 		var wire bytes.Buffer
-		w := s.NewWriter(&wire)
+		w := s.NewWriter(&wire, opts...)
 		if _, err := w.Write(unit); err != nil {
 			t.Fatal(err)
 		}
@@ -291,20 +291,22 @@ func TestZstdDictionary(t *testing.T) {
 		}
 		return wire.Bytes()
 	}
-	withDict := spec
-	withDict.ZstdDict = dict
-	plainWire, dictWire := encode(spec), encode(withDict)
+	plainWire, dictWire := encode(spec), encode(spec, WithDict(dict))
 	if len(dictWire) >= len(plainWire) {
 		t.Fatalf("with dictionary %d bytes, without %d", len(dictWire), len(plainWire))
 	}
-	got, err := io.ReadAll(withDict.NewReader(bytes.NewReader(dictWire)))
+	got, err := io.ReadAll(spec.NewReader(bytes.NewReader(dictWire), WithDict(dict)))
 	if err != nil || !bytes.Equal(got, unit) {
 		t.Fatalf("dictionary round trip: %q, %v", got, err)
 	}
 	if got, err := io.ReadAll(spec.NewReader(bytes.NewReader(dictWire))); err == nil && bytes.Equal(got, unit) {
 		t.Fatal("a reader without the dictionary decoded a dictionary stream")
 	}
-	if w := withDict.NewWriter(io.Discard); w.(Meter).Stats().StateBytes != spec.NewWriter(io.Discard).(Meter).Stats().StateBytes+int64(len(dict)) {
+	if w := spec.NewWriter(io.Discard, WithDict(dict)); w.(Meter).Stats().StateBytes != spec.NewWriter(io.Discard).(Meter).Stats().StateBytes+int64(len(dict)) {
 		t.Fatal("writer state does not count the dictionary")
+	}
+	snappy, _ := Parse("snappy-stream")
+	if _, err := snappy.NewWriter(io.Discard, WithDict(dict)).Write(unit); err == nil || !strings.Contains(err.Error(), "zstd option") {
+		t.Errorf("snappy-stream writer with a dictionary: %v, want an error naming the zstd option", err)
 	}
 }

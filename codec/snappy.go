@@ -49,14 +49,15 @@ func (s *snappyWriter) Stats() Stats {
 	return st
 }
 
-func newSnappyReader(r io.Reader, s Spec) *meteredReader {
+func newSnappyReader(r io.Reader, s Spec, o options) *meteredReader {
 	src := &timedSource{r: r}
-	sr := snappystream.NewReader(src, s.WindowBytes, s.MaxUnitBytes)
+	sr := snappystream.NewReader(src, s.WindowBytes, o.maxUnitBytes)
 	return &meteredReader{
 		dec:   sr,
 		src:   src,
 		close: sr.Close,
-		units: sr.Decoder().Blocks,
+		wire:  sr.WireBytes,
+		units: sr.Blocks,
 		state: func() int64 { return int64(sr.StateBytes()) },
 	}
 }

@@ -41,7 +41,9 @@ const (
 	MaxZstdWindowBytes       = 16 << 20
 )
 
-// Spec is a parsed codec spec. The zero value is plain.
+// Spec is a parsed codec spec: the identity of a stream codec, comparable with ==, and
+// what both ends of a stream must agree on. Runtime settings of one end (bounds, a zstd
+// dictionary) are Options of NewWriter and NewReader. The zero value is plain.
 type Spec struct {
 	Kind Kind
 	// WindowBytes is the history window (snappy-stream, zstd).
@@ -50,12 +52,6 @@ type Spec struct {
 	SnappyLevel snappystream.Level
 	// ZstdLevel is the zstd level: 1, 3, 7 or 11.
 	ZstdLevel int
-	// MaxUnitBytes bounds one decoded unit (snappy-stream's block bound);
-	// 0 means snappystream.DefaultMaxBlockBytes. Not part of the spec string.
-	MaxUnitBytes int
-	// ZstdDict is a zstd dictionary both ends load before the stream starts (offline
-	// replays with a trained dictionary); nil for none. Not part of the spec string.
-	ZstdDict []byte
 }
 
 // Forms lists the accepted spec forms, for errors and help texts.
@@ -176,29 +172,108 @@ func (s *Spec) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// Option sets a runtime setting of one Writer or Reader. Options are not part of the
+// spec's identity: both ends of a stream must agree on the spec, and each end chooses
+// its own bounds.
+type Option func(*options)
+
+type options struct {
+	maxUnitBytes int
+	dict         []byte
+}
+
+// WithMaxUnitBytes bounds the decoded size of one unit a Reader accepts: for
+// snappy-stream the declared length of a block, checked before anything is allocated.
+// 0 (the default) means snappystream.DefaultMaxBlockBytes. zstd's blocks are bounded by
+// the format (128 KiB) and its history by the spec's window; plain ignores it.
+func WithMaxUnitBytes(n int) Option { return func(o *options) { o.maxUnitBytes = n } }
+
+// WithDict makes a zstd Writer or Reader load the dictionary d before the stream starts
+// (both ends need the same one; offline replays with a trained dictionary). Any other
+// codec given a non-empty dictionary fails on its first Write or Read.
+func WithDict(d []byte) Option { return func(o *options) { o.dict = d } }
+
+func (s Spec) options(opts []Option) (options, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.maxUnitBytes < 0 {
+		return o, fmt.Errorf("%s: maximum unit size %d is negative", s, o.maxUnitBytes)
+	}
+	if len(o.dict) > 0 && s.Kind != Zstd {
+		return o, fmt.Errorf("%s: a dictionary is a zstd option", s)
+	}
+	return o, nil
+}
+
 // NewWriter returns a writer that turns each Write into one compressed unit, written
 // with a single Write on w. Close ends the stream (zstd writes its frame end) but does
 // not close w. The writer implements Meter.
-func (s Spec) NewWriter(w io.Writer) io.WriteCloser {
+func (s Spec) NewWriter(w io.Writer, opts ...Option) io.WriteCloser {
+	o, err := s.options(opts)
+	if err != nil {
+		return &failedWriter{err: err}
+	}
 	switch s.Kind {
 	case SnappyStream:
 		return newSnappyWriter(w, s)
 	case Zstd:
-		return newZstdWriter(w, s)
+		return newZstdWriter(w, s, o)
 	}
 	return &plainWriter{w: w}
 }
 
 // NewReader returns a reader of what the matching Writer wrote. Close releases the
-// decoder but does not close r. The reader implements Meter.
-func (s Spec) NewReader(r io.Reader) io.ReadCloser {
+// decoder but does not close r. The reader implements Meter; its Stats count a unit's
+// wire bytes once all of the unit's decoded bytes have been returned (see Stats).
+func (s Spec) NewReader(r io.Reader, opts ...Option) io.ReadCloser {
+	o, err := s.options(opts)
+	if err != nil {
+		return &failedReader{err: err}
+	}
 	switch s.Kind {
 	case SnappyStream:
-		return newSnappyReader(r, s)
+		return newSnappyReader(r, s, o)
 	case Zstd:
-		return newZstdReader(r, s)
+		return newZstdReader(r, s, o)
 	}
 	return newPlainReader(r)
+}
+
+// Family returns the wire-format family: "plain", "snappy-stream" or "zstd".
+func (s Spec) Family() string { return s.Kind.String() }
+
+// IsPlain reports whether the spec is the uncompressed baseline.
+func (s Spec) IsPlain() bool { return s.Kind == Plain }
+
+// HistoryBytes returns the history window a stream keeps across units: the
+// snappy-stream window, the zstd window, 0 for plain.
+func (s Spec) HistoryBytes() int {
+	if s.Kind == Plain {
+		return 0
+	}
+	return s.WindowBytes
+}
+
+// Explicit returns the spec with every parameter spelled out (String omits defaults),
+// so that a table of windows and levels reads without knowing the defaults. Parse
+// accepts it.
+func (s Spec) Explicit() string {
+	switch s.Kind {
+	case SnappyStream:
+		return "snappy-stream:" + FormatSize(s.WindowBytes) + ":" + s.SnappyLevel.String()
+	case Zstd:
+		return fmt.Sprintf("zstd:%d:%s", s.ZstdLevel, FormatSize(s.WindowBytes))
+	}
+	return s.String()
+}
+
+// SameExceptWindow reports whether s and o differ at most in their history window: the
+// members of one history-size series.
+func (s Spec) SameExceptWindow(o Spec) bool {
+	s.WindowBytes = o.WindowBytes
+	return s == o
 }
 
 // ParseSize parses a byte size: a plain integer or an integer with a KiB, MiB or GiB suffix.

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -13,25 +14,27 @@ import (
 // The encoder writes into buf so that its time excludes the Write on w and each unit
 // goes out with one Write.
 type zstdWriter struct {
-	w      io.Writer
-	buf    bytes.Buffer
-	enc    *zstd.Encoder
-	spec   Spec
-	stats  Stats
-	err    error
-	closed bool
+	w     io.Writer
+	buf   bytes.Buffer
+	enc   *zstd.Encoder
+	spec  Spec
+	stats Stats
+	// dictBytes is the size of the dictionary the encoder holds.
+	dictBytes int
+	err       error
+	closed    bool
 }
 
-func newZstdWriter(w io.Writer, s Spec) *zstdWriter {
-	z := &zstdWriter{w: w, spec: s}
+func newZstdWriter(w io.Writer, s Spec, o options) *zstdWriter {
+	z := &zstdWriter{w: w, spec: s, dictBytes: len(o.dict)}
 	opts := []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(s.ZstdLevel)),
 		zstd.WithWindowSize(s.WindowBytes),
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithLowerEncoderMem(true),
 	}
-	if len(s.ZstdDict) > 0 {
-		opts = append(opts, zstd.WithEncoderDict(s.ZstdDict))
+	if len(o.dict) > 0 {
+		opts = append(opts, zstd.WithEncoderDict(o.dict))
 	}
 	enc, err := zstd.NewWriter(&z.buf, opts...)
 	if err != nil {
@@ -110,7 +113,7 @@ func (z *zstdWriter) Close() error {
 
 func (z *zstdWriter) Stats() Stats {
 	st := z.stats
-	st.StateBytes = zstdEncoderStateBytes(z.spec)
+	st.StateBytes = zstdEncoderStateBytes(z.spec) + int64(z.dictBytes)
 	return st
 }
 
@@ -130,40 +133,140 @@ func zstdEncoderStateBytes(s Spec) int64 {
 	default:
 		tables = 8<<22 + 8<<18
 	}
-	return int64(s.WindowBytes) + block + 2*block + tables + int64(len(s.ZstdDict))
+	return int64(s.WindowBytes) + block + 2*block + tables
 }
 
-func newZstdReader(r io.Reader, s Spec) io.ReadCloser {
+// zstdDecoder is a streaming zstd decoder as both implementations provide it: a Read
+// returns decoded bytes of at most one block and reads input only when it has returned
+// all of the previous block (the blockGate makes sure of the latter).
+type zstdDecoder interface {
+	io.Reader
+	Close()
+}
+
+// zstdReader returns a decoder's output through its own buffer of more than one block,
+// so that it knows when a block's decoded bytes have all been returned and can count
+// the block's wire bytes then (see Stats).
+type zstdReader struct {
+	spec  Spec
+	dec   zstdDecoder
+	gate  *blockGate
+	src   *timedSource
+	state func() int64
+
+	buf            []byte // decoded bytes of the current block: buf[pos:] not yet returned
+	pos            int
+	pendWire       int64 // gate counters once the current block has been returned
+	pendBlocks     int64
+	err            error // to return once buf is drained
+	stats          Stats
+	closed         bool
+	decodeInPlaceN int // len(p) above which Read lets the decoder write into p
+}
+
+func newZstdReader(r io.Reader, s Spec, o options) io.ReadCloser {
 	src := &timedSource{r: r}
+	gate := newBlockGate(src, s.WindowBytes)
+	z := &zstdReader{spec: s, gate: gate, src: src, decodeInPlaceN: zstdMaxBlockBytes}
 	opts := []zstd.DOption{
-		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderConcurrency(1), // synchronous: reads only the block it decodes
 		zstd.WithDecoderLowmem(true),
 		zstd.WithDecoderMaxWindow(uint64(s.WindowBytes)),
 		zstd.WithDecoderMaxMemory(uint64(s.WindowBytes)),
 	}
-	if len(s.ZstdDict) > 0 {
-		opts = append(opts, zstd.WithDecoderDicts(s.ZstdDict))
+	if len(o.dict) > 0 {
+		opts = append(opts, zstd.WithDecoderDicts(o.dict))
 	}
-	dec, err := zstd.NewReader(src, opts...)
+	dec, err := zstd.NewReader(gate, opts...)
 	if err != nil {
 		return &failedReader{err: fmt.Errorf("zstd: new decoder for %s: %w", s, err)}
 	}
-	return &meteredReader{
-		name: "zstd",
-		dec:  dec,
-		src:  src,
-		close: func() error {
-			dec.Close()
-			return nil
-		},
-		// History (window) plus one block being decoded, plus the dictionary.
-		state: func() int64 { return int64(s.WindowBytes) + 128<<10 + int64(len(s.ZstdDict)) },
-	}
+	z.dec = dec
+	// History (window) plus one block being decoded, the output buffer and the dictionary.
+	z.state = func() int64 { return int64(s.WindowBytes) + 128<<10 + int64(cap(z.buf)) + int64(len(o.dict)) }
+	return z
 }
 
-// failedReader reports a construction error on every Read.
-type failedReader struct{ err error }
+func (z *zstdReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for z.pos == len(z.buf) {
+		if z.err != nil {
+			return 0, z.err
+		}
+		if len(p) > z.decodeInPlaceN {
+			// p holds a whole block: the decoder writes its output there directly.
+			n, err := z.decode(p)
+			if n > 0 || err != nil {
+				z.blockReturned()
+				z.stats.RawBytes += int64(n)
+			}
+			if n > 0 {
+				z.err = err
+				return n, nil
+			}
+			if err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if z.buf == nil {
+			z.buf = make([]byte, 0, z.decodeInPlaceN+1)
+		}
+		n, err := z.decode(z.buf[:cap(z.buf)])
+		z.buf, z.pos = z.buf[:n], 0
+		if n == 0 && err != nil {
+			z.blockReturned()
+			return 0, err
+		}
+		z.err = err
+	}
+	n := copy(p, z.buf[z.pos:])
+	z.pos += n
+	z.stats.RawBytes += int64(n)
+	if z.pos == len(z.buf) {
+		z.blockReturned()
+	}
+	return n, nil
+}
 
-func (f *failedReader) Read([]byte) (int, error) { return 0, f.err }
-func (f *failedReader) Close() error             { return nil }
-func (f *failedReader) Stats() Stats             { return Stats{} }
+// decode reads one block's output into p and notes the gate's counters after it.
+func (z *zstdReader) decode(p []byte) (int, error) {
+	if z.closed {
+		return 0, errors.New("zstd: read from closed Reader")
+	}
+	start := time.Now()
+	n, err := z.dec.Read(p)
+	z.stats.Time += time.Since(start)
+	if n == len(p) && err == nil {
+		// Impossible for a conforming decoder (p exceeds a block), but it would break
+		// the accounting: the decoder could still hold part of this block.
+		err = fmt.Errorf("zstd: decoder returned %d bytes, more than one block", n)
+	}
+	z.pendWire, z.pendBlocks = z.gate.done, z.gate.blocks
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("zstd: read unit: %w", err)
+	}
+	return n, err
+}
+
+// blockReturned counts the blocks decoded so far as returned.
+func (z *zstdReader) blockReturned() {
+	z.stats.WireBytes, z.stats.Units = z.pendWire, z.pendBlocks
+}
+
+func (z *zstdReader) Close() error {
+	if !z.closed && z.dec != nil {
+		z.dec.Close()
+	}
+	z.closed = true
+	return nil
+}
+
+func (z *zstdReader) Stats() Stats {
+	st := z.stats
+	st.Time -= z.src.blocked
+	st.StateBytes = z.state()
+	return st
+}

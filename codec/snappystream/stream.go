@@ -45,7 +45,10 @@ func (w *Writer) Encoder() *Encoder { return w.enc }
 func (w *Writer) Close() error { return nil }
 
 // Reader decodes a snappy-stream. It reads from the underlying reader only while the
-// block it is in is incomplete, so a block is delivered as soon as its last byte arrives.
+// block it is in is incomplete, so a block is delivered as soon as its last byte arrives;
+// a read may bring bytes of later blocks too (whatever the transport has), which stay
+// buffered. WireBytes counts a block only once all its decoded bytes have been returned,
+// so it does not depend on how the transport splits reads.
 type Reader struct {
 	r   io.Reader
 	dec *Decoder
@@ -61,6 +64,10 @@ type Reader struct {
 	out    []byte // decoded bytes of the current block
 	outPos int
 	err    error
+
+	blockWire  int   // wire size of the block in out, until it has all been returned
+	wireDone   int64 // wire bytes of the blocks returned completely
+	blocksDone int64 // blocks returned completely
 }
 
 // NewReader returns a Reader for a stream with the given window and block bound
@@ -72,6 +79,13 @@ func NewReader(r io.Reader, windowBytes, maxBlockBytes int) *Reader {
 
 // Decoder returns the Reader's decoder (for its counters).
 func (r *Reader) Decoder() *Decoder { return r.dec }
+
+// WireBytes returns the compressed size of the blocks whose decoded bytes have all been
+// returned by Read.
+func (r *Reader) WireBytes() int64 { return r.wireDone }
+
+// Blocks returns the number of blocks whose decoded bytes have all been returned by Read.
+func (r *Reader) Blocks() int64 { return r.blocksDone }
 
 // StateBytes returns the memory the Reader holds: history plus its block buffers.
 func (r *Reader) StateBytes() int { return r.dec.StateBytes() + cap(r.in) + cap(r.out) }
@@ -100,7 +114,17 @@ func (r *Reader) Read(p []byte) (int, error) {
 	}
 	n := copy(p, r.out[r.outPos:])
 	r.outPos += n
+	if r.outPos == len(r.out) {
+		r.blockDone()
+	}
 	return n, nil
+}
+
+// blockDone counts the current block as returned.
+func (r *Reader) blockDone() {
+	r.wireDone += int64(r.blockWire)
+	r.blocksDone++
+	r.blockWire = 0
 }
 
 // nextBlock reads until one whole block is buffered and decodes it into r.out.
@@ -117,8 +141,12 @@ func (r *Reader) nextBlock() error {
 				return err
 			}
 			r.out, r.outPos = out, 0
+			r.blockWire = blockEnd - r.start
 			r.start = blockEnd
 			r.inBlock = false
+			if len(out) == 0 {
+				r.blockDone() // nothing to return: an empty block is done once decoded
+			}
 			return nil
 		}
 		if err := r.fill(); err != nil {

@@ -1,0 +1,153 @@
+package codec
+
+import (
+	"bytes"
+	"io"
+	"math/rand"
+	"testing"
+	"testing/iotest"
+)
+
+// meteringFrames are frames of varied sizes: tiny, attestation-sized, a few KiB, and
+// some above zstd's 128 KiB block (several blocks per unit), compressible and not.
+func meteringFrames(rng *rand.Rand) [][]byte {
+	sizes := []int{1, 3, 280, 281, 500, 4 << 10, 60 << 10, 200 << 10, 12, 90, 300 << 10, 7, 1500}
+	for i := 0; i < 60; i++ {
+		sizes = append(sizes, 1+rng.Intn(2000))
+	}
+	var out [][]byte
+	for i, n := range sizes {
+		f := make([]byte, n)
+		if i%3 == 0 {
+			rng.Read(f) // incompressible
+		} else {
+			topic := []byte("/eth2/8c9f62fe/beacon_attestation_17/ssz_snappy")
+			for j := 0; j < n; j += len(topic) + 16 {
+				copy(f[j:], topic)
+				if k := j + len(topic); k < n {
+					rng.Read(f[k:min(n, k+16)])
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// coalescingReader hands out up to 1 MiB per Read: everything a fast transport has.
+type coalescingReader struct{ r *bytes.Reader }
+
+func (c coalescingReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), 1<<20)]) }
+
+// TestReaderWireBytesExact: after a reader has returned a whole frame, its WireBytes has
+// grown by exactly the writer's WireBytes for that Write, whether the transport hands
+// out everything at once or one byte per Read; before the frame's last byte is returned,
+// the frame's wire bytes are not all counted.
+func TestReaderWireBytesExact(t *testing.T) {
+	specs := []string{
+		"plain",
+		"snappy-stream:0", "snappy-stream:4KiB", "snappy-stream", "snappy-stream:1MiB",
+		"snappy-stream:0:better", "snappy-stream:4KiB:better", "snappy-stream:64KiB:better", "snappy-stream:1MiB:better",
+		"zstd", "zstd:1:64KiB", "zstd:7:1MiB",
+	}
+	frames := meteringFrames(rand.New(rand.NewSource(9)))
+	for _, spec := range specs {
+		s, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wire bytes.Buffer
+		w := s.NewWriter(&wire)
+		deltas := make([]int64, len(frames))
+		var last int64
+		for i, f := range frames {
+			if _, err := w.Write(f); err != nil {
+				t.Fatal(err)
+			}
+			cur := w.(Meter).Stats().WireBytes
+			deltas[i], last = cur-last, cur
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		total := w.(Meter).Stats().WireBytes
+		if total != int64(wire.Len()) {
+			t.Fatalf("%s: writer counted %d wire bytes, wrote %d", spec, total, wire.Len())
+		}
+		for _, src := range []struct {
+			name string
+			r    func() io.Reader
+		}{
+			{"coalescing", func() io.Reader { return coalescingReader{bytes.NewReader(wire.Bytes())} }},
+			{"one-byte", func() io.Reader { return iotest.OneByteReader(bytes.NewReader(wire.Bytes())) }},
+		} {
+			t.Run(spec+"/"+src.name, func(t *testing.T) {
+				r := s.NewReader(src.r())
+				defer r.Close()
+				m := r.(Meter)
+				var before int64
+				for i, f := range frames {
+					got := make([]byte, len(f))
+					// All but the last byte first: the frame is not complete yet.
+					if _, err := io.ReadFull(r, got[:len(f)-1]); err != nil {
+						t.Fatalf("frame %d: %v", i, err)
+					}
+					if d := m.Stats().WireBytes - before; d >= deltas[i] && !s.IsPlain() {
+						t.Fatalf("frame %d: %d of its %d wire bytes counted before its last byte was returned", i, d, deltas[i])
+					}
+					if _, err := io.ReadFull(r, got[len(f)-1:]); err != nil {
+						t.Fatalf("frame %d: %v", i, err)
+					}
+					if !bytes.Equal(got, f) {
+						t.Fatalf("frame %d differs", i)
+					}
+					after := m.Stats().WireBytes
+					if after-before != deltas[i] {
+						t.Fatalf("frame %d (%d bytes): reader counted %d wire bytes, writer %d", i, len(f), after-before, deltas[i])
+					}
+					before = after
+				}
+				if n, err := r.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+					t.Fatalf("after the last frame: %d, %v", n, err)
+				}
+				if st := m.Stats(); st.WireBytes != total || st.RawBytes != w.(Meter).Stats().RawBytes {
+					t.Fatalf("at the end: reader %+v, writer wrote %d wire bytes", st, total)
+				}
+			})
+		}
+	}
+}
+
+// TestZstdGateRejects: the block gate rejects, before the decoder sees them, a frame whose
+// window exceeds the spec's (the decoder's memory bound), a reserved block type, a foreign
+// magic number and a stream cut inside a block.
+func TestZstdGateRejects(t *testing.T) {
+	big, _ := Parse("zstd:3:4MiB")
+	small, _ := Parse("zstd")
+	var wire bytes.Buffer
+	w := big.NewWriter(&wire)
+	if _, err := w.Write(bytes.Repeat([]byte("attestation "), 100)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	stream := wire.Bytes()
+	reserved := append([]byte(nil), stream...)
+	reserved[6] |= 3 << 1 // the first block header follows magic, descriptor and window byte
+	cases := []struct {
+		name   string
+		spec   Spec
+		stream []byte
+		want   string
+	}{
+		{"window above the spec", small, stream, "4194304-byte window"},
+		{"reserved block type", big, reserved, "reserved block type"},
+		{"foreign magic", big, []byte("not zstd at all"), "magic number"},
+		{"cut inside a block", big, stream[:len(stream)-10], "unexpected EOF"},
+	}
+	for _, c := range cases {
+		_, err := io.ReadAll(c.spec.NewReader(bytes.NewReader(c.stream)))
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
+			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.want)
+		}
+	}
+}
