@@ -17,19 +17,19 @@ import (
 func liveRun() []*result.NodeSummary {
 	pub := func(i int, n int64, d uint64) *result.NodeSummary {
 		return &result.NodeSummary{Role: result.RolePublisher, Group: "publishers", Instance: i, PeerID: "P" + string(rune('0'+i)),
-			TimeScale: 4, Slots: 1, Build: "optimized",
+			TimeScale: 4, Slots: 1, Build: "optimized", Optimized: true,
 			Parity:   &result.Parity{Messages: map[gossip.Category]int64{gossip.Attestation: n}, Digest: map[gossip.Category][2]uint64{gossip.Attestation: {d, d}}},
 			Schedule: &result.Schedule{Messages: n, MaxLagNs: 20e6, MeanLagNs: 1e6, SlotNs: 3e9, ScheduledNs: 3e9, ElapsedNs: 2e9}}
 	}
 	leafStream := func(proto string, raw, wire, attRaw, attWire int64) result.StreamStats {
 		return result.StreamStats{Peer: "H", Direction: "in", Protocol: proto, Frames: 10, RawBytes: raw, WireBytes: wire,
-			Categories: map[gossip.Category]result.CategoryBytes{gossip.Attestation: {attRaw, attWire}, gossip.Control: {raw - attRaw, wire - attWire}},
+			Categories: map[gossip.Category]result.CategoryBytes{gossip.Attestation: {RawBytes: attRaw, WireBytes: attWire}, gossip.Control: {RawBytes: raw - attRaw, WireBytes: wire - attWire}},
 			CodecStats: result.CodecStats{Units: 10, RawBytes: raw, TimeNs: 50_000}}
 	}
 	both := &result.Parity{Messages: map[gossip.Category]int64{gossip.Attestation: 7}, Digest: map[gossip.Category][2]uint64{gossip.Attestation: {3, 3}}}
 	return []*result.NodeSummary{
 		pub(0, 4, 1), pub(1, 3, 2),
-		{Role: result.RoleHub, Group: "hub", PeerID: "H", Duration: 2, Build: "optimized", Streams: []result.StreamStats{
+		{Role: result.RoleHub, Group: "hub", PeerID: "H", Duration: 2, Build: "optimized", Optimized: true, Streams: []result.StreamStats{
 			{Peer: "L0", Direction: "out", RawBytes: 1000, WireBytes: 1000},
 			{Peer: "L1", Direction: "out", RawBytes: 1000, WireBytes: 400, CodecStats: result.CodecStats{Units: 10, RawBytes: 1000, TimeNs: 200_000}},
 		}},

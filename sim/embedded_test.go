@@ -21,7 +21,8 @@ func runEmbedded(t *testing.T, leaves string, params map[string]string) (*analys
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	e := &Embedded{Out: dir, Leaves: specs, Params: params, Publishers: 2}
+	params[ParamPublishers] = "2"
+	e := &Embedded{Out: dir, Groups: HubLeavesGroups(2, specs), Params: params}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	runErr := e.Run(ctx)
@@ -132,10 +133,11 @@ func checkRecording(t *testing.T, dir string, r *analysis.RunReport, leaf int) {
 // with that instance's error instead of leaving the others waiting until their timeout.
 func TestHubLeavesFailsFast(t *testing.T) {
 	specs, _ := ParseCodecs("plain,snappy-stream")
+	groups := HubLeavesGroups(2, specs)
+	groups[3].Params[ParamCodec] = "snappy-stream:3KiB:turbo"
 	e := &Embedded{
-		Out: t.TempDir(), Leaves: specs, Publishers: 2,
-		Params:      map[string]string{ParamProfile: "default", ParamSlots: "1", ParamTimeScale: "12", ParamValidators: "32768"},
-		GroupParams: map[string]map[string]string{LeafGroup(1, specs[1]): {ParamCodec: "snappy-stream:3KiB:turbo"}},
+		Out: t.TempDir(), Groups: groups,
+		Params: map[string]string{ParamProfile: "default", ParamSlots: "1", ParamTimeScale: "12", ParamValidators: "32768", ParamPublishers: "2"},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

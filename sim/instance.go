@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p"
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/testground/sdk-go/run"
@@ -397,15 +398,26 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 
 // waitSubscribed waits until pubsub sees each peer the plan lists subscribed to each topic.
 func (in *instance) waitSubscribed(ctx context.Context, self *topology.Node) error {
+	want := map[string][]peer.ID{}
+	for t, idx := range self.WaitFor {
+		for _, j := range idx {
+			want[t] = append(want[t], in.infos[j].ID)
+		}
+	}
+	return waitSubscribed(ctx, in.node.PubSub(), want)
+}
+
+// waitSubscribed waits until pubsub sees each listed peer subscribed to each topic.
+func waitSubscribed(ctx context.Context, ps *pubsub.PubSub, want map[string][]peer.ID) error {
 	for {
 		missing := 0
 		example := ""
-		for t, idx := range self.WaitFor {
-			have := in.node.PubSub().ListPeers(t)
-			for _, j := range idx {
-				if !slices.Contains(have, in.infos[j].ID) {
+		for t, ids := range want {
+			have := ps.ListPeers(t)
+			for _, id := range ids {
+				if !slices.Contains(have, id) {
 					missing++
-					example = fmt.Sprintf("%s/%d on %s", in.members[j].Group, in.members[j].Instance, t)
+					example = fmt.Sprintf("%s on %s", id, t)
 				}
 			}
 		}

@@ -11,9 +11,9 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 
-	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
 )
 
 // meter holds one streamSide per peer and direction.
@@ -199,18 +199,18 @@ func (t *tracer) forget(p peer.ID) {
 	t.mu.Unlock()
 }
 
-func (t *tracer) OnNewOutboundStream(peer.ID, protocol.ID)       {}
-func (t *tracer) OnClosedOutboundStream(p peer.ID)            { t.queues.Delete(p) }
-func (t *tracer) AddPeer(peer.ID, protocol.ID)                {}
-func (t *tracer) RemovePeer(p peer.ID)                        { t.forget(p) }
-func (t *tracer) Join(string)                                 {}
-func (t *tracer) Leave(string)                                {}
-func (t *tracer) ValidateMessage(*pubsub.Message)             {}
-func (t *tracer) DeliverMessage(m *pubsub.Message)            { t.delivered[msgCategory(m)].Add(1) }
-func (t *tracer) DuplicateMessage(m *pubsub.Message)          { t.duplicates[msgCategory(m)].Add(1) }
-func (t *tracer) ThrottlePeer(peer.ID)                        { t.throttled.Add(1) }
-func (t *tracer) RecvRPC(*pubsub.RPC)                         {}
-func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID)            { t.queue(p).queued.Add(1) }
+func (t *tracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
+func (t *tracer) OnClosedOutboundStream(p peer.ID)         { t.queues.Delete(p) }
+func (t *tracer) AddPeer(peer.ID, protocol.ID)             {}
+func (t *tracer) RemovePeer(p peer.ID)                     { t.forget(p) }
+func (t *tracer) Join(string)                              {}
+func (t *tracer) Leave(string)                             {}
+func (t *tracer) ValidateMessage(*pubsub.Message)          {}
+func (t *tracer) DeliverMessage(m *pubsub.Message)         { t.delivered[msgCategory(m)].Add(1) }
+func (t *tracer) DuplicateMessage(m *pubsub.Message)       { t.duplicates[msgCategory(m)].Add(1) }
+func (t *tracer) ThrottlePeer(peer.ID)                     { t.throttled.Add(1) }
+func (t *tracer) RecvRPC(*pubsub.RPC)                      {}
+func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID)         { t.queue(p).queued.Add(1) }
 func (t *tracer) SendRPCCompleted(_ *pubsub.RPC, p peer.ID, _ time.Duration) {
 	t.queue(p).written.Add(1)
 }

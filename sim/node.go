@@ -134,7 +134,9 @@ func WithTimeScale(scale float64) Option {
 
 // WithClient sets the GossipSub parameters (a client profile: D, Dlo, Dhi, Dlazy, heartbeat,
 // history, IDONTWANT threshold, flood publish). Default: the Ethereum spec's.
-func WithClient(cl topology.Client) Option { return func(c *config) error { c.client = cl; return nil } }
+func WithClient(cl topology.Client) Option {
+	return func(c *config) error { c.client = cl; return nil }
+}
 
 // WithDirectPeers sets GossipSub direct peers: they get every message of the topics they
 // subscribe to and no gossip.
@@ -153,7 +155,9 @@ func WithRawTracers(t ...pubsub.RawTracer) Option {
 func WithFlowControl(on bool) Option { return func(c *config) error { c.flowControl = on; return nil } }
 
 // WithRecorder records every RPC frame of every stream direction.
-func WithRecorder(w *trace.Writer) Option { return func(c *config) error { c.recorder = w; return nil } }
+func WithRecorder(w *trace.Writer) Option {
+	return func(c *config) error { c.recorder = w; return nil }
+}
 
 // WithLogger sets the logger of stream errors (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) error { c.log = l; return nil } }

@@ -16,6 +16,7 @@ import (
 	"github.com/golang/snappy"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
@@ -29,7 +30,7 @@ const testFork = "8c9f62fe"
 var testTopic = gossip.Topic(testFork, gossip.AttestationTopic(0))
 
 // testNode starts a node offering codecs (comma-separated specs, "" for plain only).
-func testNode(t *testing.T, codecs string, ssz bool, log *slog.Logger) *Node {
+func testNode(t *testing.T, codecs string, ssz bool, log *slog.Logger) *testPeer {
 	t.Helper()
 	var specs []codec.Spec
 	if codecs != "" {
@@ -38,17 +39,43 @@ func testNode(t *testing.T, codecs string, ssz bool, log *slog.Logger) *Node {
 			t.Fatal(err)
 		}
 	}
-	n, err := NewNode(Config{Codecs: specs, PayloadSSZ: ssz, TimeScale: 10, Logger: log})
+	h, err := NewHost("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Close() })
+	opts := []Option{WithCodecs(specs...), WithPayloadSSZ(ssz), WithTimeScale(10)}
+	if log != nil {
+		opts = append(opts, WithLogger(log))
+	}
+	n := &testPeer{host: h, opts: opts}
+	t.Cleanup(func() {
+		if n.Node != nil {
+			n.Node.Close()
+		} else {
+			h.Close()
+		}
+	})
 	return n
+}
+
+// testPeer is a host whose node starts once its direct peers are known (star).
+type testPeer struct {
+	*Node
+	host *Host
+	opts []Option
+}
+
+func (p *testPeer) ID() peer.ID             { return p.host.ID() }
+func (p *testPeer) AddrInfo() peer.AddrInfo { return p.host.AddrInfo() }
+func (p *testPeer) Host() host.Host         { return p.host.Host }
+func (p *testPeer) Start(direct []peer.AddrInfo) (err error) {
+	p.Node, err = NewNode(p.host, append(p.opts, WithDirectPeers(direct))...)
+	return err
 }
 
 // star makes hub and leaves direct peers of each other, starts pubsub on all and connects
 // the leaves to the hub.
-func star(t *testing.T, hub *Node, leaves ...*Node) {
+func star(t *testing.T, hub *testPeer, leaves ...*testPeer) {
 	t.Helper()
 	var infos []peer.AddrInfo
 	for _, l := range leaves {
@@ -73,7 +100,7 @@ type receiver struct {
 	ids map[string]bool
 }
 
-func subscribeTest(t *testing.T, n *Node) *receiver {
+func subscribeTest(t *testing.T, n *testPeer) *receiver {
 	t.Helper()
 	topic, err := n.Topic(testTopic)
 	if err != nil {
@@ -115,7 +142,7 @@ func attestationPayload(rng *rand.Rand, i int) []byte {
 }
 
 // publishN publishes n attestations from pub and waits until each receiver has them all.
-func publishN(t *testing.T, pub *Node, seed int64, n int, rs ...*receiver) {
+func publishN(t *testing.T, pub *testPeer, seed int64, n int, rs ...*receiver) {
 	t.Helper()
 	topic, err := pub.Topic(testTopic)
 	if err != nil {
@@ -142,7 +169,7 @@ func publishN(t *testing.T, pub *Node, seed int64, n int, rs ...*receiver) {
 	}
 }
 
-func waitTopicPeers(t *testing.T, n *Node, ids ...peer.ID) {
+func waitTopicPeers(t *testing.T, n *testPeer, ids ...peer.ID) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -152,7 +179,7 @@ func waitTopicPeers(t *testing.T, n *Node, ids ...peer.ID) {
 }
 
 // side returns the metered stream direction of n towards p.
-func side(t *testing.T, n *Node, p peer.ID, dir string) (protocol.ID, int64, int64) {
+func side(t *testing.T, n *testPeer, p peer.ID, dir string) (protocol.ID, int64, int64) {
 	t.Helper()
 	for _, s := range n.Stats() {
 		if s.Peer == p.String() && s.Direction == dir {
@@ -174,7 +201,7 @@ func TestInteropAndNegotiation(t *testing.T) {
 			zst := testNode(t, "zstd:1", ssz, nil) // hub lacks zstd:1: falls back to plain
 			zstd := testNode(t, "zstd", ssz, nil)
 			star(t, hub, plain, snap, zst, zstd)
-			leaves := []*Node{plain, snap, zst, zstd}
+			leaves := []*testPeer{plain, snap, zst, zstd}
 			var rs []*receiver
 			for _, l := range leaves {
 				rs = append(rs, subscribeTest(t, l))
@@ -335,7 +362,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		ra, rb := subscribeTest(t, a), subscribeTest(t, b)
 		waitTopicPeers(t, hub, a.ID(), b.ID())
 		publishN(t, hub, 1, 20, ra, rb)
-		for _, n := range []*Node{hub, a, b} {
+		for _, n := range []*testPeer{hub, a, b} {
 			if err := n.Close(); err != nil {
 				t.Fatal(err)
 			}

@@ -86,40 +86,53 @@ func ParseParams(decl []Param, m map[string]string) (*Params, error) {
 			for _, d := range decl {
 				names = append(names, d.Name)
 			}
-			return nil, fmt.Errorf("param %s: unknown (parameters: %s)", k, strings.Join(names, ", "))
+			return nil, paramError(k, "unknown (parameters: %s)", strings.Join(names, ", "))
 		}
 	}
 	get := func(k string) string { return p.Values[k] }
 	var err error
 	if p.Codec, err = codec.Parse(get(ParamCodec)); err != nil {
-		return nil, fmt.Errorf("param %s: %w", ParamCodec, err)
+		return nil, paramError(ParamCodec, "%w", err)
 	}
 	if p.Profile, err = workload.ParseProfile(get(ParamProfile)); err != nil {
-		return nil, fmt.Errorf("param %s: %w", ParamProfile, err)
+		return nil, paramError(ParamProfile, "%w", err)
 	}
 	if p.Slots, err = strconv.Atoi(get(ParamSlots)); err != nil || p.Slots < 1 {
-		return nil, fmt.Errorf("param %s: %q is not a positive integer", ParamSlots, get(ParamSlots))
+		return nil, paramError(ParamSlots, "%q is not a positive integer", get(ParamSlots))
 	}
 	if p.TimeScale, err = strconv.ParseFloat(get(ParamTimeScale), 64); err != nil || !(p.TimeScale > 0) || p.TimeScale > 1000 {
-		return nil, fmt.Errorf("param %s: %q is not a number in (0, 1000]", ParamTimeScale, get(ParamTimeScale))
+		return nil, paramError(ParamTimeScale, "%q is not a number in (0, 1000]", get(ParamTimeScale))
 	}
 	if p.Payload, err = gossip.ParsePayload(get(ParamPayload)); err != nil {
-		return nil, fmt.Errorf("param %s: %w", ParamPayload, err)
+		return nil, paramError(ParamPayload, "%w", err)
 	}
 	if p.Seed, err = strconv.ParseInt(get(ParamSeed), 10, 64); err != nil {
-		return nil, fmt.Errorf("param %s: %q is not an integer", ParamSeed, get(ParamSeed))
+		return nil, paramError(ParamSeed, "%q is not an integer", get(ParamSeed))
 	}
 	if p.Record, err = ParseBool(ParamRecord, get(ParamRecord)); err != nil {
 		return nil, err
 	}
 	if p.Validators, err = strconv.Atoi(get(ParamValidators)); err != nil {
-		return nil, fmt.Errorf("param %s: %q is not an integer", ParamValidators, get(ParamValidators))
+		return nil, paramError(ParamValidators, "%q is not an integer", get(ParamValidators))
 	}
 	// The workload owns the rule (and its message); every entry point asks it.
 	if err := p.Workload().Validate(); err != nil {
-		return nil, fmt.Errorf("param %s: %w", ParamValidators, err)
+		return nil, paramError(ParamValidators, "%w", err)
 	}
 	return p, nil
+}
+
+// ParamError is a bad parameter: its name and what is wrong with it.
+type ParamError struct {
+	Name string
+	Err  error
+}
+
+func (e *ParamError) Error() string { return "param " + e.Name + ": " + e.Err.Error() }
+func (e *ParamError) Unwrap() error { return e.Err }
+
+func paramError(name, format string, args ...any) error {
+	return &ParamError{Name: name, Err: fmt.Errorf(format, args...)}
 }
 
 // ParseBool parses a boolean parameter: true/false, 1/0, yes/no.
@@ -130,14 +143,14 @@ func ParseBool(name, v string) (bool, error) {
 	case "false", "0", "no":
 		return false, nil
 	}
-	return false, fmt.Errorf("param %s: %q is not true or false", name, v)
+	return false, paramError(name, "%q is not true or false", v)
 }
 
 // Int reads a scenario parameter as an integer of at least lo.
 func (p *Params) Int(name string, lo int) (int, error) {
 	v, err := strconv.Atoi(p.Values[name])
 	if err != nil || v < lo {
-		return 0, fmt.Errorf("param %s: %q is not an integer of at least %d", name, p.Values[name], lo)
+		return 0, paramError(name, "%q is not an integer of at least %d", p.Values[name], lo)
 	}
 	return v, nil
 }

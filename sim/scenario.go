@@ -50,7 +50,9 @@ type Scenario struct {
 }
 
 // Declared returns every parameter the scenario reads: the common ones, then its own.
-func (s *Scenario) Declared() []Param { return append(append([]Param(nil), commonParams...), s.Params...) }
+func (s *Scenario) Declared() []Param {
+	return append(append([]Param(nil), commonParams...), s.Params...)
+}
 
 // ParseParams parses an instance's parameters for this scenario.
 func (s *Scenario) ParseParams(m map[string]string) (*Params, error) {

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"sync"

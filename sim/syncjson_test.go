@@ -4,18 +4,17 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
 )
 
 // TestResultRecordSurvivesSyncService replays what Testground's sync service does to a
 // payload (sync-service v0.1.0: decode into interface{}, encode again; sdk-go then decodes the
 // text into the topic's type) and checks that a parity record's 64-bit digests come through.
 func TestResultRecordSurvivesSyncService(t *testing.T) {
-	cat := gossip.Categories()[0]
-	in := &resultRecord{Group: "publishers", Instance: 3, Parity: &analysis.Parity{
-		Messages: map[gossip.Category]int64{cat: 1504},
-		Digest:   map[gossip.Category][2]uint64{cat: {0xfedcba9876543211, 1<<63 + 12345}},
+	topic := gossip.Topic("8c9f62fe", gossip.AttestationTopic(5))
+	in := &resultRecord{Group: "publishers", Instance: 3, Topics: map[string]result.Tally{
+		topic: {Messages: 1504, Digest: [2]uint64{0xfedcba9876543211, 1<<63 + 12345}},
 	}}
 	sent, err := json.Marshal(in)
 	if err != nil {
@@ -33,8 +32,8 @@ func TestResultRecordSurvivesSyncService(t *testing.T) {
 	if err := json.Unmarshal(relayed, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Group != in.Group || out.Instance != in.Instance || out.Parity == nil || !out.Parity.Equal(in.Parity) {
-		t.Fatalf("relayed record %+v (parity %+v), sent %+v (parity %+v)", out, out.Parity, in, in.Parity)
+	if out.Group != in.Group || out.Instance != in.Instance || out.Topics[topic] != in.Topics[topic] {
+		t.Fatalf("relayed record %+v, sent %+v", out, in)
 	}
 
 	// The plain encoding loses the digests' low bits on the same path.
@@ -44,7 +43,7 @@ func TestResultRecordSurvivesSyncService(t *testing.T) {
 	_ = json.Unmarshal(plain, &server2)
 	relayed2, _ := json.Marshal(server2)
 	var out2 bare
-	if err := json.Unmarshal(relayed2, &out2); err == nil && out2.Parity != nil && out2.Parity.Equal(in.Parity) {
+	if err := json.Unmarshal(relayed2, &out2); err == nil && out2.Topics[topic] == in.Topics[topic] {
 		t.Fatal("expected the plain encoding to lose digest bits through interface{}; the test no longer shows the problem")
 	}
 }

@@ -263,7 +263,6 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-
 // processUse is the process's CPU use since cpuStart at wall time start.
 func processUse(cpuStart time.Duration, start time.Time) *result.Process {
 	wall := time.Since(start).Seconds()

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/result"
 )
 
 func init() {
@@ -222,12 +223,12 @@ func findReportRuns(arg, tmp string) ([]reportRun, error) {
 		return extractRuns(arg, tmp)
 	}
 	// A run's outputs directory: <group>/<instance>/summary.json.
-	if m, _ := filepath.Glob(filepath.Join(arg, "*", "*", analysis.SummaryFile)); len(m) > 0 {
+	if m, _ := filepath.Glob(filepath.Join(arg, "*", "*", result.SummaryFile)); len(m) > 0 {
 		return []reportRun{{label: filepath.Base(filepath.Clean(arg)), dir: arg}}, nil
 	}
 	// A directory of runs (local:exec's outputs/<runner>/<plan>/) or of archives.
 	var runs []reportRun
-	if m, _ := filepath.Glob(filepath.Join(arg, "*", "*", "*", analysis.SummaryFile)); len(m) > 0 {
+	if m, _ := filepath.Glob(filepath.Join(arg, "*", "*", "*", result.SummaryFile)); len(m) > 0 {
 		seen := map[string]bool{}
 		for _, p := range m {
 			dir := filepath.Dir(filepath.Dir(filepath.Dir(p)))
@@ -251,7 +252,7 @@ func findReportRuns(arg, tmp string) ([]reportRun, error) {
 		}
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("%s: no %s under <group>/<instance>/ and no collected archives", arg, analysis.SummaryFile)
+		return nil, fmt.Errorf("%s: no %s under <group>/<instance>/ and no collected archives", arg, result.SummaryFile)
 	}
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].label < runs[j].label })
 	return runs, nil

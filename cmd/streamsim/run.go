@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	register("run", "run the hub/leaf live check in this process and print its table (the default command)", runRunCmd)
+	register("run", "run a scenario in this process and print its table (the default command; --scenario hub-leaves by default)", runRunCmd)
 }
 
 // Defaults of `streamsim run` are the scenario's (sim.DefaultSlots, sim.DefaultTimeScale):
@@ -31,53 +31,46 @@ const (
 	defaultRunTimeScale = sim.DefaultTimeScale
 )
 
+// setFlags collects repeated --set name=value flags.
+type setFlags map[string]string
+
+func (s setFlags) String() string { return "" }
+func (s setFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("%q is not name=value", v)
+	}
+	s[strings.TrimSpace(k)] = val
+	return nil
+}
+
 func runRunCmd(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	scenario := fs.String("scenario", sim.HubLeaves.Name, "scenario to run: "+scenarioNames())
 	slots := fs.Int("slots", defaultRunSlots, "slots of workload to publish")
 	timeScale := fs.Float64("time-scale", defaultRunTimeScale, "speed-up over real time (slot = 12 s / time scale; heartbeat scales too)")
-	profile := fs.String("profile", "all-subnets", "leaves' subscription profile: "+strings.Join(workload.ProfileNames, ", "))
-	leaves := fs.String("leaves", "plain,snappy-stream,zstd", "leaf codec specs, comma-separated, one leaf each")
+	profile := fs.String("profile", "all-subnets", "hub-leaves: the leaves' subscription profile: "+strings.Join(workload.ProfileNames, ", "))
+	leaves := fs.String("leaves", "plain,snappy-stream,zstd", "hub-leaves: leaf codec specs, comma-separated, one leaf each")
 	payload := fs.String("payload", gossip.PayloadSSZSnappy, "payload inside compressed streams: ssz_snappy or ssz")
-	publishers := fs.Int("publishers", 4, "publisher nodes standing in for the network")
-	seed := fs.Int64("seed", 1, "workload seed")
+	publishers := fs.Int("publishers", 4, "hub-leaves: publisher nodes standing in for the network")
+	seed := fs.Int64("seed", 1, "workload (and topology) seed")
 	validators := fs.Int("validators", workload.DefaultParams().Validators, "active validators of the workload (fewer: lighter traffic)")
 	out := fs.String("out", "", "outputs directory (Testground layout <group>/<instance>/); default: a new temporary directory")
-	record := fs.Bool("record", false, "record every RPC frame of every stream direction ("+sim.TraceFile+" per node)")
+	record := fs.Bool("record", false, "record RPC frames ("+sim.TraceFile+" per recording node)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object instead of the table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	sets := setFlags{}
+	fs.Var(sets, "set", "scenario parameter name=value (repeatable; see `streamsim scenarios`)")
+	extra := registerScenarioFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}
-	specs, err := sim.ParseCodecs(*leaves)
+	sc, err := sim.Lookup(*scenario)
 	if err != nil {
-		return usageError{fmt.Errorf("--leaves: %w", err)}
-	}
-	if _, err := workload.ParseProfile(*profile); err != nil {
-		return usageError{fmt.Errorf("--profile: %w", err)}
-	}
-	if _, err := gossip.ParsePayload(*payload); err != nil {
-		return usageError{fmt.Errorf("--payload: %w", err)}
-	}
-	switch {
-	case *slots < 1:
-		return usageError{fmt.Errorf("--slots %d: want at least 1", *slots)}
-	case !(*timeScale > 0) || *timeScale > 1000:
-		return usageError{fmt.Errorf("--time-scale %g: want a number in (0, 1000]", *timeScale)}
-	case *publishers < 1:
-		return usageError{fmt.Errorf("--publishers %d: want at least 1", *publishers)}
-	case *validators < 32:
-		return usageError{fmt.Errorf("--validators %d: want at least 32", *validators)}
-	}
-	dir := *out
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "streamsim-run-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return usageError{fmt.Errorf("--scenario: %w", err)}
 	}
 	params := map[string]string{
 		sim.ParamProfile:    *profile,
@@ -88,7 +81,40 @@ func runRunCmd(args []string) error {
 		sim.ParamRecord:     strconv.FormatBool(*record),
 		sim.ParamValidators: strconv.Itoa(*validators),
 	}
-	e := &sim.Embedded{Out: dir, Leaves: specs, Params: params, Publishers: *publishers}
+	var groups []sim.Group
+	switch sc {
+	case sim.HubLeaves:
+		specs, err := sim.ParseCodecs(*leaves)
+		if err != nil {
+			return usageError{fmt.Errorf("--leaves: %w", err)}
+		}
+		if *publishers < 1 {
+			return usageError{fmt.Errorf("--publishers %d: want at least 1", *publishers)}
+		}
+		params[sim.ParamPublishers] = strconv.Itoa(*publishers)
+		groups = sim.HubLeavesGroups(*publishers, specs)
+	default:
+		if groups, err = extra.groups(sc, params); err != nil {
+			return usageError{err}
+		}
+	}
+	for k, v := range sets {
+		params[k] = v
+	}
+	// Every parameter is checked here, before any node starts, with the scenario's own
+	// messages (the same a Testground run gives).
+	if _, err := sc.ParseParams(params); err != nil {
+		return usageError{flagError(err)}
+	}
+	dir := *out
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "streamsim-run-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	e := &sim.Embedded{Scenario: sc.Name, Out: dir, Groups: groups, Params: params}
 	if isTerminal(os.Stderr) {
 		e.Progress = os.Stderr
 	}
@@ -110,6 +136,9 @@ func runRunCmd(args []string) error {
 	defer stop()
 	started := time.Now()
 	runErr := e.Run(ctx)
+	if sc != sim.HubLeaves {
+		return extra.report(sc, dir, runErr, *asJSON, started)
+	}
 	r, err := analysis.LoadRun(dir)
 	if err != nil {
 		if runErr != nil {
@@ -139,6 +168,28 @@ func runRunCmd(args []string) error {
 		return fmt.Errorf("hub-leaves: %s", strings.Join(r.Problems, "; "))
 	}
 	return nil
+}
+
+// flagError names the flag of a scenario parameter error: a common parameter's own flag
+// (--time-scale for time_scale), otherwise --set name.
+func flagError(err error) error {
+	var pe *sim.ParamError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Name {
+	case sim.ParamSlots, sim.ParamTimeScale, sim.ParamProfile, sim.ParamPayload, sim.ParamSeed, sim.ParamValidators, sim.ParamPublishers:
+		return fmt.Errorf("--%s: %w", strings.ReplaceAll(pe.Name, "_", "-"), pe.Err)
+	}
+	return fmt.Errorf("--set %s: %w", pe.Name, pe.Err)
+}
+
+func scenarioNames() string {
+	var names []string
+	for _, s := range sim.Scenarios() {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // isTerminal reports whether f is a character device (a terminal), without x/term.
