@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/trace"
 )
 
@@ -72,6 +73,7 @@ func TestHubLeavesParity(t *testing.T) {
 			if record == "true" {
 				checkRecording(t, dir, r, 1)
 			}
+			checkHubOutIsLeafIn(t, r)
 			t.Logf("payload %s: plain %d B, %s %.1f %%, %s %.1f %%", payload, plain.WireBytes,
 				r.Leaves[1].Codec, *r.Leaves[1].RelativeToPlain*100, r.Leaves[2].Codec, *r.Leaves[2].RelativeToPlain*100)
 		})
@@ -148,5 +150,45 @@ func TestHubLeavesFailsFast(t *testing.T) {
 	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Fatalf("failing took %v", d)
+	}
+}
+
+// checkHubOutIsLeafIn: what the hub's meters say it sent to each leaf, per category, is what
+// the leaf's meters say it received, byte for byte (codec readers report each unit's wire
+// bytes, so inbound attribution does not depend on how the transport split reads).
+func checkHubOutIsLeafIn(t *testing.T, r *analysis.RunReport) {
+	t.Helper()
+	var hub *result.NodeSummary
+	for _, n := range r.Nodes {
+		if n.Role == result.RoleHub {
+			hub = n
+		}
+	}
+	for _, leaf := range r.Nodes {
+		if leaf.Role != result.RoleLeaf {
+			continue
+		}
+		var out, in *result.StreamStats
+		for i := range hub.Streams {
+			if s := &hub.Streams[i]; s.Peer == leaf.PeerID && s.Direction == "out" {
+				out = s
+			}
+		}
+		for i := range leaf.Streams {
+			if s := &leaf.Streams[i]; s.Peer == hub.PeerID && s.Direction == "in" {
+				in = s
+			}
+		}
+		if out == nil || in == nil {
+			t.Fatalf("leaf %s: hub out %v, leaf in %v", leaf.Codec, out, in)
+		}
+		if out.WireBytes != in.WireBytes || out.RawBytes != in.RawBytes {
+			t.Errorf("leaf %s: hub sent %d wire / %d raw bytes, leaf received %d / %d", leaf.Codec, out.WireBytes, out.RawBytes, in.WireBytes, in.RawBytes)
+		}
+		for c, ob := range out.Categories {
+			if ib := in.Categories[c]; ib != ob {
+				t.Errorf("leaf %s %s: hub sent %+v, leaf received %+v", leaf.Codec, c, ob, ib)
+			}
+		}
 	}
 }

@@ -384,3 +384,65 @@ func TestNoGoroutineLeak(t *testing.T) {
 }
 
 var _ = network.DirInbound
+
+// A peer that leaves with RPCs still queued for it leaves no backlog behind: reads from the
+// other peers go on without waiting (pubsub v0.19 never calls RemovePeer on a RawTracer, so
+// the node watches stream closes and disconnects itself). With flow control off, no backlog
+// ever makes a read wait.
+func TestBacklogOfAGonePeerDoesNotStallReads(t *testing.T) {
+	a, b := testNode(t, "", false, nil), testNode(t, "", false, nil)
+	star(t, a, b)
+	waitConnected := func() {
+		for i := 0; i < 200 && a.Host().Network().Connectedness(b.ID()) != network.Connected; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitConnected()
+	stalled := func(n *Node) time.Duration {
+		start := time.Now()
+		n.awaitBacklog("")
+		return time.Since(start)
+	}
+	// RPCs queued for b that pubsub has not written: a backlog over the limit.
+	for range backlogLimit + 10 {
+		a.tracer.SendRPC(nil, b.ID())
+	}
+	if d := stalled(a.Node); d < backlogWait/2 {
+		t.Fatalf("a backlog of %d did not hold reads (%v)", backlogLimit+10, d)
+	}
+	a.tracer.OnClosedOutboundStream(b.ID())
+	if d := stalled(a.Node); d > 100*time.Millisecond {
+		t.Fatalf("after b's stream closed, reads waited %v", d)
+	}
+	// The same after a disconnect.
+	for range backlogLimit + 10 {
+		a.tracer.SendRPC(nil, b.ID())
+	}
+	if err := a.Host().Network().ClosePeer(b.ID()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for a.tracer.maxBacklog("") > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if d := stalled(a.Node); d > 100*time.Millisecond {
+		t.Fatalf("after b disconnected, reads waited %v (backlog %d)", d, a.tracer.maxBacklog(""))
+	}
+
+	// Flow control off: a backlog never holds reads.
+	h, err := NewHost("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := NewNode(h, WithFlowControl(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	for range backlogLimit + 10 {
+		off.tracer.SendRPC(nil, b.ID())
+	}
+	if d := stalled(off); d > 100*time.Millisecond {
+		t.Fatalf("flow control off, reads waited %v", d)
+	}
+}
