@@ -192,3 +192,39 @@ func checkHubOutIsLeafIn(t *testing.T, r *analysis.RunReport) {
 		}
 	}
 }
+
+// A small mesh (14 nodes, half of them offering snappy-stream, the rest plain) delivers every
+// message of its topics to every node exactly once, with control traffic on the observed
+// node's streams and message logs from which the report computes latency.
+func TestMeshDeliversEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 14-node mesh")
+	}
+	dir := t.TempDir()
+	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: 14}},
+		Params: map[string]string{ParamSlots: "1", ParamTimeScale: "3", ParamValidators: "32768", ParamSeed: "3",
+			ParamCodec: "snappy-stream", "compressed_share": "0.5", "observed_peers": "13", "degree": "5",
+			"mix": "default:0.6,all-subnets:0.2,supernode:0.2"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	runErr := e.Run(ctx)
+	r, err := analysis.LoadMeshRun(dir)
+	if err != nil {
+		t.Fatalf("load: %v (run: %v)", err, runErr)
+	}
+	if runErr != nil || !r.Delivery.Complete {
+		t.Fatalf("run: %v; incomplete: %v; problems %v", runErr, r.Delivery.Incomplete, r.Problems)
+	}
+	if r.Nodes != 14 || r.Observed.Kind != "observed" || r.Delivery.Expected[gossip.Attestation] == 0 {
+		t.Fatalf("report: %d nodes, observed %+v, expected %v", r.Nodes, r.Observed.Kind, r.Delivery.Expected)
+	}
+	if r.Observed.ControlIn["ihave"].IDs == 0 || r.Observed.ControlIn["graft"].Entries == 0 {
+		t.Errorf("observed node's control in: %+v", r.Observed.ControlIn)
+	}
+	if l := r.Latency[gossip.Attestation]; l == nil || l.Deliveries == 0 || l.P50Ms <= 0 {
+		t.Errorf("attestation latency %+v", l)
+	}
+	if r.Observed.Protocols[string(SnappyStreamProtocol)] == 0 || r.Observed.Protocols[string(PlainProtocol)] == 0 {
+		t.Errorf("a half-compressed mesh should give the observed node both protocols: %v", r.Observed.Protocols)
+	}
+}

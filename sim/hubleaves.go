@@ -42,23 +42,8 @@ var HubLeaves = &Scenario{
 	Plan: func(p *Params, members []topology.Member) (*topology.Plan, error) {
 		return topology.HubLeaves(members, p.Profile, workload.DefaultParams().ForkDigest)
 	},
-	Origin: func(p *Params, plan *topology.Plan, seq int, _ *workload.Message) int {
-		pubs := publisherIndex(plan)
-		return pubs[seq%len(pubs)]
-	},
 	Receiver:    func(n *topology.Node) bool { return n.Role == topology.RoleLeaf },
 	FlowControl: true,
-}
-
-// publisherIndex lists the plan's publishing members in order.
-func publisherIndex(plan *topology.Plan) []int {
-	var out []int
-	for i, n := range plan.Nodes {
-		if n.Publishes {
-			out = append(out, i)
-		}
-	}
-	return out
 }
 
 func init() { Register(HubLeaves) }

@@ -331,7 +331,8 @@ func (in *instance) exchange(ctx context.Context, n int) error {
 
 // startNode builds the node the plan describes, dials its peers and subscribes to its topics.
 func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
-	if in.p.Record {
+	// In a mesh only the observed node records: its streams are what the sweep replays.
+	if in.p.Record && (in.plan.Observed < 0 || in.plan.Observed == in.me) {
 		var err error
 		in.rec, err = trace.Create(filepath.Join(in.runenv.TestOutputsPath, TraceFile), trace.Header{
 			Version: trace.Version, Source: "recorder",

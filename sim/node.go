@@ -31,11 +31,7 @@ import (
 	"github.com/streamsim/streamsim/trace"
 )
 
-// seenTTL and fanoutTTL are Ethereum's (reference.md §5), for real time; a node divides them
-// by its time scale, like the heartbeat.
 const (
-	fanoutTTL = 60 * time.Second
-	seenTTL   = 768 * time.Second
 	// queueSize is the per-peer outbound queue and the validation queue (Ethereum clients
 	// use about 1000; pubsub's defaults of 32 drop under consensus load).
 	queueSize = 1000
@@ -218,10 +214,11 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 	cl := cfg.client
 	params := pubsub.DefaultGossipSubParams()
 	params.D, params.Dlo, params.Dhi, params.Dlazy = cl.D, cl.Dlo, cl.Dhi, cl.Dlazy
+	params.Dscore, params.Dout, params.GossipFactor = cl.Dscore, cl.Dout, cl.GossipFactor
 	params.HistoryLength, params.HistoryGossip = cl.HistoryLength, cl.HistoryGossip
 	params.HeartbeatInterval = scale(cl.Heartbeat)
 	params.HeartbeatInitialDelay = scale(100*time.Millisecond + cfg.heartbeat)
-	params.FanoutTTL = scale(fanoutTTL)
+	params.FanoutTTL = scale(cl.FanoutTTL)
 	if cl.IDontWantThresholdBytes > 0 {
 		params.IDontWantMessageThreshold = cl.IDontWantThresholdBytes
 	}
@@ -231,7 +228,7 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
 		pubsub.WithNoAuthor(),
 		pubsub.WithMessageIdFn(gossip.PubsubMsgID),
-		pubsub.WithSeenMessagesTTL(scale(seenTTL)),
+		pubsub.WithSeenMessagesTTL(scale(cl.SeenTTL)),
 		pubsub.WithFloodPublish(cl.FloodPublish),
 		pubsub.WithMaxMessageSize(MaxMessageBytes),
 		pubsub.WithPeerOutboundQueueSize(queueSize),

@@ -11,7 +11,6 @@ import (
 	"github.com/testground/sdk-go/runtime"
 
 	"github.com/streamsim/streamsim/topology"
-	"github.com/streamsim/streamsim/workload"
 )
 
 // Scenario is one test case: its parameters, how Testground groups map to roles, its topology,
@@ -34,8 +33,6 @@ type Scenario struct {
 	// Plan builds the topology from the members the address exchange announced; every
 	// instance calls it with the same members and gets the same plan.
 	Plan func(p *Params, members []topology.Member) (*topology.Plan, error)
-	// Origin returns the member that publishes message seq (its index in the run's schedule).
-	Origin func(p *Params, plan *topology.Plan, seq int, m *workload.Message) int
 	// Receiver tells whether a member checks what it receives against what was published
 	// to its topics (hub-leaves: the leaves; a mesh: every node).
 	Receiver func(n *topology.Node) bool

@@ -98,7 +98,7 @@ func (t tallies) add(topic string, id [gossip.MessageIDBytes]byte) {
 }
 
 // publish publishes this instance's share of the workload on schedule: message seq of the run
-// (in schedule order) belongs to the member the scenario's Origin names.
+// (in schedule order) belongs to the member the plan's Origin names.
 func (in *instance) publish(ctx context.Context, start time.Time) error {
 	topics := map[string]*pubsub.Topic{}
 	mine := tallies{}
@@ -114,7 +114,7 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 		}
 		for i := range msgs {
 			m := &msgs[i]
-			origin := in.sc.Origin(in.p, in.plan, seq, m)
+			origin := in.plan.Origin(in.p.Seed, int(m.Slot), seq, m.Topic)
 			seq++
 			if origin != in.me {
 				continue

@@ -1,192 +1,216 @@
-// Package topology decides, for every scenario, each instance's role, whom it dials, its direct
-// peers, its topics, its GossipSub parameters and whom it waits for, from the members the
-// address exchange announced and the run's parameters alone: pure and seeded, so every
-// instance derives the same Plan without asking anyone.
+// Package topology decides, for every scenario, each instance's role, whom it dials, its
+// direct peers, its GossipSub client profile, what it subscribes to and whom it waits for.
+// It is pure and seeded: every instance derives the same Plan from the same members and
+// parameters without asking anyone.
 package topology
 
 import (
-	"fmt"
-	"strings"
-	"time"
+	"encoding/binary"
+	"hash/fnv"
+	"slices"
 
 	"github.com/streamsim/streamsim/codec"
-	"github.com/streamsim/streamsim/workload"
+	"github.com/streamsim/streamsim/gossip"
 )
 
 // Role is what an instance does in a scenario.
 type Role string
 
+// Roles. Hub-leaves has publishers, one hub and leaves; a mesh has nodes only.
 const (
-	RolePublisher Role = "publisher" // hub-leaves: publishes the workload, subscribes to nothing
-	RoleHub       Role = "hub"       // hub-leaves: subscribes to every topic and forwards
-	RoleLeaf      Role = "leaf"      // hub-leaves: a direct peer of the hub on its codec
-	RoleNode      Role = "node"      // mesh: an ordinary gossip node
+	RolePublisher Role = "publisher" // publishes the workload (hub-leaves)
+	RoleHub       Role = "hub"       // forwards everything to the leaves (hub-leaves)
+	RoleLeaf      Role = "leaf"      // a direct peer of the hub, one stream codec (hub-leaves)
+	RoleNode      Role = "node"      // a mesh member
 )
 
-// Member is one instance as the address exchange announced it (sorted by Group, Instance).
-type Member struct {
-	Group    string
-	Instance int
-	Role     Role
-	// Codec is a hub-leaves leaf group's stream codec.
-	Codec codec.Spec
-}
+// Testground group IDs of hub-leaves; every other group is a leaf group.
+const (
+	GroupPublishers = "publishers"
+	GroupHub        = "hub"
+)
 
-// Plan is the whole topology, identical on every instance.
-type Plan struct {
-	// Nodes is indexed like the members.
-	Nodes []Node
-	// Observed is the index of a mesh's observed node, -1 elsewhere.
-	Observed int
-}
-
-// Node is one member's part of a Plan.
-type Node struct {
-	Role Role
-	// Kind is a mesh node's population kind ("observed", "default", "all-subnets",
-	// "supernode"); the role elsewhere.
-	Kind string
-	// Client holds the GossipSub parameters the node runs.
-	Client Client
-	// Codecs are the compressed codecs it offers in preference order; plain is always
-	// offered last.
-	Codecs []codec.Spec
-	// Dial lists the members this one dials (each edge is dialled by exactly one end).
-	Dial []int
-	// Direct lists its GossipSub direct peers.
-	Direct []int
-	// Topics are the full topics it subscribes to, sorted.
-	Topics []string
-	// Publishes: the node originates messages of the workload.
-	Publishes bool
-	// WaitFor maps a topic to the members whose subscription to it this node must see
-	// before the run starts.
-	WaitFor map[string][]int
-}
-
-// Client is a consensus client's GossipSub configuration (reference.md §7).
-type Client struct {
-	Name                    string
-	D, Dlo, Dhi, Dlazy      int
-	Heartbeat               time.Duration // real time
-	HistoryLength           int
-	HistoryGossip           int
-	IDontWantThresholdBytes int // IDONTWANT only for messages at least this large
-	FloodPublish            bool
-}
-
-// clients are the profiles read from the clients' sources (reference.md §7). Teku's and
-// Nimbus's IDONTWANT thresholds are marked unverified there; they take the values given.
-var clients = map[string]Client{
-	"spec":       {"spec", 8, 6, 12, 6, 700 * time.Millisecond, 6, 3, 1024, false},
-	"prysm":      {"prysm", 8, 6, 12, 6, 700 * time.Millisecond, 6, 3, 1024, false},
-	"teku":       {"teku", 8, 6, 12, 6, 700 * time.Millisecond, 6, 3, 16 << 10, false},
-	"lighthouse": {"lighthouse", 5, 3, 10, 3, time.Second, 12, 3, 1000, false},
-	"lodestar":   {"lodestar", 8, 6, 12, 6, 700 * time.Millisecond, 6, 3, 16829, false},
-	"nimbus":     {"nimbus", 8, 6, 12, 6, 700 * time.Millisecond, 6, 3, 200, true},
-}
-
-// ClientNames lists the client profiles ClientProfile knows.
-var ClientNames = []string{"spec", "prysm", "teku", "lighthouse", "lodestar", "nimbus"}
-
-// ClientProfile returns a client's GossipSub parameters.
-func ClientProfile(name string) (Client, error) {
-	c, ok := clients[name]
-	if !ok {
-		return Client{}, fmt.Errorf("unknown client %q (allowed: %s)", name, strings.Join(ClientNames, ", "))
-	}
-	return c, nil
-}
-
-// HubLeavesRole maps a hub-leaves group to its role: "publishers", "hub", and any other group
-// is a leaf group.
+// HubLeavesRole maps a hub-leaves Testground group ID to its role: GroupPublishers and
+// GroupHub by name, any other group is a leaf group.
 func HubLeavesRole(group string) Role {
 	switch group {
-	case "publishers":
+	case GroupPublishers:
 		return RolePublisher
-	case "hub":
+	case GroupHub:
 		return RoleHub
 	}
 	return RoleLeaf
 }
 
-// HubLeaves is the live-check topology: publishers stand in for the network and dial the hub
-// as ordinary peers (they publish through fanout and subscribe to nothing); the hub subscribes
-// to every topic and offers every leaf's codec; every leaf dials the hub, and leaf and hub are
-// direct peers of each other, so a leaf receives every message of leafProfile and no gossip
-// control. It is an error unless there is exactly one hub, a leaf and a publisher.
-func HubLeaves(members []Member, leafProfile workload.Profile, forkDigest string) (*Plan, error) {
-	hub := -1
-	var pubs, leaves []int
-	for i, m := range members {
-		switch m.Role {
-		case RoleHub:
-			if hub >= 0 {
-				return nil, fmt.Errorf("two hubs: members %d and %d", hub, i)
-			}
-			hub = i
-		case RolePublisher:
-			pubs = append(pubs, i)
-		case RoleLeaf:
-			leaves = append(leaves, i)
-		default:
-			return nil, fmt.Errorf("member %d (%s/%d): role %q is not a hub-leaves role", i, m.Group, m.Instance, m.Role)
-		}
-	}
-	if hub < 0 || len(pubs) == 0 || len(leaves) == 0 {
-		h := 0
-		if hub >= 0 {
-			h = 1
-		}
-		return nil, fmt.Errorf("hub-leaves needs one hub, publishers and leaves; have %d hub, %d publishers, %d leaves", h, len(pubs), len(leaves))
-	}
-	spec, _ := ClientProfile("spec")
-	supernode, err := workload.ParseProfile("supernode")
-	if err != nil {
-		return nil, err
-	}
-	all := supernode.Topics(forkDigest)
-	leafTopics := leafProfile.Topics(forkDigest)
-	plan := &Plan{Nodes: make([]Node, len(members)), Observed: -1}
-	for i, m := range members {
-		plan.Nodes[i] = Node{Role: m.Role, Kind: string(m.Role), Client: spec, WaitFor: map[string][]int{}}
-	}
-	h := &plan.Nodes[hub]
-	h.Topics = all
-	for _, l := range leaves {
-		h.Direct = append(h.Direct, l)
-		if c := members[l].Codec; c.Kind != codec.Plain && !containsSpec(h.Codecs, c) {
-			h.Codecs = append(h.Codecs, c)
-		}
-		for _, t := range leafTopics {
-			h.WaitFor[t] = append(h.WaitFor[t], l)
-		}
-	}
-	for _, p := range pubs {
-		n := &plan.Nodes[p]
-		n.Dial, n.Publishes = []int{hub}, true
-		for _, t := range all {
-			n.WaitFor[t] = []int{hub}
-		}
-	}
-	for _, l := range leaves {
-		n := &plan.Nodes[l]
-		n.Dial, n.Direct, n.Topics = []int{hub}, []int{hub}, leafTopics
-		if c := members[l].Codec; c.Kind != codec.Plain {
-			n.Codecs = []codec.Spec{c}
-		}
-		for _, t := range leafTopics {
-			n.WaitFor[t] = []int{hub}
-		}
-	}
-	return plan, nil
+// Member is one instance as the address exchange announced it. Callers pass members sorted
+// by (Group, Instance); a Plan's nodes are indexed like them.
+type Member struct {
+	Group    string
+	Instance int
+	Role     Role
+	// Codec is a leaf group's stream codec (hub-leaves); a mesh ignores it.
+	Codec codec.Spec
 }
 
-func containsSpec(specs []codec.Spec, s codec.Spec) bool {
-	for _, x := range specs {
-		if x == s {
-			return true
+// Plan is the whole topology of a run, identical on every instance.
+type Plan struct {
+	// Nodes is indexed like the members the plan was made from.
+	Nodes []Node
+	// Observed is the index of the mesh's observed node (the recorded all-subnets node);
+	// -1 in scenarios without one.
+	Observed int
+	// ObservedPeersCapped is set when the observed node has fewer peers than
+	// MeshParams.ObservedPeers asked for because there are fewer other members.
+	ObservedPeersCapped bool
+
+	origins originRule
+}
+
+// Node is one member's part of the plan.
+type Node struct {
+	Role Role
+	// Kind is the population kind: in a mesh "observed", "default", "all-subnets" or
+	// "supernode" (KindObserved, …); in hub-leaves the role.
+	Kind string
+	// Client is the GossipSub parameter set the node runs with.
+	Client Client
+	// Codecs are the compressed stream codecs the node offers, in preference order; the
+	// caller always offers plain after them.
+	Codecs []codec.Spec
+	// Dial lists the members this one connects to; every edge of the graph is dialled by
+	// exactly one of its ends.
+	Dial []int
+	// Peers lists every graph neighbour (those it dials and those that dial it), sorted.
+	Peers []int
+	// Direct lists its GossipSub direct peers (configured on both ends).
+	Direct []int
+	// Topics are the full gossip topics it subscribes to, sorted.
+	Topics []string
+	// Publishes tells whether the node originates messages: hub-leaves publishers, every
+	// mesh node but the observed one (Plan.Origin picks which message).
+	Publishes bool
+	// WaitFor maps a topic to the members whose subscription to it this node must see
+	// before the measured phase starts: only then does a publish or a forward on that
+	// topic reach them.
+	WaitFor map[string][]int
+}
+
+// originRule is how Plan.Origin picks a message's publisher.
+type originRule struct {
+	// roundRobin: message seq belongs to publishers[seq mod len] (hub-leaves).
+	roundRobin bool
+	publishers []int
+	// eligible maps a topic to the publishing nodes that can reach one of its subscribers
+	// (they subscribe or a neighbour does), sorted. Nil on a Plan built by hand: Origin
+	// then derives it from Nodes on every call.
+	eligible map[string][]int
+}
+
+// Origin returns the member that publishes a message of the run's schedule: seq is the
+// message's index in the schedule (from 0, counting every slot), slot the index of its
+// slot (from 0), topic its full topic. The choice is deterministic in (seed, slot, seq,
+// topic) and the plan; -1 when no member can publish on the topic.
+//
+// Hub-leaves: message seq belongs to publisher seq mod publishers, in member order.
+// Mesh: attestations, aggregates, sync committee messages and contributions come from a
+// node drawn uniformly among those that can reach a subscriber of the topic, so most
+// attestation origins do not subscribe to the subnet and publish through fanout, as on
+// mainnet. A slot's block comes from a proposer drawn among all publishing nodes; its
+// data column sidecars come from the same proposer when it can reach the column's
+// subscribers, otherwise (as a builder or a node that reconstructed the column would)
+// from a node drawn among those that can. The observed node originates nothing: the
+// recording it stands for measured what other nodes published.
+func (p *Plan) Origin(seed int64, slot, seq int, topic string) int {
+	r := p.origins
+	if r.publishers == nil {
+		r = p.deriveOrigins()
+	}
+	if r.roundRobin {
+		if len(r.publishers) == 0 || seq < 0 {
+			return -1
+		}
+		return r.publishers[seq%len(r.publishers)]
+	}
+	eligible, ok := r.eligible[topic]
+	if r.eligible == nil {
+		eligible, ok = p.eligibleOrigins(topic), true
+	}
+	if !ok || len(eligible) == 0 {
+		return -1
+	}
+	switch gossip.TopicCategory(topic) {
+	case gossip.Block, gossip.DataColumn:
+		if len(r.publishers) == 0 {
+			return -1
+		}
+		proposer := r.publishers[pick(len(r.publishers), uint64(seed), uint64(slot), proposerSalt)]
+		if _, found := slices.BinarySearch(eligible, proposer); found {
+			return proposer
 		}
 	}
-	return false
+	return eligible[pick(len(eligible), uint64(seed), uint64(slot), uint64(seq), topicHash(topic))]
+}
+
+// proposerSalt separates the proposer draw from message draws.
+const proposerSalt = 0x70726f706f736572 // "proposer"
+
+// deriveOrigins rebuilds the origin rule of a Plan that was built by hand.
+func (p *Plan) deriveOrigins() originRule {
+	var r originRule
+	for i, n := range p.Nodes {
+		if n.Publishes {
+			r.publishers = append(r.publishers, i)
+		}
+	}
+	if r.publishers == nil {
+		r.publishers = []int{}
+	}
+	r.roundRobin = p.Observed < 0 && len(p.Nodes) > 0 && p.Nodes[0].Role != RoleNode
+	return r
+}
+
+// eligibleOrigins lists the publishing nodes that subscribe to topic or have a neighbour
+// that does, sorted.
+func (p *Plan) eligibleOrigins(topic string) []int {
+	subscribes := make([]bool, len(p.Nodes))
+	for i, n := range p.Nodes {
+		_, subscribes[i] = slices.BinarySearch(n.Topics, topic)
+	}
+	var out []int
+	for i, n := range p.Nodes {
+		if !n.Publishes {
+			continue
+		}
+		ok := subscribes[i]
+		for _, j := range n.Peers {
+			ok = ok || subscribes[j]
+		}
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// pick maps the values to an index in [0, n) with SplitMix64 steps: a stateless draw, so
+// every instance gets the same origin for a message whatever else it asked before.
+func pick(n int, values ...uint64) int {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, v := range values {
+		h = splitmix(h ^ v)
+	}
+	return int(h % uint64(n))
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func topicHash(topic string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(topic))
+	return binary.BigEndian.Uint64(h.Sum(nil))
 }

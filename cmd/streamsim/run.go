@@ -114,6 +114,18 @@ func runRunCmd(args []string) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	if sc == sim.Mesh {
+		runs, err := extra.abRuns(*seed)
+		if err != nil {
+			return usageError{err}
+		}
+		if runs != nil {
+			debug.SetGCPercent(400)
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			return runMeshAB(ctx, runs, params, groups[0].Instances, dir, *asJSON)
+		}
+	}
 	e := &sim.Embedded{Scenario: sc.Name, Out: dir, Groups: groups, Params: params}
 	if isTerminal(os.Stderr) {
 		e.Progress = os.Stderr

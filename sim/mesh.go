@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/workload"
+)
+
+// GroupNodes is the mesh scenario's one group.
+const GroupNodes = "nodes"
+
+// meshParamNames are the mesh's own parameters, owned and parsed by topology.ParseMeshParams.
+var meshParamNames = []string{
+	topology.ParamTopologySeed, topology.ParamDegree, topology.ParamObservedPeers, topology.ParamObservedClient,
+	topology.ParamMix, topology.ParamClients, topology.ParamCompressedShare,
+}
+
+// Mesh is a real GossipSub mesh with control traffic: every instance is a node of a seeded
+// random graph (topology.Mesh): one observed all-subnets node with about 45 peers like the
+// recorded one, the others drawn from a population mix (default nodes, all-subnets nodes,
+// supernodes) and a client mix (each client's GossipSub parameters). Every message of the
+// workload is published by a seeded origin node; every node checks that it received every
+// message of its topics exactly once, and records when it published or first received each
+// message, for delivery latency. A share of the nodes (compressed_share) offers the codec;
+// the rest speak plain, so mixed meshes go through the plain fallback. Flow control is off:
+// gossip timing is a result here, and a machine that cannot keep up says so through lag and
+// its CPU use.
+var Mesh = &Scenario{
+	Name:    "mesh",
+	Summary: "a seeded GossipSub mesh with control traffic around an observed all-subnets node; bytes by category and control kind, copies, completeness, latency",
+	Params:  meshParams(),
+	// The observed node needs peers, and its topics subscribers among them.
+	MinInstances: 3, MaxInstances: 1000, DefaultInstances: topology.DefaultMeshNodes,
+	Role: func(string) topology.Role { return topology.RoleNode },
+	// The topology is checked with the group's size before any node starts (an impossible
+	// one names the parameter to change).
+	Check: func(p *Params, groups map[string]int) error {
+		mp, err := parseMeshParams(p)
+		if err != nil {
+			return err
+		}
+		if n := groups[GroupNodes]; n > 0 {
+			members := make([]topology.Member, n)
+			for i := range members {
+				members[i] = topology.Member{Group: GroupNodes, Instance: i, Role: topology.RoleNode}
+			}
+			_, err = topology.Mesh(members, mp)
+		}
+		return err
+	},
+	Plan: func(p *Params, members []topology.Member) (*topology.Plan, error) {
+		mp, err := parseMeshParams(p)
+		if err != nil {
+			return nil, err
+		}
+		return topology.Mesh(members, mp)
+	},
+	Receiver:       func(n *topology.Node) bool { return len(n.Topics) > 0 },
+	FlowControl:    false,
+	RecordMessages: true,
+}
+
+func init() { Register(Mesh) }
+
+// meshParams declares the mesh's own parameters with topology's defaults.
+func meshParams() []Param {
+	d := topology.DefaultMeshParams()
+	shares := func(m map[string]float64, order []string) string {
+		var parts []string
+		for _, k := range order {
+			if v, ok := m[k]; ok {
+				parts = append(parts, k+":"+strconv.FormatFloat(v, 'g', -1, 64))
+			}
+		}
+		return strings.Join(parts, ",")
+	}
+	return []Param{
+		{topology.ParamTopologySeed, "int", "", strconv.FormatInt(d.Seed, 10), "seed of the graph, the nodes' kinds, clients and codecs, and the messages' origins"},
+		{topology.ParamDegree, "int", "peers", strconv.Itoa(d.Degree), "target peers per ordinary node"},
+		{topology.ParamObservedPeers, "int", "peers", strconv.Itoa(d.ObservedPeers), "peers of the observed all-subnets node (the recorded node had about 45)"},
+		{topology.ParamObservedClient, "string", "", d.ObservedClient, "client profile of the observed node: " + strings.Join(topology.ClientNames, ", ")},
+		{topology.ParamMix, "string", "", shares(d.Mix, topology.MixKinds), "population shares of the other nodes: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, comma-separated, summing to 1)"},
+		{topology.ParamClients, "string", "", shares(d.Clients, topology.ClientNames), "client shares (client:share, comma-separated, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
+		{topology.ParamCompressedShare, "float", "", strconv.FormatFloat(d.CompressedShare, 'g', -1, 64), "share of nodes offering the codec param's compressed protocol (0..1); the rest speak plain"},
+	}
+}
+
+// parseMeshParams parses the mesh's own parameters (and the codec) through topology.
+func parseMeshParams(p *Params) (topology.MeshParams, error) {
+	m := map[string]string{topology.ParamCodec: p.Values[ParamCodec]}
+	for _, k := range meshParamNames {
+		m[k] = p.Values[k]
+	}
+	mp, err := topology.ParseMeshParams(m)
+	if err != nil {
+		return mp, err
+	}
+	mp.ForkDigest = workload.DefaultParams().ForkDigest
+	return mp, nil
+}
