@@ -77,7 +77,7 @@ func meshParams() []Param {
 		return strings.Join(parts, ",")
 	}
 	return []Param{
-		{topology.ParamTopologySeed, "int", "", strconv.FormatInt(d.Seed, 10), "seed of the graph, the nodes' kinds, clients and codecs, and the messages' origins"},
+		{topology.ParamTopologySeed, "int", "", strconv.FormatInt(d.Seed, 10), "seed of the graph and of the nodes' kinds, clients and codecs (messages and their origins follow param seed)"},
 		{topology.ParamDegree, "int", "peers", strconv.Itoa(d.Degree), "target peers per ordinary node"},
 		{topology.ParamObservedPeers, "int", "peers", strconv.Itoa(d.ObservedPeers), "peers of the observed all-subnets node (the recorded node had about 45)"},
 		{topology.ParamObservedClient, "string", "", d.ObservedClient, "client profile of the observed node: " + strings.Join(topology.ClientNames, ", ")},

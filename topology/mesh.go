@@ -253,7 +253,6 @@ func checkShares(param string, shares map[string]float64, allowed []string) erro
 	return nil
 }
 
-
 // Random streams of Mesh, one per decision.
 const (
 	streamKinds uint64 = iota + 1

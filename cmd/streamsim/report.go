@@ -36,7 +36,7 @@ func runReport(args []string, w io.Writer) error {
 	fs.Usage = func() {
 		out := fs.Output()
 		fmt.Fprintln(out, "usage: streamsim report [flags] <collected .tgz | outputs dir>...")
-		fmt.Fprintln(out, "\nReads Testground outputs of the hub-leaves test case and prints the table `streamsim run` prints.")
+		fmt.Fprintln(out, "\nReads Testground outputs (hub-leaves or mesh) and prints the table `streamsim run` prints.")
 		fmt.Fprintln(out, "Arguments: archives written by `testground run … --collect` or `testground collect`; a run's")
 		fmt.Fprintln(out, "outputs directory (<task>/ with <group>/<instance>/summary.json below it); or a directory")
 		fmt.Fprintln(out, "holding several of either. One run prints its table; several runs (a sweep composition's")
@@ -70,6 +70,40 @@ func runReport(args []string, w io.Writer) error {
 		return errors.New("no runs found")
 	}
 	trimCommonLabelPrefix(runs)
+
+	// Mesh runs have their own report; each is printed on its own.
+	var meshFailed []string
+	kept := runs[:0]
+	for _, run := range runs {
+		if scenarioOf(run.dir) != "mesh" {
+			kept = append(kept, run)
+			continue
+		}
+		r, err := analysis.LoadMeshRun(run.dir)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", run.label, err)
+		}
+		r.Dir = run.label
+		if *jsonOut {
+			err = analysis.WriteMeshJSON(w, r)
+		} else {
+			fmt.Fprintf(w, "== mesh run %s\n", run.label)
+			err = analysis.WriteMeshTable(w, r)
+		}
+		if err != nil {
+			return err
+		}
+		if !r.OK {
+			meshFailed = append(meshFailed, run.label)
+		}
+	}
+	runs = kept
+	if len(runs) == 0 {
+		if len(meshFailed) > 0 {
+			return fmt.Errorf("mesh runs failed their checks: %s", strings.Join(meshFailed, ", "))
+		}
+		return nil
+	}
 
 	reports := make([]*analysis.RunReport, len(runs))
 	for i, run := range runs {
@@ -113,10 +147,24 @@ func runReport(args []string, w io.Writer) error {
 			failed = append(failed, runs[i].label)
 		}
 	}
+	failed = append(failed, meshFailed...)
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d runs failed their checks: %s", len(failed), len(reports), strings.Join(failed, ", "))
+		return fmt.Errorf("%d of %d runs failed their checks: %s", len(failed), len(reports)+len(meshFailed), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// scenarioOf is the scenario that wrote a run's first summary ("" when unreadable).
+func scenarioOf(dir string) string {
+	paths, err := result.FindSummaries(dir)
+	if err != nil {
+		return ""
+	}
+	s, err := result.ReadSummary(paths[0])
+	if err != nil {
+		return ""
+	}
+	return s.Scenario
 }
 
 // writeRunsTable prints one row per run and compressed leaf: what a sweep composition's runs

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
@@ -45,6 +46,9 @@ func (f *scenarioFlags) groups(sc *sim.Scenario, params map[string]string) ([]si
 		return nil, fmt.Errorf("--codecs: %w", err)
 	}
 	params[sim.ParamCodec] = specs[0].String()
+	if specs[0] != (codec.Spec{}) {
+		params[topology.ParamCompressedShare] = "1" // every node on the codec unless --set says otherwise
+	}
 	return []sim.Group{{ID: sim.GroupNodes, Instances: *f.nodes}}, nil
 }
 
