@@ -4,6 +4,7 @@ go 1.26.6
 
 require (
 	github.com/BurntSushi/toml v0.4.1
+	github.com/DataDog/zstd v1.5.7
 	github.com/OffchainLabs/go-bitfield v0.0.0-20251031151322-f427d04d8506
 	github.com/attestantio/go-eth2-client v0.30.1
 	github.com/ethereum/go-ethereum v1.17.10

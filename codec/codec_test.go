@@ -33,6 +33,10 @@ func TestParseCanonical(t *testing.T) {
 		{"zstd:1", "zstd:1"},
 		{"zstd:3:64KiB", "zstd:3:64KiB"},
 		{"zstd:11:16MiB", "zstd:11:16MiB"},
+		{"zstd-c", "zstd-c"},
+		{"zstd-c:3:2MiB", "zstd-c"},
+		{"zstd-c:19", "zstd-c:19"},
+		{"zstd-c:5:64KiB", "zstd-c:5:64KiB"},
 	}
 	for _, c := range cases {
 		s, err := Parse(c.in)
@@ -54,7 +58,7 @@ func TestParseErrors(t *testing.T) {
 	for _, in := range []string{
 		"", "gzip", "plain:1", "snappy-stream:", "snappy-stream:17MiB", "snappy-stream:-1",
 		"snappy-stream:64KiB:best", "snappy-stream:64KiB:fast:x", "snappy-stream:4kb",
-		"zstd:2", "zstd:0", "zstd:x", "zstd:3:1000", "zstd:3:512", "zstd:3:32MiB", "zstd:3:2MiB:x",
+		"zstd:2", "zstd:0", "zstd:x", "zstd:3:1000", "zstd-c:0", "zstd-c:20", "zstd-c:3:3000", "zstd-cc", "zstd:3:512", "zstd:3:32MiB", "zstd:3:2MiB:x",
 	} {
 		_, err := Parse(in)
 		if err == nil {
@@ -111,7 +115,11 @@ func units(rng *rand.Rand, n int) [][]byte {
 }
 
 func TestRoundTripOverPipe(t *testing.T) {
-	for _, spec := range []string{"plain", "snappy-stream", "snappy-stream:0", "snappy-stream:4KiB:better", "zstd", "zstd:1:64KiB"} {
+	specs := []string{"plain", "snappy-stream", "snappy-stream:0", "snappy-stream:4KiB:better", "zstd", "zstd:1:64KiB"}
+	if c, _ := Parse("zstd-c"); c.Available() == nil {
+		specs = append(specs, "zstd-c", "zstd-c:1:64KiB")
+	}
+	for _, spec := range specs {
 		t.Run(spec, func(t *testing.T) {
 			s, err := Parse(spec)
 			if err != nil {

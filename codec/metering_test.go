@@ -50,6 +50,9 @@ func TestReaderWireBytesExact(t *testing.T) {
 		"snappy-stream:0:better", "snappy-stream:4KiB:better", "snappy-stream:64KiB:better", "snappy-stream:1MiB:better",
 		"zstd", "zstd:1:64KiB", "zstd:7:1MiB",
 	}
+	if s, _ := Parse("zstd-c"); s.Available() == nil {
+		specs = append(specs, "zstd-c", "zstd-c:1:64KiB", "zstd-c:19:1MiB")
+	}
 	frames := meteringFrames(rand.New(rand.NewSource(9)))
 	for _, spec := range specs {
 		s, err := Parse(spec)

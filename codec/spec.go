@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,6 +41,9 @@ const (
 	DefaultZstdWindowBytes   = 2 << 20
 	MinZstdWindowBytes       = 1 << 10
 	MaxZstdWindowBytes       = 16 << 20
+	// MaxZstdCLevel is the highest libzstd level offered (levels above 19 need
+	// windows beyond MaxZstdWindowBytes to pay).
+	MaxZstdCLevel = 19
 )
 
 // Spec is a parsed codec spec: the identity of a stream codec, comparable with ==, and
@@ -50,13 +55,28 @@ type Spec struct {
 	WindowBytes int
 	// SnappyLevel is the snappy-stream encoder level.
 	SnappyLevel snappystream.Level
-	// ZstdLevel is the zstd level: 1, 3, 7 or 11.
+	// ZstdLevel is the zstd level: 1, 3, 7 or 11 (klauspost), 1..19 (libzstd).
 	ZstdLevel int
+	// ZstdImpl is the zstd implementation. Both write standard zstd and read each
+	// other's streams; they differ in speed and memory.
+	ZstdImpl ZstdImpl
 }
+
+// ZstdImpl selects a zstd implementation.
+type ZstdImpl uint8
+
+const (
+	// ZstdGo is github.com/klauspost/compress/zstd, pure Go: spec "zstd".
+	ZstdGo ZstdImpl = iota
+	// ZstdC is the reference C library, libzstd, through cgo (the sources that
+	// github.com/DataDog/zstd carries): spec "zstd-c". Builds without cgo lack it.
+	ZstdC
+)
 
 // Forms lists the accepted spec forms, for errors and help texts.
 const Forms = "plain, snappy-stream[:<window>[:fast|better]] (window 0..16MiB, default 64KiB:fast), " +
-	"zstd[:<level>[:<window>]] (level 1, 3, 7 or 11, default 3; window a power of two 1KiB..16MiB, default 2MiB)"
+	"zstd[:<level>[:<window>]] (klauspost/compress; level 1, 3, 7 or 11, default 3; window a power of two 1KiB..16MiB, default 2MiB), " +
+	"zstd-c[:<level>[:<window>]] (libzstd through cgo; level 1..19, default 3; window as for zstd)"
 
 // zstdLevels are the levels klauspost/compress/zstd implements, by the zstd level each matches.
 var zstdLevels = []int{1, 3, 7, 11}
@@ -101,21 +121,21 @@ func parse(spec string) (Spec, error) {
 			s.SnappyLevel = l
 		}
 		return s, nil
-	case "zstd":
+	case "zstd", "zstd-c":
 		s := Spec{Kind: Zstd, ZstdLevel: DefaultZstdLevel, WindowBytes: DefaultZstdWindowBytes}
+		if parts[0] == "zstd-c" {
+			s.ZstdImpl = ZstdC
+		}
 		if len(parts) > 3 {
 			return Spec{}, errors.New("too many parameters")
 		}
 		if len(parts) > 1 {
 			l, err := strconv.Atoi(parts[1])
-			ok := err == nil
-			if ok {
-				ok = false
-				for _, z := range zstdLevels {
-					ok = ok || l == z
+			if s.ZstdImpl == ZstdC {
+				if err != nil || l < 1 || l > MaxZstdCLevel {
+					return Spec{}, fmt.Errorf("zstd-c level %q is not an integer in 1..%d", parts[1], MaxZstdCLevel)
 				}
-			}
-			if !ok {
+			} else if err != nil || !slices.Contains(zstdLevels, l) {
 				return Spec{}, fmt.Errorf("zstd level %q is not 1, 3, 7 or 11", parts[1])
 			}
 			s.ZstdLevel = l
@@ -148,13 +168,14 @@ func (s Spec) String() string {
 		}
 		return "snappy-stream"
 	case Zstd:
+		name := s.zstdName()
 		if s.WindowBytes != DefaultZstdWindowBytes {
-			return fmt.Sprintf("zstd:%d:%s", s.ZstdLevel, FormatSize(s.WindowBytes))
+			return fmt.Sprintf("%s:%d:%s", name, s.ZstdLevel, FormatSize(s.WindowBytes))
 		}
 		if s.ZstdLevel != DefaultZstdLevel {
-			return fmt.Sprintf("zstd:%d", s.ZstdLevel)
+			return fmt.Sprintf("%s:%d", name, s.ZstdLevel)
 		}
-		return "zstd"
+		return name
 	}
 	return "plain"
 }
@@ -264,9 +285,41 @@ func (s Spec) Explicit() string {
 	case SnappyStream:
 		return "snappy-stream:" + FormatSize(s.WindowBytes) + ":" + s.SnappyLevel.String()
 	case Zstd:
-		return fmt.Sprintf("zstd:%d:%s", s.ZstdLevel, FormatSize(s.WindowBytes))
+		return fmt.Sprintf("%s:%d:%s", s.zstdName(), s.ZstdLevel, FormatSize(s.WindowBytes))
 	}
 	return s.String()
+}
+
+func (s Spec) zstdName() string {
+	if s.ZstdImpl == ZstdC {
+		return "zstd-c"
+	}
+	return "zstd"
+}
+
+// Implementation names the library (and its version) that encodes and decodes the
+// spec in this build, e.g. "klauspost/compress v1.20.4" or "libzstd 1.5.7", so that
+// every CPU figure can say what produced it.
+func (s Spec) Implementation() string {
+	switch s.Kind {
+	case SnappyStream:
+		return "streamsim snappystream"
+	case Zstd:
+		if s.ZstdImpl == ZstdC {
+			return zstdCImplementation()
+		}
+		return "klauspost/compress " + moduleVersion("github.com/klauspost/compress")
+	}
+	return "none"
+}
+
+// Available returns an error if this build cannot encode or decode the spec (zstd-c in
+// a build without cgo). Commands check it before starting anything.
+func (s Spec) Available() error {
+	if s.Kind == Zstd && s.ZstdImpl == ZstdC {
+		return zstdCAvailable()
+	}
+	return nil
 }
 
 // SameExceptWindow reports whether s and o differ at most in their history window: the
@@ -307,4 +360,22 @@ func FormatSize(n int) string {
 		return strconv.Itoa(n>>10) + "KiB"
 	}
 	return strconv.Itoa(n)
+}
+
+// moduleVersion returns the version of a module linked into this binary, "(devel)" for
+// the main module, "unknown" where the binary carries no build information.
+func moduleVersion(path string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, m := range bi.Deps {
+		if m.Path == path {
+			if m.Replace != nil {
+				return m.Replace.Version
+			}
+			return m.Version
+		}
+	}
+	return "unknown"
 }

@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,39 +9,42 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// zstdWriter writes one zstd frame per stream direction and flushes a block per Write.
-// The encoder writes into buf so that its time excludes the Write on w and each unit
-// goes out with one Write.
-type zstdWriter struct {
-	w     io.Writer
-	buf   bytes.Buffer
-	enc   *zstd.Encoder
-	spec  Spec
-	stats Stats
-	// dictBytes is the size of the dictionary the encoder holds.
-	dictBytes int
-	err       error
-	closed    bool
+// zstdEncoder is one zstd implementation's streaming encoder.
+type zstdEncoder interface {
+	// flush appends p compressed and flushed (decodable on its own arrival) to dst.
+	flush(dst, p []byte) ([]byte, error)
+	// end appends the frame end to dst.
+	end(dst []byte) ([]byte, error)
+	// stateBytes is the memory the encoder holds.
+	stateBytes() int64
+	// release frees the encoder; it is not used afterwards.
+	release()
 }
 
-func newZstdWriter(w io.Writer, s Spec, o options) *zstdWriter {
-	z := &zstdWriter{w: w, spec: s, dictBytes: len(o.dict)}
-	opts := []zstd.EOption{
-		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(s.ZstdLevel)),
-		zstd.WithWindowSize(s.WindowBytes),
-		zstd.WithEncoderConcurrency(1),
-		zstd.WithLowerEncoderMem(true),
+// zstdWriter writes one zstd frame per stream direction and flushes a block per Write.
+// The encoder appends to buf so that its time excludes the Write on w and each unit
+// goes out with one Write.
+type zstdWriter struct {
+	w      io.Writer
+	buf    []byte
+	enc    zstdEncoder
+	stats  Stats
+	err    error
+	closed bool
+}
+
+func newZstdWriter(w io.Writer, s Spec, o options) io.WriteCloser {
+	var enc zstdEncoder
+	var err error
+	if s.ZstdImpl == ZstdC {
+		enc, err = newZstdCEncoder(s, o)
+	} else {
+		enc, err = newKlauspostEncoder(s, o)
 	}
-	if len(o.dict) > 0 {
-		opts = append(opts, zstd.WithEncoderDict(o.dict))
-	}
-	enc, err := zstd.NewWriter(&z.buf, opts...)
 	if err != nil {
-		// Parse only admits levels and windows the library accepts.
-		z.err = fmt.Errorf("zstd: new encoder for %s: %w", s, err)
+		return &failedWriter{err: fmt.Errorf("%s: new encoder: %w", s, err)}
 	}
-	z.enc = enc
-	return z
+	return &zstdWriter{w: w, enc: enc}
 }
 
 func (z *zstdWriter) Write(p []byte) (int, error) {
@@ -53,16 +55,14 @@ func (z *zstdWriter) Write(p []byte) (int, error) {
 		return 0, nil
 	}
 	start := time.Now()
-	_, err := z.enc.Write(p)
-	if err == nil {
-		err = z.enc.Flush()
-	}
+	out, err := z.enc.flush(z.buf[:0], p)
 	z.stats.Time += time.Since(start)
 	if err != nil {
 		z.err = fmt.Errorf("zstd: encode unit %d: %w", z.stats.Units, err)
 		return 0, z.err
 	}
-	if err := z.flushBuf(); err != nil {
+	z.buf = out
+	if err := z.writeOut(); err != nil {
 		return 0, err
 	}
 	z.stats.Units++
@@ -70,15 +70,13 @@ func (z *zstdWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (z *zstdWriter) flushBuf() error {
-	n := z.buf.Len()
-	_, err := z.w.Write(z.buf.Bytes())
-	z.buf.Reset()
+func (z *zstdWriter) writeOut() error {
+	_, err := z.w.Write(z.buf)
 	if err != nil {
 		z.err = fmt.Errorf("zstd: write unit %d: %w", z.stats.Units, err)
 		return z.err
 	}
-	z.stats.WireBytes += int64(n)
+	z.stats.WireBytes += int64(len(z.buf))
 	return nil
 }
 
@@ -88,22 +86,22 @@ func (z *zstdWriter) Close() error {
 		return nil
 	}
 	z.closed = true
-	if z.enc == nil {
+	z.stats.StateBytes = z.enc.stateBytes() + int64(cap(z.buf))
+	if z.err != nil {
+		z.enc.release()
 		return z.err
 	}
 	start := time.Now()
-	err := z.enc.Close()
+	out, err := z.enc.end(z.buf[:0])
 	z.stats.Time += time.Since(start)
-	z.enc = nil
-	if z.err != nil {
-		return z.err
-	}
+	z.enc.release()
 	if err != nil {
 		z.err = fmt.Errorf("zstd: close: %w", err)
 		return z.err
 	}
-	if z.buf.Len() > 0 {
-		if err := z.flushBuf(); err != nil {
+	z.buf = out
+	if len(z.buf) > 0 {
+		if err := z.writeOut(); err != nil {
 			return err
 		}
 	}
@@ -111,11 +109,73 @@ func (z *zstdWriter) Close() error {
 	return nil
 }
 
+// Stats reports the encoder's state as it was last open.
 func (z *zstdWriter) Stats() Stats {
 	st := z.stats
-	st.StateBytes = zstdEncoderStateBytes(z.spec) + int64(z.dictBytes)
+	if !z.closed {
+		st.StateBytes = z.enc.stateBytes() + int64(cap(z.buf))
+	}
 	return st
 }
+
+// appendWriter appends what is written to b.
+type appendWriter struct{ b []byte }
+
+func (a *appendWriter) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
+// klauspostEncoder is github.com/klauspost/compress/zstd's encoder, flushed per unit.
+type klauspostEncoder struct {
+	enc       *zstd.Encoder
+	out       appendWriter
+	spec      Spec
+	dictBytes int
+}
+
+func newKlauspostEncoder(s Spec, o options) (*klauspostEncoder, error) {
+	k := &klauspostEncoder{spec: s, dictBytes: len(o.dict)}
+	opts := []zstd.EOption{
+		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(s.ZstdLevel)),
+		zstd.WithWindowSize(s.WindowBytes),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithLowerEncoderMem(true),
+	}
+	if len(o.dict) > 0 {
+		opts = append(opts, zstd.WithEncoderDict(o.dict))
+	}
+	enc, err := zstd.NewWriter(&k.out, opts...)
+	if err != nil {
+		// Parse only admits levels and windows the library accepts.
+		return nil, err
+	}
+	k.enc = enc
+	return k, nil
+}
+
+func (k *klauspostEncoder) flush(dst, p []byte) ([]byte, error) {
+	k.out.b = dst
+	_, err := k.enc.Write(p)
+	if err == nil {
+		err = k.enc.Flush()
+	}
+	dst, k.out.b = k.out.b, nil
+	return dst, err
+}
+
+func (k *klauspostEncoder) end(dst []byte) ([]byte, error) {
+	k.out.b = dst
+	err := k.enc.Close()
+	dst, k.out.b = k.out.b, nil
+	return dst, err
+}
+
+func (k *klauspostEncoder) stateBytes() int64 {
+	return zstdEncoderStateBytes(k.spec) + int64(k.dictBytes)
+}
+
+func (k *klauspostEncoder) release() {}
 
 // zstdEncoderStateBytes estimates klauspost/compress/zstd's encoder memory with
 // WithLowerEncoderMem: history (window plus one 128 KiB block), two block buffers and
@@ -142,17 +202,17 @@ func zstdEncoderStateBytes(s Spec) int64 {
 type zstdDecoder interface {
 	io.Reader
 	Close()
+	stateBytes() int64
 }
 
 // zstdReader returns a decoder's output through its own buffer of more than one block,
 // so that it knows when a block's decoded bytes have all been returned and can count
 // the block's wire bytes then (see Stats).
 type zstdReader struct {
-	spec  Spec
-	dec   zstdDecoder
-	gate  *blockGate
-	src   *timedSource
-	state func() int64
+	spec Spec
+	dec  zstdDecoder
+	gate *blockGate
+	src  *timedSource
 
 	buf            []byte // decoded bytes of the current block: buf[pos:] not yet returned
 	pos            int
@@ -168,6 +228,26 @@ func newZstdReader(r io.Reader, s Spec, o options) io.ReadCloser {
 	src := &timedSource{r: r}
 	gate := newBlockGate(src, s.WindowBytes)
 	z := &zstdReader{spec: s, gate: gate, src: src, decodeInPlaceN: zstdMaxBlockBytes}
+	var err error
+	if s.ZstdImpl == ZstdC {
+		z.dec, err = newZstdCDecoder(gate, s, o)
+	} else {
+		z.dec, err = newKlauspostDecoder(gate, s, o)
+	}
+	if err != nil {
+		return &failedReader{err: fmt.Errorf("%s: new decoder: %w", s, err)}
+	}
+	return z
+}
+
+// klauspostDecoder is github.com/klauspost/compress/zstd's decoder in synchronous mode.
+type klauspostDecoder struct {
+	*zstd.Decoder
+	spec      Spec
+	dictBytes int
+}
+
+func newKlauspostDecoder(r io.Reader, s Spec, o options) (*klauspostDecoder, error) {
 	opts := []zstd.DOption{
 		zstd.WithDecoderConcurrency(1), // synchronous: reads only the block it decodes
 		zstd.WithDecoderLowmem(true),
@@ -177,14 +257,17 @@ func newZstdReader(r io.Reader, s Spec, o options) io.ReadCloser {
 	if len(o.dict) > 0 {
 		opts = append(opts, zstd.WithDecoderDicts(o.dict))
 	}
-	dec, err := zstd.NewReader(gate, opts...)
+	dec, err := zstd.NewReader(r, opts...)
 	if err != nil {
-		return &failedReader{err: fmt.Errorf("zstd: new decoder for %s: %w", s, err)}
+		return nil, err
 	}
-	z.dec = dec
-	// History (window) plus one block being decoded, the output buffer and the dictionary.
-	z.state = func() int64 { return int64(s.WindowBytes) + 128<<10 + int64(cap(z.buf)) + int64(len(o.dict)) }
-	return z
+	return &klauspostDecoder{Decoder: dec, spec: s, dictBytes: len(o.dict)}, nil
+}
+
+// stateBytes estimates the decoder's memory: history (window) plus one block being
+// decoded, and the dictionary.
+func (k *klauspostDecoder) stateBytes() int64 {
+	return int64(k.spec.WindowBytes) + zstdMaxBlockBytes + int64(k.dictBytes)
 }
 
 func (z *zstdReader) Read(p []byte) (int, error) {
@@ -267,6 +350,6 @@ func (z *zstdReader) Close() error {
 func (z *zstdReader) Stats() Stats {
 	st := z.stats
 	st.Time -= z.src.blocked
-	st.StateBytes = z.state()
+	st.StateBytes = z.dec.stateBytes() + int64(cap(z.buf))
 	return st
 }
