@@ -1,0 +1,57 @@
+// Package link models the network links of simulated nodes: per-node uplink and downlink
+// bandwidth and per-pair one-way latency, applied in user space to a node's TCP connections
+// below the security and muxer layers, so the bytes shaped are wire bytes.
+//
+// # The model
+//
+// Each node has one Link (New) and gives its libp2p host Link.Transport(), a TCP transport
+// whose raw connections are shaped; noise and yamux run on top, unchanged. A node shapes
+// its own traffic only, so the model works alike with every node in one process and with
+// one process per node (Testground local:exec), over loopback TCP:
+//
+//   - Egress. Write copies the bytes into the connection's send buffer and returns; it
+//     blocks only while the buffer holds SendBufferBytes (default DefaultSendBufferBytes,
+//     4 MiB, Linux's tcp_wmem maximum), which is the writer's backpressure. A goroutine per
+//     connection moves the buffered bytes, in chunks of at most one millisecond of the
+//     uplink (1500 B–64 KiB), through the node's uplink, a token bucket shared by all its
+//     connections: a chunk's departure is when the uplink has serialised it behind earlier
+//     chunks. Connections take turns chunk by chunk, so flows through one uplink share it
+//     fairly. A second goroutine hands each chunk to the socket at departure + the pair's
+//     one-way latency: many chunks are in flight at once (pipelined; no head-of-line
+//     stall), and a busy uplink queues (latency grows) and never drops, as TCP over a
+//     bottleneck does. Bytes count against the send buffer until they reach the socket, so
+//     one flow's rate is also bounded by SendBufferBytes / one-way latency (19 MB/s at
+//     220 ms), like TCP's window bound.
+//   - Ingress. Read takes at most one millisecond of the downlink from the socket and then
+//     waits for the node's downlink token bucket. The downlink's queue is the socket
+//     buffers, which the link keeps small (64 KiB a side), so a full downlink stalls the
+//     sender's socket writes, fills its send buffer and blocks its writer.
+//   - Latency is applied once, by the sender, from its region to the receiver's: on
+//     connecting, each end writes a preamble naming its region before anything else
+//     (both ends must use this transport; 19 bytes plus the name, not shaped and not
+//     counted). Both ends know the other's region at once, inbound or outbound, with no
+//     lookup table.
+//   - Timing is computed, not slept: a chunk's due time comes from the token bucket's
+//     schedule and the latency, so a late timer wake-up delays one chunk and does not
+//     accumulate. Timed waits shorter than a millisecond are skipped (the bucket runs up
+//     to a millisecond ahead). Stats report how late timed wake-ups were: when the machine
+//     is saturated they grow, and latency figures from that run are not to be trusted.
+//
+// Not modelled: TCP slow start and congestion windows, packet loss, jitter, TCP/IP header
+// bytes (rates are TCP payload rates), and queueing inside the network beyond the two
+// access links.
+//
+// # Which runner applies what
+//
+// The transport runs wherever the node runs; it is the mechanism in the embedded runner
+// and under local:exec, where Testground cannot shape (ConfigureNetwork returns nil and
+// does nothing) and this kernel has no netem. On local:docker and cluster:k8s it applies
+// the same model exactly as well. Testground's sidecar can shape there instead
+// (Shape.LinkShape converts), but only egress, with one latency per instance: use one of
+// the two, never both.
+//
+// # Defaults
+//
+// DefaultRegions and DefaultClasses are libp2p gossipsub-interop's Shadow network model;
+// Assign draws each node's region and class from them with a seed.
+package link
