@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/golang/snappy"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
@@ -148,6 +150,14 @@ func workloadMessages(t *testing.T, seed int64, slots int, prof workload.Profile
 	return out
 }
 
+// maxPayload is the Snappy block of a seeded random payload of the largest allowed size
+// (gossip.MaxPayloadBytes): the largest message either implementation must accept.
+func maxPayload(seed int64) []byte {
+	raw := make([]byte, gossip.MaxPayloadBytes)
+	rand.New(rand.NewSource(seed)).Read(raw)
+	return snappy.Encode(nil, raw)
+}
+
 // gossipStreams lists the protocols of n's open GossipSub streams with p, by direction.
 func gossipStreams(n *goNode, p peer.ID) map[network.Direction][]protocol.ID {
 	out := map[network.Direction][]protocol.ID{}
@@ -190,12 +200,15 @@ func TestJSPeerAsLeaf(t *testing.T) {
 	fork := workload.DefaultParams().ForkDigest
 	topics := prof.Topics(fork)
 	fromHub := workloadMessages(t, 1, 2, prof)
-	// Data that is not a valid Snappy block, and a block declaring 11 MiB (above the 10 MiB
-	// payload bound): both implementations must fall back to the invalid-Snappy domain.
+	// Edge cases of the message id and the size bounds: data that is not a valid Snappy
+	// block, and a block declaring 11 MiB (above the 10 MiB payload bound), must both fall back
+	// to the invalid-Snappy domain; a payload of exactly 10 MiB is valid.
 	attTopic := gossip.Topic(fork, gossip.AttestationTopic(prof.AttestationSubnets[0]))
-	for _, data := range [][]byte{[]byte("not a snappy block"), {0x80, 0x80, 0xc0, 0x05, 0x00}} {
-		fromHub = append(fromHub, workload.Message{Topic: attTopic, Category: gossip.Attestation, Data: data})
-	}
+	blockTopic := gossip.Topic(fork, gossip.TopicBeaconBlock)
+	fromHub = append(fromHub,
+		workload.Message{Topic: attTopic, Category: gossip.Attestation, Data: []byte("not a snappy block")},
+		workload.Message{Topic: attTopic, Category: gossip.Attestation, Data: []byte{0x80, 0x80, 0xc0, 0x05, 0x00}},
+		workload.Message{Topic: blockTopic, Category: gossip.Block, Data: maxPayload(1)})
 	// The JS peer publishes a few messages of each category from another seed, and one
 	// invalid-Snappy one.
 	var fromJS []workload.Message
@@ -206,7 +219,9 @@ func TestJSPeerAsLeaf(t *testing.T) {
 			fromJS = append(fromJS, m)
 		}
 	}
-	fromJS = append(fromJS, workload.Message{Topic: attTopic, Category: gossip.Attestation, Data: []byte("js: not snappy")})
+	fromJS = append(fromJS,
+		workload.Message{Topic: attTopic, Category: gossip.Attestation, Data: []byte("js: not snappy")},
+		workload.Message{Topic: blockTopic, Category: gossip.Block, Data: maxPayload(2)})
 
 	hub := newGoNode(t, "snappy-stream")
 	plain := newGoNode(t)
@@ -399,4 +414,146 @@ func TestJSPeerAsLeaf(t *testing.T) {
 	}
 	t.Logf("JS peer received %d messages (%s), identical to the Go plain leaf; its %d messages reached hub, plain and snappy-stream leaves with Go's ids",
 		len(received), jsCats, len(jsIDs))
+}
+
+// The JS peer as an ordinary mesh member: it dials two Go nodes that offer snappy-stream and
+// speak it with each other, none of them direct peers; the JS peer gets plain /meshsub/1.2.0
+// from both. Once GossipSub meshes form across the implementations, every node receives every
+// message the others publish, exactly once, under the same message id.
+func TestJSPeerInMesh(t *testing.T) {
+	requireNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	prof, err := workload.ParseProfile("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topics := prof.Topics(workload.DefaultParams().ForkDigest)
+	msgs := workloadMessages(t, 3, 1, prof)
+
+	goA := newGoNode(t, "snappy-stream")
+	goB := newGoNode(t, "snappy-stream")
+	for _, n := range []*goNode{goA, goB} {
+		if err := n.start(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := goB.connect(goA.addrInfo()); err != nil {
+		t.Fatal(err)
+	}
+	var aIn, bIn inbox
+	aIn.subscribe(t, ctx, goA, topics)
+	bIn.subscribe(t, ctx, goB, topics)
+	js, err := Start(ctx, Options{Dial: []peer.AddrInfo{goA.addrInfo(), goB.addrInfo()}, Topics: topics, TimeScale: timeScale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer js.Stop()
+
+	waitFor(t, 20*time.Second, "meshes", func() (bool, string) {
+		for _, topic := range topics {
+			mesh, err := js.Mesh(topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(mesh, goA.id()) || !slices.Contains(mesh, goB.id()) {
+				return false, fmt.Sprintf("JS peer's mesh on %s: %v", topic, mesh)
+			}
+			for _, n := range []*goNode{goA, goB} {
+				if !slices.Contains(n.ps().ListPeers(topic), js.ID()) {
+					return false, fmt.Sprintf("%s does not see the JS peer on %s", n.id(), topic)
+				}
+			}
+		}
+		return true, ""
+	})
+	// The JS peer's GRAFTs reach the Go nodes at once and each Go heartbeat (140 ms here)
+	// grafts the JS peer too; allow a few before publishing.
+	time.Sleep(3 * 700 * time.Millisecond / timeScale)
+
+	// Round robin over the three publishers.
+	var ids [][gossip.MessageIDBytes]byte
+	published := map[string]int{}
+	var jsIDs []int
+	for i, m := range msgs {
+		id := gossip.MessageID(m.Topic, m.Data)
+		switch i % 3 {
+		case 0, 1:
+			n, name := goA, "go-a"
+			if i%3 == 1 {
+				n, name = goB, "go-b"
+			}
+			topic, err := n.topic(m.Topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := topic.Publish(ctx, m.Data); err != nil {
+				t.Fatal(err)
+			}
+			published[name]++
+		case 2:
+			jsID, err := js.Publish(m.Topic, m.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if jsID != id {
+				t.Errorf("JS peer's message id %x, Go's %x", jsID, id)
+			}
+			published["js"]++
+			jsIDs = append(jsIDs, i)
+		}
+		ids = append(ids, id)
+	}
+	fromJS := map[[gossip.MessageIDBytes]byte]bool{}
+	for _, i := range jsIDs {
+		fromJS[ids[i]] = true
+	}
+	// Each Go node gets every message but its own (pubsub delivers own messages to its
+	// subscribers too, so all of them); the JS peer gets all but its own.
+	waitFor(t, 30*time.Second, "delivery", func() (bool, string) {
+		n, err := js.Count()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, s := aIn.has(ids...), bIn.has(ids...)
+		return p == len(ids) && s == len(ids) && n >= len(ids)-len(fromJS),
+			fmt.Sprintf("Go A %d, Go B %d of %d; JS peer %d of %d", p, s, len(ids), n, len(ids)-len(fromJS))
+	})
+	received, err := js.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[[gossip.MessageIDBytes]byte]bool{}
+	for _, r := range received {
+		if got[r.ID] || fromJS[r.ID] {
+			t.Errorf("JS peer delivered %x twice or its own message", r.ID)
+		}
+		got[r.ID] = true
+	}
+	for _, id := range ids {
+		if !got[id] && !fromJS[id] {
+			t.Errorf("JS peer missed %x", id)
+		}
+	}
+	if aIn.dup+bIn.dup != 0 {
+		t.Errorf("duplicate deliveries: Go A %d, Go B %d", aIn.dup, bIn.dup)
+	}
+	for _, c := range []struct {
+		a, b *goNode
+		want protocol.ID
+	}{{goA, goB, sim.SnappyStreamProtocol}, {goB, goA, sim.SnappyStreamProtocol}} {
+		if got := gossipStreams(c.a, c.b.id())[network.DirOutbound]; !slices.Equal(got, []protocol.ID{c.want}) {
+			t.Errorf("%s → %s streams %v, want %s", c.a.id(), c.b.id(), got, c.want)
+		}
+	}
+	for _, n := range []*goNode{goA, goB} {
+		for dir, protos := range gossipStreams(n, js.ID()) {
+			if !slices.Equal(protos, []protocol.ID{sim.PlainProtocol}) {
+				t.Errorf("%s's %s streams with the JS peer: %v, want %s", n.id(), dir, protos, sim.PlainProtocol)
+			}
+		}
+	}
+	t.Logf("mesh of 3 over %d topics: published %v, %d messages; JS peer received %d, Go nodes all %d",
+		len(topics), published, len(ids), len(received), len(ids))
 }

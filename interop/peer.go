@@ -398,7 +398,11 @@ func (p *Peer) Subscribe(topic string) error {
 
 // Subscribers lists the peers the JS peer knows to be subscribed to topic.
 func (p *Peer) Subscribers(topic string) ([]peer.ID, error) {
-	r, err := p.command(map[string]any{"cmd": "subscribers", "topic": topic})
+	return p.peerList(map[string]any{"cmd": "subscribers", "topic": topic})
+}
+
+func (p *Peer) peerList(cmd map[string]any) ([]peer.ID, error) {
+	r, err := p.command(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -406,11 +410,16 @@ func (p *Peer) Subscribers(topic string) ([]peer.ID, error) {
 	for _, s := range r.Peers {
 		id, err := peer.Decode(s)
 		if err != nil {
-			return nil, fmt.Errorf("js peer subscribers: %q: %w", s, err)
+			return nil, fmt.Errorf("js peer %s: %q: %w", cmd["cmd"], s, err)
 		}
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// Mesh lists the JS peer's GossipSub mesh peers of topic.
+func (p *Peer) Mesh(topic string) ([]peer.ID, error) {
+	return p.peerList(map[string]any{"cmd": "mesh", "topic": topic})
 }
 
 // Count is the number of messages the JS peer has received so far.

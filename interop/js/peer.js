@@ -19,6 +19,7 @@
 //   {"cmd":"subscribe","topic"}             -> {"event":"subscribed"}
 //   {"cmd":"dial","addr"}                   -> {"event":"dialled"}
 //   {"cmd":"subscribers","topic"}           -> {"event":"subscribers","peers":[id]}
+//   {"cmd":"mesh","topic"}                  -> {"event":"mesh","peers":[id]}
 //   {"cmd":"count"}                         -> {"event":"count","received":N}
 //   {"cmd":"streams"}                       -> {"event":"streams","streams":[{peer,protocol,direction}]}
 //   {"cmd":"stop"}                          -> the exit lines above
@@ -66,20 +67,23 @@ function usage (msg) {
   process.exit(2)
 }
 
-const { values: flags } = parseArgs({
-  options: {
-    listen: { type: 'string', default: '/ip4/127.0.0.1/tcp/0' },
-    dial: { type: 'string', multiple: true, default: [] },
-    direct: { type: 'string', multiple: true, default: [] },
-    topic: { type: 'string', multiple: true, default: [] },
-    'time-scale': { type: 'string', default: '1' },
-    // Largest RPC accepted: the Snappy worst case of a maximal payload plus room for the
-    // topic and protobuf framing, as streamsim's Go nodes allow.
-    'max-rpc-bytes': { type: 'string', default: String(snappyMaxEncodedLen(MAX_PAYLOAD_BYTES) + 64 * 1024) },
-    out: { type: 'string' }
-  },
-  strict: true
-})
+const flagOptions = {
+  listen: { type: 'string', default: '/ip4/127.0.0.1/tcp/0' },
+  dial: { type: 'string', multiple: true, default: [] },
+  direct: { type: 'string', multiple: true, default: [] },
+  topic: { type: 'string', multiple: true, default: [] },
+  'time-scale': { type: 'string', default: '1' },
+  // Largest RPC accepted: the Snappy worst case of a maximal payload plus room for the topic
+  // and protobuf framing, as streamsim's Go nodes allow.
+  'max-rpc-bytes': { type: 'string', default: String(snappyMaxEncodedLen(MAX_PAYLOAD_BYTES) + 64 * 1024) },
+  out: { type: 'string' }
+}
+let flags
+try {
+  flags = parseArgs({ options: flagOptions, strict: true }).values
+} catch (err) {
+  usage(`${err.message} (flags: ${Object.keys(flagOptions).map((f) => '--' + f).join(', ')})`)
+}
 
 const timeScale = Number(flags['time-scale'])
 if (!(timeScale > 0)) usage(`--time-scale ${flags['time-scale']}: want a number > 0`)
@@ -237,6 +241,9 @@ const commands = {
   },
   async subscribers ({ topic }) {
     return { event: 'subscribers', peers: pubsub.getSubscribers(topic).map((p) => p.toString()) }
+  },
+  async mesh ({ topic }) {
+    return { event: 'mesh', peers: pubsub.getMeshPeers(topic) }
   },
   async count () {
     return { event: 'count', received: received.length }
