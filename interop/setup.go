@@ -35,7 +35,7 @@ func DefaultDir() string {
 func CheckNode() error {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		return fmt.Errorf("%w: node is not on PATH (install Node.js ≥ %d, e.g. apt-get install nodejs npm, or run interop/js/setup.sh)",
+		return fmt.Errorf("%w: node is not on PATH (install Node.js ≥ %d and npm; interop/js/setup.sh says how)",
 			ErrNodeMissing, MinNodeMajor)
 	}
 	out, err := exec.Command(node, "--version").Output()

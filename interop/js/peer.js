@@ -148,8 +148,13 @@ function messageId (msg) {
 
 const hex = (id) => Buffer.from(id).toString('hex')
 
-// Lodestar's GossipSub settings (lodestar beacon-node network/gossip/gossipsub.ts) where they
-// are part of the protocol; heartbeat and TTLs are divided by the time scale as on the Go side.
+// GossipSub settings as Lodestar passes them (beacon-node network/gossip/gossipsub.ts): D
+// 8/6/12, Dlazy 6, heartbeat 0.7 s, fanout TTL 60 s, mcache 6/3, IWANT follow-up 12 s, batch
+// publish, IDONTWANT from 16 829 B. Two differ, to match streamsim's Go nodes: the seen TTL is
+// the spec's 768 s (2 epochs) and flood publishing is off (Lodestar floods its
+// own messages unless told not to), so in a mesh this peer publishes as the Go nodes do.
+// Durations are divided by the time scale, as on the Go side. No dataTransform: message data
+// stays ssz_snappy as on the wire, and the message id decompresses it.
 const pubsubOptions = {
   globalSignaturePolicy: 'StrictNoSign',
   D: 8,
@@ -162,8 +167,6 @@ const pubsubOptions = {
   mcacheGossip: 3,
   seenTTL: scaled(768_000),
   gossipsubIWantFollowupMs: scaled(12_000),
-  // streamsim's Go nodes publish to the mesh only; Lodestar floods its own messages by
-  // default, which would make this peer behave differently from them in a mesh.
   floodPublish: false,
   batchPublish: true,
   fallbackToFloodsub: false,
