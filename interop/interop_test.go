@@ -54,12 +54,29 @@ func newGoNode(t *testing.T, codecs ...string) *goNode {
 		}
 		specs = append(specs, s)
 	}
-	n, err := sim.NewNode(sim.Config{Codecs: specs, TimeScale: timeScale})
+	h, err := sim.NewHost("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Close() })
-	return &goNode{host: n.Host(), ps: n.PubSub, topic: n.Topic, start: n.Start}
+	g := &goNode{host: h.Host}
+	var node *sim.Node
+	t.Cleanup(func() {
+		if node != nil {
+			node.Close()
+		} else {
+			h.Close()
+		}
+	})
+	// The node starts once its direct peers are known (sim nodes are not changed after
+	// they are built).
+	g.start = func(direct []peer.AddrInfo) error {
+		node, err = sim.NewNode(h, sim.WithCodecs(specs...), sim.WithTimeScale(timeScale), sim.WithDirectPeers(direct))
+		if err == nil {
+			g.ps, g.topic = node.PubSub, node.Topic
+		}
+		return err
+	}
+	return g
 }
 
 // inbox collects the messages a Go node delivers to its application, by message id.
