@@ -1,78 +1,216 @@
-// Package topology decides who connects to whom and who subscribes to what in a scenario,
-// from each instance's role and sequence number alone, so every instance derives the same
-// picture without asking anyone.
+// Package topology decides, for every scenario, each instance's role, whom it dials, its
+// direct peers, its GossipSub client profile, what it subscribes to and whom it waits for.
+// It is pure and seeded: every instance derives the same Plan from the same members and
+// parameters without asking anyone.
 package topology
 
-import "fmt"
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"slices"
 
-// Roles in the hub-leaves scenario.
-const (
-	Publisher = "publisher"
-	Hub       = "hub"
-	Leaf      = "leaf"
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
 )
 
-// Member is one instance as the address exchange announced it.
+// Role is what an instance does in a scenario.
+type Role string
+
+// Roles. Hub-leaves has publishers, one hub and leaves; a mesh has nodes only.
+const (
+	RolePublisher Role = "publisher" // publishes the workload (hub-leaves)
+	RoleHub       Role = "hub"       // forwards everything to the leaves (hub-leaves)
+	RoleLeaf      Role = "leaf"      // a direct peer of the hub, one stream codec (hub-leaves)
+	RoleNode      Role = "node"      // a mesh member
+)
+
+// Testground group IDs of hub-leaves; every other group is a leaf group.
+const (
+	GroupPublishers = "publishers"
+	GroupHub        = "hub"
+)
+
+// HubLeavesRole maps a hub-leaves Testground group ID to its role: GroupPublishers and
+// GroupHub by name, any other group is a leaf group.
+func HubLeavesRole(group string) Role {
+	switch group {
+	case GroupPublishers:
+		return RolePublisher
+	case GroupHub:
+		return RoleHub
+	}
+	return RoleLeaf
+}
+
+// Member is one instance as the address exchange announced it. Callers pass members sorted
+// by (Group, Instance); a Plan's nodes are indexed like them.
 type Member struct {
-	Role     string
 	Group    string
 	Instance int
+	Role     Role
+	// Codec is a leaf group's stream codec (hub-leaves); a mesh ignores it.
+	Codec codec.Spec
 }
 
-// Links is one member's view of the topology.
-type Links struct {
-	// Dial lists the members this one connects to.
+// Plan is the whole topology of a run, identical on every instance.
+type Plan struct {
+	// Nodes is indexed like the members the plan was made from.
+	Nodes []Node
+	// Observed is the index of the mesh's observed node (the recorded all-subnets node);
+	// -1 in scenarios without one.
+	Observed int
+	// ObservedPeersCapped is set when the observed node has fewer peers than
+	// MeshParams.ObservedPeers asked for because there are fewer other members.
+	ObservedPeersCapped bool
+
+	origins originRule
+}
+
+// Node is one member's part of the plan.
+type Node struct {
+	Role Role
+	// Kind is the population kind: in a mesh "observed", "default", "all-subnets" or
+	// "supernode" (KindObserved, …); in hub-leaves the role.
+	Kind string
+	// Client is the GossipSub parameter set the node runs with.
+	Client Client
+	// Codecs are the compressed stream codecs the node offers, in preference order; the
+	// caller always offers plain after them.
+	Codecs []codec.Spec
+	// Dial lists the members this one connects to; every edge of the graph is dialled by
+	// exactly one of its ends.
 	Dial []int
-	// Direct lists the members that are its GossipSub direct peers (configured on both ends).
+	// Peers lists every graph neighbour (those it dials and those that dial it), sorted.
+	Peers []int
+	// Direct lists its GossipSub direct peers (configured on both ends).
 	Direct []int
-	// Subscribe tells which topics it subscribes to: "all" (every consensus topic),
-	// "profile" (the run's leaf profile) or "none" (it only publishes).
-	Subscribe string
+	// Topics are the full gossip topics it subscribes to, sorted.
+	Topics []string
+	// Publishes tells whether the node originates messages: hub-leaves publishers, every
+	// mesh node but the observed one (Plan.Origin picks which message).
+	Publishes bool
+	// WaitFor maps a topic to the members whose subscription to it this node must see
+	// before the measured phase starts: only then does a publish or a forward on that
+	// topic reach them.
+	WaitFor map[string][]int
 }
 
-// HubLeaves is the live-check topology: publishers stand in for the network and dial the
-// hub as ordinary peers (they publish through fanout and subscribe to nothing); the hub
-// subscribes to every topic; every leaf dials the hub, and leaf and hub are direct peers of
-// each other, so a leaf receives every message of its profile and no gossip control.
-// members is indexed by position; it returns each member's links, or an error unless
-// there is exactly one hub and at least one leaf and one publisher.
-func HubLeaves(members []Member) ([]Links, error) {
-	hub := -1
-	var pubs, leaves int
-	for i, m := range members {
-		switch m.Role {
-		case Hub:
-			if hub >= 0 {
-				return nil, fmt.Errorf("two hubs: members %d and %d", hub, i)
-			}
-			hub = i
-		case Publisher:
-			pubs++
-		case Leaf:
-			leaves++
-		default:
-			return nil, fmt.Errorf("member %d: unknown role %q", i, m.Role)
+// originRule is how Plan.Origin picks a message's publisher.
+type originRule struct {
+	// roundRobin: message seq belongs to publishers[seq mod len] (hub-leaves).
+	roundRobin bool
+	publishers []int
+	// eligible maps a topic to the publishing nodes that can reach one of its subscribers
+	// (they subscribe or a neighbour does), sorted. Nil on a Plan built by hand: Origin
+	// then derives it from Nodes on every call.
+	eligible map[string][]int
+}
+
+// Origin returns the member that publishes a message of the run's schedule: seq is the
+// message's index in the schedule (from 0, counting every slot), slot the index of its
+// slot (from 0), topic its full topic. The choice is deterministic in (seed, slot, seq,
+// topic) and the plan; -1 when no member can publish on the topic.
+//
+// Hub-leaves: message seq belongs to publisher seq mod publishers, in member order.
+// Mesh: attestations, aggregates, sync committee messages and contributions come from a
+// node drawn uniformly among those that can reach a subscriber of the topic, so most
+// attestation origins do not subscribe to the subnet and publish through fanout, as on
+// mainnet. A slot's block comes from a proposer drawn among all publishing nodes; its
+// data column sidecars come from the same proposer when it can reach the column's
+// subscribers, otherwise (as a builder or a node that reconstructed the column would)
+// from a node drawn among those that can. The observed node originates nothing: the
+// recording it stands for measured what other nodes published.
+func (p *Plan) Origin(seed int64, slot, seq int, topic string) int {
+	r := p.origins
+	if r.publishers == nil {
+		r = p.deriveOrigins()
+	}
+	if r.roundRobin {
+		if len(r.publishers) == 0 || seq < 0 {
+			return -1
+		}
+		return r.publishers[seq%len(r.publishers)]
+	}
+	eligible, ok := r.eligible[topic]
+	if r.eligible == nil {
+		eligible, ok = p.eligibleOrigins(topic), true
+	}
+	if !ok || len(eligible) == 0 {
+		return -1
+	}
+	switch gossip.TopicCategory(topic) {
+	case gossip.Block, gossip.DataColumn:
+		if len(r.publishers) == 0 {
+			return -1
+		}
+		proposer := r.publishers[pick(len(r.publishers), uint64(seed), uint64(slot), proposerSalt)]
+		if _, found := slices.BinarySearch(eligible, proposer); found {
+			return proposer
 		}
 	}
-	if hub < 0 || pubs == 0 || leaves == 0 {
-		return nil, fmt.Errorf("hub-leaves needs one hub, publishers and leaves; have %d hub, %d publishers, %d leaves",
-			map[bool]int{true: 1}[hub >= 0], pubs, leaves)
-	}
-	out := make([]Links, len(members))
-	for i, m := range members {
-		switch m.Role {
-		case Hub:
-			out[i].Subscribe = "all"
-			for j, o := range members {
-				if o.Role == Leaf {
-					out[i].Direct = append(out[i].Direct, j)
-				}
-			}
-		case Publisher:
-			out[i] = Links{Dial: []int{hub}, Subscribe: "none"}
-		case Leaf:
-			out[i] = Links{Dial: []int{hub}, Direct: []int{hub}, Subscribe: "profile"}
+	return eligible[pick(len(eligible), uint64(seed), uint64(slot), uint64(seq), topicHash(topic))]
+}
+
+// proposerSalt separates the proposer draw from message draws.
+const proposerSalt = 0x70726f706f736572 // "proposer"
+
+// deriveOrigins rebuilds the origin rule of a Plan that was built by hand.
+func (p *Plan) deriveOrigins() originRule {
+	var r originRule
+	for i, n := range p.Nodes {
+		if n.Publishes {
+			r.publishers = append(r.publishers, i)
 		}
 	}
-	return out, nil
+	if r.publishers == nil {
+		r.publishers = []int{}
+	}
+	r.roundRobin = p.Observed < 0 && len(p.Nodes) > 0 && p.Nodes[0].Role != RoleNode
+	return r
+}
+
+// eligibleOrigins lists the publishing nodes that subscribe to topic or have a neighbour
+// that does, sorted.
+func (p *Plan) eligibleOrigins(topic string) []int {
+	subscribes := make([]bool, len(p.Nodes))
+	for i, n := range p.Nodes {
+		_, subscribes[i] = slices.BinarySearch(n.Topics, topic)
+	}
+	var out []int
+	for i, n := range p.Nodes {
+		if !n.Publishes {
+			continue
+		}
+		ok := subscribes[i]
+		for _, j := range n.Peers {
+			ok = ok || subscribes[j]
+		}
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// pick maps the values to an index in [0, n) with SplitMix64 steps: a stateless draw, so
+// every instance gets the same origin for a message whatever else it asked before.
+func pick(n int, values ...uint64) int {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, v := range values {
+		h = splitmix(h ^ v)
+	}
+	return int(h % uint64(n))
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func topicHash(topic string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(topic))
+	return binary.BigEndian.Uint64(h.Sum(nil))
 }

@@ -1,0 +1,733 @@
+package topology
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/holiman/uint256"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/workload"
+)
+
+// Population kinds of a mesh (Node.Kind).
+const (
+	// KindObserved is the recorded node: the workload's all-subnets profile (64 attestation
+	// subnets, 4 sync committee subnets, custody 8 columns of node id 0).
+	KindObserved = "observed"
+	// KindDefault is a non-validating node: 2 consecutive attestation subnets, no sync
+	// committee subnet, custody 4 columns of its own node id.
+	KindDefault = "default"
+	// KindAllSubnets subscribes to every attestation and sync committee subnet and custodies
+	// 8 columns of its own node id, like the recorded node.
+	KindAllSubnets = "all-subnets"
+	// KindSupernode custodies all 128 columns and otherwise subscribes like a default node
+	// (2 attestation subnets, no sync committee subnet): custody follows the stake a node
+	// holds, not its attestation subnets. (The workload's "supernode" profile, the
+	// hub-leaves hub, also has every subnet: that is an all-subnets supernode.)
+	KindSupernode = "supernode"
+)
+
+// MixKinds lists the kinds a population mix may name.
+var MixKinds = []string{KindDefault, KindAllSubnets, KindSupernode}
+
+// Testground parameters of the mesh topology (ParseMeshParams). Each is optional.
+const (
+	ParamTopologySeed    = "topology_seed"    // seed of the graph, kinds, clients and codecs (default 1)
+	ParamDegree          = "degree"           // target peers per ordinary node
+	ParamObservedPeers   = "observed_peers"   // peers of the observed node
+	ParamObservedClient  = "observed_client"  // client profile of the observed node
+	ParamMix             = "mix"              // population shares, e.g. "default:0.94,all-subnets:0.02,supernode:0.04"
+	ParamClients         = "clients"          // client shares, e.g. "lighthouse:0.6,prysm:0.23,teku:0.12,nimbus:0.03,lodestar:0.02"
+	ParamCompressedShare = "compressed_share" // share of nodes offering codec, 0..1
+	ParamCodec           = "codec"            // the compressed codec spec those nodes offer
+)
+
+// DefaultMeshNodes is the number of mesh nodes the defaults are chosen for (one process,
+// two cores).
+const DefaultMeshNodes = 48
+
+// MeshParams describe a mesh population. Shares are fractions that sum to 1.
+type MeshParams struct {
+	// Seed seeds every random choice; different streams for the graph, kinds, clients and
+	// codecs, so changing the client mix or the compressed share keeps the graph.
+	Seed int64
+	// Degree is the target number of peers of every node but the observed one. Peers found
+	// for a node's subnets count towards it; nodes that many others chose as their subnet
+	// peer (supernodes, all-subnets nodes) end above it, and the graph's last nodes may end
+	// a little below it.
+	Degree int
+	// ObservedPeers is the observed node's number of peers (the recording's ~45), or every
+	// other node when there are fewer (Plan.ObservedPeersCapped).
+	ObservedPeers int
+	// Observed is the index of the observed member (default 0: the first in (Group,
+	// Instance) order).
+	Observed int
+	// ObservedClient is the observed node's client profile (the recording ran Teku).
+	ObservedClient string
+	// Mix is the population of the other nodes by kind (MixKinds).
+	Mix map[string]float64
+	// Clients is the client mix of the other nodes (ClientNames).
+	Clients map[string]float64
+	// CompressedShare is the share of all nodes that offer Codec (the observed node first
+	// whenever it is above 0); the others offer plain only.
+	CompressedShare float64
+	// Codec is the compressed stream codec those nodes offer.
+	Codec codec.Spec
+	// ForkDigest is the workload's fork digest, for topic strings.
+	ForkDigest string
+}
+
+// DefaultMeshParams are the defaults for DefaultMeshNodes nodes, chosen so that a model of
+// the mesh (estimate_test.go: a model, not a measurement; the run's own figures decide) puts
+// the observed node's copies per unique message near the recording's (reference.md §4):
+//
+//   - ObservedPeers 45: the recorded node's peer count.
+//   - Mix default 0.94, all-subnets 0.02, supernode 0.04 and Degree 14: with 48 nodes, 44
+//     default nodes, 1 all-subnets node and 2 supernodes. The observed node then has about
+//     2.4 other subscribers on each attestation subnet, 1 on each sync committee subnet
+//     and 3.4 on each column it custodies, and a message's origin reaches few of them
+//     directly. The model turns that into 1.7 copies per attestation (recording 1.6), 2.0
+//     per column (2), 1.5 per sync committee message (1.7) and 8.2 per aggregate (9).
+//     More all-subnets nodes raise the attestation copies fast (0.10 gives about 4); a
+//     lower degree lowers the aggregate copies (the observed node, a neighbour of nearly
+//     every node, then gets more messages first and forwards them): 6.8 at degree 10.
+//     Blocks: 5.6 (recording 9), because blocks are above every client's IDONTWANT
+//     threshold and on loopback the IDONTWANT arrives before most forwards (7.7 without).
+//   - Clients lighthouse 0.60, prysm 0.23, teku 0.12, nimbus 0.03, lodestar 0.02: the
+//     Flashbots relay's consensus-client snapshot of 7–13 December 2025 (Lighthouse 39 %,
+//     Prysm 15 %, Teku 8 %, Nimbus 2 %, Lodestar under 1 % of proposers; Vouch, Vero/DVT and
+//     unseen proposers, 36 %, left out and the rest renormalised; collective.flashbots.net,
+//     "A Consensus Layer Client Diversity Snapshot"). It counts the proposers of one relay,
+//     not nodes: a stand-in until a node census is at hand. The observed node runs Teku,
+//     as the recorded one did.
+//   - CompressedShare 0 (a plain run) with Codec snappy-stream, the proposal's.
+func DefaultMeshParams() MeshParams {
+	sn, err := codec.Parse("snappy-stream")
+	if err != nil {
+		panic(err) // a constant spec
+	}
+	return MeshParams{
+		Seed:           1,
+		Degree:         14,
+		ObservedPeers:  45,
+		ObservedClient: "teku",
+		Mix:            map[string]float64{KindDefault: 0.94, KindAllSubnets: 0.02, KindSupernode: 0.04},
+		Clients:        map[string]float64{"lighthouse": 0.60, "prysm": 0.23, "teku": 0.12, "nimbus": 0.03, "lodestar": 0.02},
+		Codec:          sn,
+		ForkDigest:     workload.DefaultParams().ForkDigest,
+	}
+}
+
+// shareTolerance is how far from 1 a mix may sum (shares are usually written with two
+// decimals).
+const shareTolerance = 0.01
+
+// ParseMeshParams reads Testground-style string parameters over DefaultMeshParams; missing
+// or empty ones keep their defaults, unknown keys are left to other parsers. Each bad value
+// is an error naming the parameter and what it allows.
+func ParseMeshParams(m map[string]string) (MeshParams, error) {
+	p := DefaultMeshParams()
+	get := func(k string) (string, bool) {
+		v, ok := m[k]
+		v = strings.TrimSpace(v)
+		return v, ok && v != ""
+	}
+	if v, ok := get(ParamTopologySeed); ok {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return p, fmt.Errorf("param %s: %q is not an integer", ParamTopologySeed, v)
+		}
+		p.Seed = s
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{ParamDegree, &p.Degree}, {ParamObservedPeers, &p.ObservedPeers}} {
+		if v, ok := get(f.name); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return p, fmt.Errorf("param %s: %q is not a positive integer", f.name, v)
+			}
+			*f.dst = n
+		}
+	}
+	if v, ok := get(ParamObservedClient); ok {
+		p.ObservedClient = v
+	}
+	var err error
+	if v, ok := get(ParamMix); ok {
+		if p.Mix, err = parseShares(ParamMix, v, MixKinds); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := get(ParamClients); ok {
+		if p.Clients, err = parseShares(ParamClients, v, ClientNames); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := get(ParamCompressedShare); ok {
+		s, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return p, fmt.Errorf("param %s: %q is not a number in 0..1", ParamCompressedShare, v)
+		}
+		p.CompressedShare = s
+	}
+	if v, ok := get(ParamCodec); ok {
+		if p.Codec, err = codec.Parse(v); err != nil {
+			return p, fmt.Errorf("param %s: %w", ParamCodec, err)
+		}
+	}
+	return p, p.Validate()
+}
+
+// parseShares parses "name:share,name:share"; names must be allowed, each at most once.
+func parseShares(param, v string, allowed []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for part := range strings.SplitSeq(v, ",") {
+		name, share, ok := strings.Cut(strings.TrimSpace(part), ":")
+		name = strings.TrimSpace(name)
+		f, err := strconv.ParseFloat(strings.TrimSpace(share), 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("param %s: %q is not name:share (e.g. %s:0.5)", param, part, allowed[0])
+		}
+		if !slices.Contains(allowed, name) {
+			return nil, fmt.Errorf("param %s: unknown name %q (allowed: %s)", param, name, strings.Join(allowed, ", "))
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("param %s: %s given twice", param, name)
+		}
+		out[name] = f
+	}
+	return out, nil
+}
+
+// Validate reports the first parameter that is out of range, by its Testground name. Checks
+// that depend on the number of members are Mesh's.
+func (p MeshParams) Validate() error {
+	if p.Degree < 1 {
+		return fmt.Errorf("param %s: %d: want at least 1", ParamDegree, p.Degree)
+	}
+	if p.ObservedPeers < 1 {
+		return fmt.Errorf("param %s: %d: want at least 1", ParamObservedPeers, p.ObservedPeers)
+	}
+	if p.Observed < 0 {
+		return fmt.Errorf("observed member %d: want an index of the members", p.Observed)
+	}
+	if _, err := ClientProfile(p.ObservedClient); err != nil {
+		return fmt.Errorf("param %s: %w", ParamObservedClient, err)
+	}
+	if err := checkShares(ParamMix, p.Mix, MixKinds); err != nil {
+		return err
+	}
+	if err := checkShares(ParamClients, p.Clients, ClientNames); err != nil {
+		return err
+	}
+	if !(p.CompressedShare >= 0 && p.CompressedShare <= 1) {
+		return fmt.Errorf("param %s: %v: want 0..1", ParamCompressedShare, p.CompressedShare)
+	}
+	if p.CompressedShare > 0 && p.Codec.Kind == codec.Plain {
+		return fmt.Errorf("param %s: %s is plain but param %s is %v: name a compressed codec (%s)",
+			ParamCodec, p.Codec, ParamCompressedShare, p.CompressedShare, codec.Forms)
+	}
+	if p.ForkDigest == "" {
+		return fmt.Errorf("mesh: fork digest not set")
+	}
+	return nil
+}
+
+func checkShares(param string, shares map[string]float64, allowed []string) error {
+	sum := 0.0
+	for _, name := range slices.Sorted(maps.Keys(shares)) {
+		v := shares[name]
+		if !slices.Contains(allowed, name) {
+			return fmt.Errorf("param %s: unknown name %q (allowed: %s)", param, name, strings.Join(allowed, ", "))
+		}
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("param %s: %s share %v: want a number ≥ 0", param, name, v)
+		}
+		sum += v
+	}
+	if math.Abs(sum-1) > shareTolerance {
+		return fmt.Errorf("param %s: shares sum to %.4g: want 1 (±%g)", param, sum, shareTolerance)
+	}
+	return nil
+}
+
+// Random streams of Mesh, one per decision.
+const (
+	streamKinds uint64 = iota + 1
+	streamSubnets
+	streamNodeIDs
+	streamGraph
+	streamDial
+	streamClients
+	streamCodecs
+)
+
+// Mesh is the gossip-mesh topology (issue 12): the observed node, and the other members drawn
+// from the population and client mixes, in a seeded random graph.
+//
+//   - Kinds and clients are apportioned to the other nodes by largest remainder (so 48 nodes
+//     get the mix as closely as whole nodes allow, and every name with a share gets at
+//     least one node when there are enough) and shuffled by the seed. Default nodes'
+//     subnet pairs are spread round the 64 subnets from a seeded offset, so 32 default nodes
+//     cover every subnet once; custody columns follow workload.CustodyColumns of a seeded
+//     node id.
+//   - The observed node gets ObservedPeers peers drawn by the seed. Then, as clients
+//     search peers by subnet, every node with no peer on one of its subnet topics gets one
+//     (the least connected other subscriber). Then every node but the observed one gets
+//     random peers up to Degree, and the subscribers of each subnet topic are joined into
+//     one connected group, so a mesh on every topic can reach all its subscribers. Each
+//     edge is dialled by one end, drawn by the seed.
+//   - Every node waits for each neighbour's subscriptions on every topic the neighbour
+//     subscribes to: its shared topics for mesh building, the others so that a publish on a
+//     topic it does not subscribe to (fanout) reaches its subscribed neighbours from the
+//     first message on.
+//
+// Mesh fails, naming the parameter, when there are fewer than 2 members, a member is not a
+// mesh node, Degree is not below the number of members, or the observed node subscribes to
+// a topic no other node subscribes to (an impossible topology).
+func Mesh(members []Member, p MeshParams) (*Plan, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	n := len(members)
+	if n < 2 {
+		return nil, fmt.Errorf("mesh needs at least 2 members, have %d", n)
+	}
+	for i, m := range members {
+		if m.Role != RoleNode {
+			return nil, fmt.Errorf("mesh: member %d (%s/%d) has role %q, want %q", i, m.Group, m.Instance, m.Role, RoleNode)
+		}
+	}
+	if p.Degree >= n {
+		return nil, fmt.Errorf("param %s: %d: want 1..%d (members − 1)", ParamDegree, p.Degree, n-1)
+	}
+	if p.Observed >= n {
+		return nil, fmt.Errorf("observed member %d: want 0..%d", p.Observed, n-1)
+	}
+	rng := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(p.Seed), stream)) }
+	obs := p.Observed
+	others := make([]int, 0, n-1)
+	for i := range n {
+		if i != obs {
+			others = append(others, i)
+		}
+	}
+
+	plan := &Plan{Nodes: make([]Node, n), Observed: obs}
+	kinds := apportion(p.Mix, MixKinds, len(others))
+	rng(streamKinds).Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	for k, i := range others {
+		plan.Nodes[i].Kind = kinds[k]
+	}
+	plan.Nodes[obs].Kind = KindObserved
+	if err := assignTopics(plan, p, rng(streamSubnets), rng(streamNodeIDs)); err != nil {
+		return nil, err
+	}
+	subs := subscribers(plan)
+	for _, t := range plan.Nodes[obs].Topics {
+		if len(subs[t]) < 2 {
+			return nil, impossible(t, p, plan)
+		}
+	}
+
+	g := newGraph(n)
+	grng := rng(streamGraph)
+	wantObs := min(p.ObservedPeers, n-1)
+	plan.ObservedPeersCapped = p.ObservedPeers > n-1
+	perm := grng.Perm(len(others))
+	for _, k := range perm[:wantObs] {
+		g.add(obs, others[k])
+	}
+	g.subnetSearch(plan, subs, obs, grng)
+	g.fillDegree(others, p.Degree, grng)
+	g.joinSubscribers(plan, subs, obs, grng)
+	if c := g.components(nil); len(c) > 1 {
+		return nil, fmt.Errorf("mesh graph is not connected (%d components): raise param %s", len(c), ParamDegree)
+	}
+
+	drng := rng(streamDial)
+	for u := range n {
+		for _, v := range g.neighbours(u) {
+			if v > u {
+				if drng.IntN(2) == 0 {
+					plan.Nodes[u].Dial = append(plan.Nodes[u].Dial, v)
+				} else {
+					plan.Nodes[v].Dial = append(plan.Nodes[v].Dial, u)
+				}
+			}
+		}
+	}
+	for u := range n {
+		nd := &plan.Nodes[u]
+		nd.Role = RoleNode
+		nd.Peers = g.neighbours(u)
+		slices.Sort(nd.Dial)
+		nd.Publishes = u != obs
+		nd.WaitFor = map[string][]int{}
+		for _, v := range nd.Peers {
+			for _, t := range plan.Nodes[v].Topics {
+				nd.WaitFor[t] = append(nd.WaitFor[t], v)
+			}
+		}
+	}
+
+	observedClient, err := ClientProfile(p.ObservedClient)
+	if err != nil {
+		return nil, err
+	}
+	plan.Nodes[obs].Client = observedClient
+	clients := apportion(p.Clients, ClientNames, len(others))
+	rng(streamClients).Shuffle(len(clients), func(i, j int) { clients[i], clients[j] = clients[j], clients[i] })
+	for k, i := range others {
+		if plan.Nodes[i].Client, err = ClientProfile(clients[k]); err != nil {
+			return nil, err
+		}
+	}
+
+	if compressed := int(math.Round(p.CompressedShare * float64(n))); compressed > 0 {
+		plan.Nodes[obs].Codecs = []codec.Spec{p.Codec}
+		crng := rng(streamCodecs)
+		for _, k := range crng.Perm(len(others))[:compressed-1] {
+			plan.Nodes[others[k]].Codecs = []codec.Spec{p.Codec}
+		}
+	}
+
+	plan.origins = originRule{publishers: others, eligible: map[string][]int{}}
+	for t := range subs {
+		plan.origins.eligible[t] = plan.eligibleOrigins(t)
+	}
+	return plan, nil
+}
+
+// impossible explains an observed-node topic nobody else subscribes to.
+func impossible(topic string, p MeshParams, plan *Plan) error {
+	count := map[string]int{}
+	for i, nd := range plan.Nodes {
+		if i != plan.Observed {
+			count[nd.Kind]++
+		}
+	}
+	_, name, _ := gossip.ParseTopic(topic)
+	return fmt.Errorf("impossible topology: the observed node subscribes to %s but no other node does "+
+		"(param %s over %d other nodes gives %d %s, %d %s and %d %s nodes): raise the %s or %s share of param %s, or the number of nodes",
+		name, ParamMix, len(plan.Nodes)-1, count[KindDefault], KindDefault, count[KindAllSubnets], KindAllSubnets,
+		count[KindSupernode], KindSupernode, KindAllSubnets, KindSupernode, ParamMix)
+}
+
+// apportion gives total items to the names by their shares with the largest-remainder
+// method (ties to the earlier name in order) and lists them in that order. A name with a
+// share above 0 that got nothing takes one from the name with the most, while that has
+// more than one: a small share (the one all-subnets node of a 16-node mesh) must not vanish
+// by rounding.
+func apportion(shares map[string]float64, order []string, total int) []string {
+	sum := 0.0
+	for _, name := range order {
+		sum += shares[name]
+	}
+	counts := make([]int, len(order))
+	rest := make([]float64, len(order))
+	given := 0
+	for i, name := range order {
+		exact := 0.0
+		if sum > 0 {
+			exact = shares[name] / sum * float64(total)
+		}
+		counts[i] = int(exact)
+		rest[i] = exact - float64(counts[i])
+		given += counts[i]
+	}
+	byRest := make([]int, len(order))
+	for i := range byRest {
+		byRest[i] = i
+	}
+	slices.SortStableFunc(byRest, func(a, b int) int {
+		switch {
+		case rest[a] > rest[b]:
+			return -1
+		case rest[a] < rest[b]:
+			return 1
+		}
+		return 0
+	})
+	for k := 0; given < total; k++ {
+		counts[byRest[k%len(byRest)]]++
+		given++
+	}
+	for i, name := range order {
+		if shares[name] <= 0 || counts[i] > 0 {
+			continue
+		}
+		most := 0
+		for j := range counts {
+			if counts[j] > counts[most] {
+				most = j
+			}
+		}
+		if counts[most] > 1 {
+			counts[most]--
+			counts[i]++
+		}
+	}
+	out := make([]string, 0, total)
+	for i, name := range order {
+		for range counts[i] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// assignTopics fills every node's Topics from its kind.
+func assignTopics(plan *Plan, p MeshParams, subnetRng, idRng *rand.Rand) error {
+	fd := p.ForkDigest
+	observed, err := workload.ParseProfile("all-subnets")
+	if err != nil {
+		return err
+	}
+	// The global topics every profile has: the workload's default profile without its
+	// subnet topics.
+	def, err := workload.ParseProfile("default")
+	if err != nil {
+		return err
+	}
+	var global []string
+	for _, t := range def.Topics(fd) {
+		if _, name, err := gossip.ParseTopic(t); err == nil && gossip.Subnet(name) < 0 {
+			global = append(global, t)
+		}
+	}
+	// Default nodes and supernodes take subnet pairs round the subnets.
+	var defaults []int
+	for i, nd := range plan.Nodes {
+		if nd.Kind == KindDefault || nd.Kind == KindSupernode {
+			defaults = append(defaults, i)
+		}
+	}
+	offset := subnetRng.IntN(gossip.AttestationSubnets)
+	subnetRng.Shuffle(len(defaults), func(i, j int) { defaults[i], defaults[j] = defaults[j], defaults[i] })
+	first := map[int]int{}
+	for k, i := range defaults {
+		first[i] = (offset + 2*k) % gossip.AttestationSubnets
+	}
+	for i := range plan.Nodes {
+		nd := &plan.Nodes[i]
+		// A node id per node, drawn for all in index order, so a node's custody does not
+		// depend on the others' kinds.
+		var id [32]byte
+		for k := 0; k < len(id); k += 8 {
+			v := idRng.Uint64()
+			for b := range 8 {
+				id[k+b] = byte(v >> (8 * b))
+			}
+		}
+		nodeID := new(uint256.Int).SetBytes32(id[:])
+		var att, sync []int
+		custody := 0
+		switch nd.Kind {
+		case KindObserved:
+			nd.Topics = observed.Topics(fd)
+			continue
+		case KindSupernode:
+			s := first[i]
+			att, custody = []int{s, (s + 1) % gossip.AttestationSubnets}, gossip.DataColumnSubnets
+		case KindAllSubnets:
+			att, sync, custody = upTo(gossip.AttestationSubnets), upTo(gossip.SyncCommitteeSubnets), 8
+		case KindDefault:
+			s := first[i]
+			att, custody = []int{s, (s + 1) % gossip.AttestationSubnets}, 4
+		default:
+			return fmt.Errorf("mesh: node %d has unknown kind %q", i, nd.Kind)
+		}
+		topics := slices.Clone(global)
+		for _, s := range att {
+			topics = append(topics, gossip.Topic(fd, gossip.AttestationTopic(s)))
+		}
+		for _, s := range sync {
+			topics = append(topics, gossip.Topic(fd, gossip.SyncCommitteeTopic(s)))
+		}
+		for _, c := range workload.CustodyColumns(nodeID, custody) {
+			topics = append(topics, gossip.Topic(fd, gossip.DataColumnTopic(c)))
+		}
+		slices.Sort(topics)
+		nd.Topics = topics
+	}
+	return nil
+}
+
+func upTo(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// subscribers maps every topic to its subscribers, sorted.
+func subscribers(plan *Plan) map[string][]int {
+	subs := map[string][]int{}
+	for i, nd := range plan.Nodes {
+		for _, t := range nd.Topics {
+			subs[t] = append(subs[t], i)
+		}
+	}
+	return subs
+}
+
+// isSubnetTopic tells subnet topics (attestation, sync committee, column) from the global
+// ones every node subscribes to.
+func isSubnetTopic(topic string) bool {
+	_, name, err := gossip.ParseTopic(topic)
+	return err == nil && gossip.Subnet(name) >= 0
+}
+
+// graph is an undirected simple graph on n nodes.
+type graph struct {
+	adj [][]bool
+	deg []int
+}
+
+func newGraph(n int) *graph {
+	g := &graph{adj: make([][]bool, n), deg: make([]int, n)}
+	for i := range g.adj {
+		g.adj[i] = make([]bool, n)
+	}
+	return g
+}
+
+func (g *graph) add(u, v int) {
+	if u == v || g.adj[u][v] {
+		return
+	}
+	g.adj[u][v], g.adj[v][u] = true, true
+	g.deg[u]++
+	g.deg[v]++
+}
+
+func (g *graph) neighbours(u int) []int {
+	var out []int
+	for v, ok := range g.adj[u] {
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// fillDegree connects the nodes, in random order, to random nodes of the set below degree.
+func (g *graph) fillDegree(nodes []int, degree int, rng *rand.Rand) {
+	cands := make([]int, 0, len(nodes))
+	for _, k := range rng.Perm(len(nodes)) {
+		u := nodes[k]
+		for g.deg[u] < degree {
+			cands = cands[:0]
+			for _, v := range nodes {
+				if v != u && !g.adj[u][v] && g.deg[v] < degree {
+					cands = append(cands, v)
+				}
+			}
+			if len(cands) == 0 {
+				break
+			}
+			g.add(u, cands[rng.IntN(len(cands))])
+		}
+	}
+}
+
+// subnetSearch gives every node with no neighbour on one of its subnet topics a peer there:
+// the least connected other subscriber, not the observed node unless it is the only one.
+func (g *graph) subnetSearch(plan *Plan, subs map[string][]int, obs int, rng *rand.Rand) {
+	for u, nd := range plan.Nodes {
+		for _, t := range nd.Topics {
+			if !isSubnetTopic(t) || slices.ContainsFunc(subs[t], func(v int) bool { return g.adj[u][v] }) {
+				continue
+			}
+			best := -1
+			for _, k := range rng.Perm(len(subs[t])) {
+				v := subs[t][k]
+				if v == u || (v == obs && len(subs[t]) > 2) {
+					continue
+				}
+				if best < 0 || g.deg[v] < g.deg[best] {
+					best = v
+				}
+			}
+			if best >= 0 {
+				g.add(u, best)
+			}
+		}
+	}
+}
+
+// joinSubscribers links the connected groups of each subnet topic's subscribers (in the
+// subgraph they induce) into one, through random members other than the observed node.
+func (g *graph) joinSubscribers(plan *Plan, subs map[string][]int, obs int, rng *rand.Rand) {
+	topics := slices.Sorted(maps.Keys(subs))
+	for _, t := range topics {
+		if !isSubnetTopic(t) {
+			continue
+		}
+		comps := g.components(subs[t])
+		for len(comps) > 1 {
+			a, b := comps[0], comps[1]
+			g.add(pickMember(a, obs, rng), pickMember(b, obs, rng))
+			comps = g.components(subs[t])
+		}
+	}
+}
+
+func pickMember(comp []int, obs int, rng *rand.Rand) int {
+	var c []int
+	for _, v := range comp {
+		if v != obs {
+			c = append(c, v)
+		}
+	}
+	if len(c) == 0 {
+		return comp[0]
+	}
+	return c[rng.IntN(len(c))]
+}
+
+// components returns the connected components of the subgraph induced by nodes (all nodes
+// when nil), each sorted, in order of their smallest member.
+func (g *graph) components(nodes []int) [][]int {
+	in := make([]bool, len(g.adj))
+	if nodes == nil {
+		for i := range in {
+			in[i] = true
+		}
+	} else {
+		for _, v := range nodes {
+			in[v] = true
+		}
+	}
+	seen := make([]bool, len(g.adj))
+	var comps [][]int
+	for s := range g.adj {
+		if !in[s] || seen[s] {
+			continue
+		}
+		comp := []int{s}
+		seen[s] = true
+		for k := 0; k < len(comp); k++ {
+			for v, ok := range g.adj[comp[k]] {
+				if ok && in[v] && !seen[v] {
+					seen[v] = true
+					comp = append(comp, v)
+				}
+			}
+		}
+		slices.Sort(comp)
+		comps = append(comps, comp)
+	}
+	return comps
+}
