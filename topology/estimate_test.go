@@ -25,9 +25,10 @@ import (
 //   - Publishing: an origin that subscribes sends to its mesh, one that does not to fanout
 //     (D random subscribed neighbours); with flood publishing, to every subscribed
 //     neighbour.
-//   - Forwarding: on first receipt a node sends IDONTWANT to its mesh (messages of at
-//     least its threshold), then after a processing delay forwards to its mesh except the
-//     sender, skipping peers whose IDONTWANT has arrived. A subscriber the flood did not
+//   - Forwarding: on first receipt a node sends IDONTWANT to its mesh but the sender
+//     (messages of at least its threshold; pubsub's Preprocess, before validation), then
+//     after a processing delay forwards to its mesh except the sender, skipping peers whose
+//     IDONTWANT has arrived. A subscriber the flood did not
 //     reach gets the message by IHAVE/IWANT from a subscribed neighbour a heartbeat later.
 //   - IHAVE to the observed node: a subscribed neighbour whose mesh does not hold it
 //     advertises each message id in HistoryGossip heartbeats, to max(Dlazy, GossipFactor ×
@@ -220,7 +221,9 @@ func (m *modelNet) propagate(origin int, t string, dataBytes int, copies []int) 
 			}
 			fwd := d.at + m.proc()
 			for _, w := range mesh[u] {
-				if w == d.from || w == origin {
+				// Anonymous messages (StrictNoSign) carry no author, so a forward can go
+				// back to the origin: only the sender is skipped.
+				if w == d.from {
 					continue
 				}
 				if at, ok := dontwant[[2]int{u, w}]; ok && at <= fwd {

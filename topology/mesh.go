@@ -401,9 +401,9 @@ func Mesh(members []Member, p MeshParams) (*Plan, error) {
 		}
 	}
 
-	plan.origins = originRule{publishers: others, eligible: map[string][]int{}}
+	plan.origins = originRule{publishers: others, topics: map[string]originTopic{}}
 	for t := range subs {
-		plan.origins.eligible[t] = plan.eligibleOrigins(t)
+		plan.origins.topics[t] = newOriginTopic(plan, t)
 	}
 	return plan, nil
 }

@@ -467,6 +467,22 @@ func TestClientProfiles(t *testing.T) {
 	}
 }
 
+// BenchmarkOrigin: every instance asks for the origin of every message of the schedule
+// (about 26 000 a slot).
+func BenchmarkOrigin(b *testing.B) {
+	plan, err := Mesh(meshMembers(DefaultMeshNodes), DefaultMeshParams())
+	if err != nil {
+		b.Fatal(err)
+	}
+	topics := []string{gossip.Topic(testDigest, gossip.AttestationTopic(3)), gossip.Topic(testDigest, gossip.DataColumnTopic(9))}
+	b.ResetTimer()
+	for i := range b.N {
+		if plan.Origin(1, i>>12, i, topics[i&1]) < 0 {
+			b.Fatal("no origin")
+		}
+	}
+}
+
 // TestMeshLarge builds a Kubernetes-sized mesh: the defaults hold at 500 nodes.
 func TestMeshLarge(t *testing.T) {
 	if testing.Short() {
