@@ -3,6 +3,7 @@ package topology
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -58,20 +59,10 @@ func newModelNet(plan *Plan, seed uint64) *modelNet {
 			m.sub[i][t] = true
 		}
 	}
-	for _, t := range slices.Sorted(mapsKeys(m.subs)) {
+	for _, t := range slices.Sorted(maps.Keys(m.subs)) {
 		m.mesh[t] = m.buildMesh(t)
 	}
 	return m
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // topicPeers lists u's neighbours that subscribe to t.
@@ -124,7 +115,7 @@ func (m *modelNet) buildMesh(t string) [][]int {
 				graft(u, c.D-len(in[u]))
 			}
 			if len(in[u]) > c.Dhi {
-				peers := slices.Sorted(intKeys(in[u]))
+				peers := slices.Sorted(maps.Keys(in[u]))
 				m.rng.Shuffle(len(peers), func(i, j int) { peers[i], peers[j] = peers[j], peers[i] })
 				for _, v := range peers[c.D:] {
 					delete(in[u], v)
@@ -137,20 +128,10 @@ func (m *modelNet) buildMesh(t string) [][]int {
 	out := make([][]int, n)
 	for u := range in {
 		if in[u] != nil {
-			out[u] = slices.Sorted(intKeys(in[u]))
+			out[u] = slices.Sorted(maps.Keys(in[u]))
 		}
 	}
 	return out
-}
-
-func intKeys(m map[int]bool) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 type delivery struct {
