@@ -43,9 +43,11 @@ func HubLeavesRole(group string) Role {
 // Member is one instance as the address exchange announced it. Callers pass members sorted
 // by (Group, Instance); a Plan's nodes are indexed like them.
 type Member struct {
+	// Group is the Testground group ID, Instance the sequence number within it (from 0).
 	Group    string
 	Instance int
-	Role     Role
+	// Role is the instance's role (HubLeavesRole of its group; RoleNode in a mesh).
+	Role Role
 	// Codec is a leaf group's stream codec (hub-leaves); a mesh ignores it.
 	Codec codec.Spec
 }
@@ -66,6 +68,7 @@ type Plan struct {
 
 // Node is one member's part of the plan.
 type Node struct {
+	// Role is the member's role (RoleNode for every mesh member).
 	Role Role
 	// Kind is the population kind: in a mesh "observed", "default", "all-subnets" or
 	// "supernode" (KindObserved, …); in hub-leaves the role.
