@@ -7,10 +7,11 @@ import (
 	"github.com/streamsim/streamsim/workload"
 )
 
-// Group IDs of hub-leaves: publishers, the hub; every other group is a leaf group.
+// Group IDs of hub-leaves (topology owns the group → role mapping): publishers, the hub;
+// every other group is a leaf group.
 const (
-	GroupPublishers = "publishers"
-	GroupHub        = "hub"
+	GroupPublishers = topology.GroupPublishers
+	GroupHub        = topology.GroupHub
 )
 
 // ParamPublishers is hub-leaves' own parameter: the size of the publishers group.

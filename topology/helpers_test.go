@@ -1,13 +1,10 @@
 package topology
 
-import "fmt"
-
 // meshMembers returns n mesh members of one group, as sim sorts them.
 func meshMembers(n int) []Member {
 	out := make([]Member, n)
 	for i := range out {
 		out[i] = Member{Group: "nodes", Instance: i, Role: RoleNode}
 	}
-	_ = fmt.Sprint()
 	return out
 }

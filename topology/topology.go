@@ -5,8 +5,6 @@
 package topology
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"slices"
 
 	"github.com/streamsim/streamsim/codec"
@@ -45,9 +43,11 @@ func HubLeavesRole(group string) Role {
 // Member is one instance as the address exchange announced it. Callers pass members sorted
 // by (Group, Instance); a Plan's nodes are indexed like them.
 type Member struct {
+	// Group is the Testground group ID, Instance the sequence number within it (from 0).
 	Group    string
 	Instance int
-	Role     Role
+	// Role is the instance's role (HubLeavesRole of its group; RoleNode in a mesh).
+	Role Role
 	// Codec is a leaf group's stream codec (hub-leaves); a mesh ignores it.
 	Codec codec.Spec
 }
@@ -68,6 +68,7 @@ type Plan struct {
 
 // Node is one member's part of the plan.
 type Node struct {
+	// Role is the member's role (RoleNode for every mesh member).
 	Role Role
 	// Kind is the population kind: in a mesh "observed", "default", "all-subnets" or
 	// "supernode" (KindObserved, …); in hub-leaves the role.
@@ -100,10 +101,23 @@ type originRule struct {
 	// roundRobin: message seq belongs to publishers[seq mod len] (hub-leaves).
 	roundRobin bool
 	publishers []int
-	// eligible maps a topic to the publishing nodes that can reach one of its subscribers
-	// (they subscribe or a neighbour does), sorted. Nil on a Plan built by hand: Origin
-	// then derives it from Nodes on every call.
-	eligible map[string][]int
+	// topics maps a topic to its origin candidates. Nil on a Plan built by hand: Origin then
+	// derives them from Nodes on every call.
+	topics map[string]originTopic
+}
+
+// originTopic is what Origin needs of one topic.
+type originTopic struct {
+	// eligible lists the publishing nodes that can reach one of the topic's subscribers
+	// (they subscribe or a neighbour does), sorted.
+	eligible []int
+	// proposed marks block and column topics, published by the slot's proposer.
+	proposed bool
+}
+
+func newOriginTopic(p *Plan, topic string) originTopic {
+	c := gossip.TopicCategory(topic)
+	return originTopic{eligible: p.eligibleOrigins(topic), proposed: c == gossip.Block || c == gossip.DataColumn}
 }
 
 // Origin returns the member that publishes a message of the run's schedule: seq is the
@@ -131,24 +145,20 @@ func (p *Plan) Origin(seed int64, slot, seq int, topic string) int {
 		}
 		return r.publishers[seq%len(r.publishers)]
 	}
-	eligible, ok := r.eligible[topic]
-	if r.eligible == nil {
-		eligible, ok = p.eligibleOrigins(topic), true
+	ot, ok := r.topics[topic]
+	if r.topics == nil {
+		ot, ok = newOriginTopic(p, topic), true
 	}
-	if !ok || len(eligible) == 0 {
+	if !ok || len(ot.eligible) == 0 {
 		return -1
 	}
-	switch gossip.TopicCategory(topic) {
-	case gossip.Block, gossip.DataColumn:
-		if len(r.publishers) == 0 {
-			return -1
-		}
+	if ot.proposed {
 		proposer := r.publishers[pick(len(r.publishers), uint64(seed), uint64(slot), proposerSalt)]
-		if _, found := slices.BinarySearch(eligible, proposer); found {
+		if _, found := slices.BinarySearch(ot.eligible, proposer); found {
 			return proposer
 		}
 	}
-	return eligible[pick(len(eligible), uint64(seed), uint64(slot), uint64(seq), topicHash(topic))]
+	return ot.eligible[pick(len(ot.eligible), uint64(seed), uint64(slot), uint64(seq), topicHash(topic))]
 }
 
 // proposerSalt separates the proposer draw from message draws.
@@ -209,8 +219,12 @@ func splitmix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
+// topicHash is 64-bit FNV-1a, inline so that Origin does not allocate.
 func topicHash(topic string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(topic))
-	return binary.BigEndian.Uint64(h.Sum(nil))
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(topic); i++ {
+		h ^= uint64(topic[i])
+		h *= 1099511628211
+	}
+	return h
 }
