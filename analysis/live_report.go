@@ -274,7 +274,7 @@ func (r *RunReport) parity(pubs, leaves []*result.NodeSummary) {
 		case l.Parity == nil:
 			lp.OK, lp.Diff = false, "no parity record"
 		case !l.Parity.Equal(&published):
-			lp.OK, lp.Diff = false, parityDiff(l.Parity, &published)
+			lp.OK, lp.Diff = false, l.Parity.Diff(&published)
 		}
 		if !lp.OK {
 			r.Parity.OK = false
@@ -296,21 +296,6 @@ func (r *RunReport) parity(pubs, leaves []*result.NodeSummary) {
 	}
 	r.Parity.Message = "parity FAIL: " + strings.Join(bad, "; ")
 	r.problem("%s", r.Parity.Message)
-}
-
-// parityDiff describes how got differs from want, category by category.
-func parityDiff(got, want *result.Parity) string {
-	var out []string
-	for _, c := range gossip.Categories() {
-		g, w := got.Messages[c], want.Messages[c]
-		switch {
-		case g != w:
-			out = append(out, fmt.Sprintf("%s %d messages, published %d", c, g, w))
-		case got.Digest[c] != want.Digest[c]:
-			out = append(out, fmt.Sprintf("%s same count, different message ids", c))
-		}
-	}
-	return strings.Join(out, ", ")
 }
 
 func (r *RunReport) leaves(hub *result.NodeSummary, leaves []*result.NodeSummary) {

@@ -179,6 +179,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	var meshN [gossip.NumCategories]int
 	codecs := map[string]bool{}
 	var copiesTotal int64
+	procs := map[[2]string]*result.Process{}
 	for _, n := range nodes {
 		if n.Kind == "observed" {
 			observed = n
@@ -201,8 +202,8 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 			r.MaxLagMs = max(r.MaxLagMs, float64(n.Schedule.MaxLagNs)/1e6)
 			r.SlotMs = float64(n.Schedule.SlotNs) / 1e6
 		}
-		if n.Process != nil && (r.Process == nil || n.Process.WallSeconds > r.Process.WallSeconds) {
-			r.Process = n.Process
+		if n.Process != nil {
+			procs[[2]string{n.Process.Host, fmt.Sprint(n.Process.PID)}] = n.Process
 		}
 		for _, p := range n.Protocols {
 			codecs[p] = true
@@ -247,7 +248,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 			if !got.Equal(n.Expected) {
 				r.Delivery.Complete = false
 				r.Delivery.Incomplete = append(r.Delivery.Incomplete, fmt.Sprintf("%s/%d (%s): %s; its pubsub drops %d",
-					n.Group, n.Instance, n.Kind, parityDiff(got, n.Expected), n.Pubsub.Drops()))
+					n.Group, n.Instance, n.Kind, got.Diff(n.Expected), n.Pubsub.Drops()))
 			}
 		}
 	}
@@ -259,6 +260,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 			r.MeshPeers.AllMean[gossip.Category(c)] = meshSum[c] / float64(meshN[c])
 		}
 	}
+	r.Process = combineProcesses(procs)
 	for c := range codecs {
 		r.Codecs = append(r.Codecs, c)
 	}
@@ -325,6 +327,28 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		r.Notes = append(r.Notes, "CPU figures come from an "+r.Build+" build and are inflated; compare them only with each other")
 	}
 	return r
+}
+
+// combineProcesses adds up the CPU of distinct OS processes (one in an embedded run, one per
+// node under local:exec): the longest wall time, the cores of every distinct host.
+func combineProcesses(procs map[[2]string]*result.Process) *result.Process {
+	if len(procs) == 0 {
+		return nil
+	}
+	out := &result.Process{}
+	hosts := map[string]int{}
+	for _, p := range procs {
+		out.CPUSeconds += p.CPUSeconds
+		out.WallSeconds = max(out.WallSeconds, p.WallSeconds)
+		hosts[p.Host] = p.Cores
+	}
+	for _, c := range hosts {
+		out.Cores += c
+	}
+	if out.WallSeconds > 0 && out.Cores > 0 {
+		out.Utilization = out.CPUSeconds / out.WallSeconds / float64(out.Cores)
+	}
+	return out
 }
 
 func addBytes(a, b result.CategoryBytes) result.CategoryBytes {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/streamsim/streamsim/gossip"
@@ -117,6 +118,10 @@ type NodeSummary struct {
 
 // Process is an OS process's CPU use over an interval.
 type Process struct {
+	// Host and PID identify the OS process: nodes of an embedded run share one, Testground's
+	// local:exec runs one per node, so reports add up distinct processes.
+	Host        string  `json:"host,omitempty"`
+	PID         int     `json:"pid,omitempty"`
 	CPUSeconds  float64 `json:"cpu_s"`     // user + system
 	WallSeconds float64 `json:"wall_s"`    // the interval
 	Cores       int     `json:"cores"`     // usable cores (GOMAXPROCS)
@@ -218,6 +223,22 @@ func (p *Parity) Equal(q *Parity) bool {
 		}
 	}
 	return true
+}
+
+// Diff describes how p (what was received) differs from want (what was published), category
+// by category; "" when they agree.
+func (p *Parity) Diff(want *Parity) string {
+	var out []string
+	for _, c := range gossip.Categories() {
+		g, w := p.Messages[c], want.Messages[c]
+		switch {
+		case g != w:
+			out = append(out, fmt.Sprintf("%s %d messages, published %d", c, g, w))
+		case p.Digest[c] != want.Digest[c]:
+			out = append(out, fmt.Sprintf("%s same count, different message ids", c))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // Add adds q's counts and digests into p.

@@ -5,9 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
-	"sort"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -231,27 +230,9 @@ func (in *instance) receive(ctx context.Context, results chan *resultRecord) err
 	in.summary.Expected = want
 	if !in.summary.Parity.Equal(want) {
 		in.parityErr = &result.Failure{Kind: result.FailParity, Message: fmt.Sprintf("%s %s/%d (%s): %s", in.role, in.group, in.seq,
-			in.node.Protocols()[0], ParityDiff(in.summary.Parity, want))}
+			in.node.Protocols()[0], in.summary.Parity.Diff(want))}
 	}
 	return nil
-}
-
-// ParityDiff describes how got differs from want, category by category.
-func ParityDiff(got, want *result.Parity) string {
-	var out []string
-	for _, c := range gossip.Categories() {
-		g, w := got.Messages[c], want.Messages[c]
-		switch {
-		case g < w:
-			out = append(out, fmt.Sprintf("%s: received %d of %d published (%d missing)", c, g, w, w-g))
-		case g > w:
-			out = append(out, fmt.Sprintf("%s: received %d, published %d", c, g, w))
-		case got.Digest[c] != want.Digest[c]:
-			out = append(out, fmt.Sprintf("%s: same count, different message ids", c))
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, "; ")
 }
 
 // processCPU is the process's user+system CPU time so far.
@@ -268,7 +249,8 @@ func processUse(cpuStart time.Duration, start time.Time) *result.Process {
 	wall := time.Since(start).Seconds()
 	cpu := (processCPU() - cpuStart).Seconds()
 	cores := runtime.GOMAXPROCS(0)
-	p := &result.Process{CPUSeconds: cpu, WallSeconds: wall, Cores: cores}
+	host, _ := os.Hostname()
+	p := &result.Process{Host: host, PID: os.Getpid(), CPUSeconds: cpu, WallSeconds: wall, Cores: cores}
 	if wall > 0 {
 		p.Utilization = cpu / wall / float64(cores)
 	}

@@ -1,0 +1,95 @@
+package analysis
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
+)
+
+func meshSummary(kind string, pid int, inAtt int64, delivered, dups int64, expected, got int64) *result.NodeSummary {
+	att := gossip.Attestation
+	return &result.NodeSummary{
+		Scenario: "mesh", Role: result.RoleNode, Group: "nodes", Kind: kind, Slots: 300, TimeScale: 1, Build: "optimized", Optimized: true,
+		Streams: []result.StreamStats{{Peer: "p", Direction: "in", Protocol: "/meshsub/1.2.0",
+			Categories: map[gossip.Category]result.CategoryBytes{att: {RawBytes: inAtt, WireBytes: inAtt / 2}},
+			Control:    map[string]result.ControlBytes{"ihave": {RawBytes: 100, WireBytes: 90, Entries: 2, IDs: 7}}}},
+		Pubsub: result.Pubsub{DeliveredBy: map[gossip.Category]int64{att: delivered}, DuplicatesBy: map[gossip.Category]int64{att: dups},
+			MeshPeers: map[string]int{gossip.Topic("8c9f62fe", gossip.AttestationTopic(1)): 4}},
+		Expected: &result.Parity{Messages: map[gossip.Category]int64{att: expected}, Digest: map[gossip.Category][2]uint64{att: {1, 2}}},
+		Parity:   &result.Parity{Messages: map[gossip.Category]int64{att: got}, Digest: map[gossip.Category][2]uint64{att: {1, 2}}},
+		Process:  &result.Process{Host: "h", PID: pid, CPUSeconds: 10, WallSeconds: 100, Cores: 2},
+	}
+}
+
+func TestMeshReport(t *testing.T) {
+	// 300 slots = one hour: 3188 MiB of attestations inbound is the recording's rate.
+	obs := meshSummary("observed", 1, 3188<<20, 100, 60, 100, 100)
+	other := meshSummary("default", 2, 10<<20, 50, 50, 50, 49)
+	r := BuildMeshReport([]*result.NodeSummary{obs, other})
+	if r.OK || r.Delivery.Complete || len(r.Delivery.Incomplete) != 1 || !strings.Contains(r.Delivery.Incomplete[0], "attestation 49 messages, published 50") {
+		t.Fatalf("incomplete node not reported: ok %v, %v", r.OK, r.Delivery.Incomplete)
+	}
+	var cal *CalibrationRow
+	for i := range r.Calibration {
+		if r.Calibration[i].Category == gossip.Attestation {
+			cal = &r.Calibration[i]
+		}
+	}
+	if cal == nil || math.Abs(cal.RawMiBh-3188) > 0.01 || math.Abs(cal.WireMiBh-1594) > 0.01 || !cal.WithinTolerance {
+		t.Fatalf("calibration %+v", cal)
+	}
+	if r.Copies[gossip.Attestation] != 1.6 || r.CopiesAll[gossip.Attestation] != 260.0/150 {
+		t.Fatalf("copies %v / %v", r.Copies, r.CopiesAll)
+	}
+	if r.Observed.ControlIn["ihave"].IDs != 7 {
+		t.Fatalf("control %+v", r.Observed.ControlIn)
+	}
+	// Two OS processes (local:exec): their CPU adds up, over both hosts' cores.
+	if r.Process.CPUSeconds != 20 || r.Process.Cores != 2 || r.Process.Utilization != 0.1 {
+		t.Fatalf("process %+v", r.Process)
+	}
+	// One shared process (embedded): counted once.
+	other.Process.PID = 1
+	if r := BuildMeshReport([]*result.NodeSummary{obs, other}); r.Process.CPUSeconds != 10 {
+		t.Fatalf("shared process counted %v CPU-s", r.Process.CPUSeconds)
+	}
+}
+
+func TestMeshLatency(t *testing.T) {
+	dir := t.TempDir()
+	topic := gossip.Topic("8c9f62fe", gossip.AttestationTopic(1))
+	write := func(name string, f func(l *result.MessageLog)) string {
+		l, err := result.CreateMessageLog(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(l)
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(dir, name)
+	}
+	id := strings.Repeat("a", 20)
+	// Node 0 publishes at 1 s (and delivers to itself: not a latency); nodes 1 and 2 get it
+	// 10 and 30 ms later.
+	logs := []string{
+		write("0", func(l *result.MessageLog) { l.Add(id, 1e9, true, topic); l.Add(id, 1e9, false, "") }),
+		write("1", func(l *result.MessageLog) { l.Add(id, 1e9+10e6, false, "") }),
+		write("2", func(l *result.MessageLog) { l.Add(id, 1e9+30e6, false, "") }),
+	}
+	r := &MeshReport{Latency: map[gossip.Category]*Latency{}}
+	for range 3 {
+		r.nodes = append(r.nodes, &result.NodeSummary{Topics: []string{topic}})
+	}
+	if err := r.latency(logs); err != nil {
+		t.Fatal(err)
+	}
+	l := r.Latency[gossip.Attestation]
+	if l == nil || l.Deliveries != 2 || l.P50Ms != 10 || l.MaxMs != 30 || l.T95MaxMs != 30 {
+		t.Fatalf("latency %+v", l)
+	}
+}
