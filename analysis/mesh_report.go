@@ -317,8 +317,8 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		r.problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms): lower the time scale", r.MaxLagMs, r.SlotMs)
 	}
 	if r.Process.Saturated() {
-		r.Notes = append(r.Notes, fmt.Sprintf("the machine was saturated (process CPU %.0f %% of %d cores): latency figures show queueing in this machine, not the network",
-			100*r.Process.Utilization, r.Process.Cores))
+		r.Notes = append(r.Notes, fmt.Sprintf("the machine was saturated (process CPU %.0f %% of %d cores on average, %.0f %% at peak, machine %.0f %% at peak, %.1f s at ≥ 85 %%): latency figures show queueing in this machine, not the network",
+			100*r.Process.Utilization, r.Process.Cores, 100*r.Process.PeakUtilization, 100*r.Process.MachinePeak, r.Process.SaturatedSeconds))
 	}
 	if r.Process != nil && copiesTotal > 0 {
 		r.CopiesCost = r.Process.CPUSeconds * 1e6 / float64(copiesTotal)
@@ -341,6 +341,12 @@ func combineProcesses(procs map[[2]string]*result.Process) *result.Process {
 		out.CPUSeconds += p.CPUSeconds
 		out.WallSeconds = max(out.WallSeconds, p.WallSeconds)
 		hosts[p.Host] = p.Cores
+		// Under local:exec each node is its own process: their windows do not line up, so
+		// the peak is a lower bound there (exact in an embedded run).
+		out.PeakUtilization = max(out.PeakUtilization, p.PeakUtilization)
+		out.SaturatedSeconds = max(out.SaturatedSeconds, p.SaturatedSeconds)
+		out.SampleSeconds = p.SampleSeconds
+		out.MachinePeak = max(out.MachinePeak, p.MachinePeak)
 	}
 	for _, c := range hosts {
 		out.Cores += c
@@ -539,7 +545,8 @@ func WriteMeshTable(w io.Writer, r *MeshReport) error {
 	}
 	fmt.Fprintf(w, "\npubsub drops: %d; stream errors: %d; max publish lag %.0f ms (slot %.0f ms); build: %s\n", r.Drops, r.Errors, r.MaxLagMs, r.SlotMs, r.Build)
 	if p := r.Process; p != nil {
-		fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %%); %.1f µs per received copy\n", p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, r.CopiesCost)
+		fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); %.1f µs per received copy\n",
+			p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, r.CopiesCost)
 	}
 	if r.Delivery.Complete {
 		fmt.Fprintln(w, "delivery: complete (every node received every message of its topics exactly once)")

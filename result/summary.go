@@ -126,11 +126,26 @@ type Process struct {
 	WallSeconds float64 `json:"wall_s"`    // the interval
 	Cores       int     `json:"cores"`     // usable cores (GOMAXPROCS)
 	Utilization float64 `json:"cpu_share"` // CPUSeconds / (WallSeconds × Cores)
+	// PeakUtilization is the busiest SampleSeconds window's CPU share, and SaturatedSeconds
+	// the time spent in windows at 85 % or more: a run can be idle on average and saturated
+	// during the attestation burst.
+	PeakUtilization  float64 `json:"peak_cpu_share"`
+	SaturatedSeconds float64 `json:"saturated_s"` // in windows where the process or the machine was at ≥ 85 %
+	SampleSeconds    float64 `json:"sample_s"`
+	// MachinePeak is the busiest window's share of the whole machine's CPU, other processes
+	// included (Linux /proc/stat; -1 when unknown).
+	MachinePeak float64 `json:"machine_peak_cpu_share"`
 }
 
-// Saturated reports whether the process used nearly all the cores it had (85 % or more):
-// then queueing in the machine, not the network, shaped latency figures.
-func (p *Process) Saturated() bool { return p != nil && p.Utilization >= 0.85 }
+// SaturationShare is the CPU share at which a sampling window counts as saturated.
+const SaturationShare = 0.85
+
+// Saturated reports whether the process used nearly all the cores it had (85 % or more) over
+// the run or in any sampling window: then queueing in the machine, not the network, shaped
+// latency figures.
+func (p *Process) Saturated() bool {
+	return p != nil && (p.Utilization >= SaturationShare || p.PeakUtilization >= SaturationShare || p.MachinePeak >= SaturationShare)
+}
 
 // summaryV1 is the part of a version-1 summary that changed shape.
 type summaryV1 struct {
