@@ -304,10 +304,13 @@ type Pubsub struct {
 	// MeshPeers is the node's mesh size per topic at the end of the run (grafts minus prunes).
 	MeshPeers map[string]int `json:"mesh_peers,omitempty"`
 	// Grafts and Prunes count the mesh changes the node made.
-	Grafts        int64            `json:"grafts,omitempty"`
-	Prunes        int64            `json:"prunes,omitempty"`
-	Rejected      map[string]int64 `json:"rejected,omitempty"`
-	DroppedRPCs   int64            `json:"dropped_rpcs"`
+	Grafts      int64            `json:"grafts,omitempty"`
+	Prunes      int64            `json:"prunes,omitempty"`
+	Rejected    map[string]int64 `json:"rejected,omitempty"`
+	DroppedRPCs int64            `json:"dropped_rpcs"`
+	// DroppedTo splits DroppedRPCs by the peer whose outbound queue was full (peer id); a
+	// peer that disconnected takes its count with it.
+	DroppedTo     map[string]int64 `json:"dropped_to,omitempty"`
 	Undeliverable int64            `json:"undeliverable"`
 	Throttled     int64            `json:"throttled"`
 }
