@@ -36,6 +36,7 @@ func runBench(args []string, stdout, progress io.Writer) error {
 	roundTime := fs.Duration("round-time", def.RoundTime, "least duration of one timed round")
 	impls := fs.String("impls", "", "comma-separated implementations to time (default all in this build)")
 	payloads := fs.String("payloads", "", "comma-separated payload types (default all: "+strings.Join(bench.PayloadNames, ", ")+")")
+	catSlots := fs.Int("category-slots", def.CategorySlots, "slots of all-subnets frames for the per-category table of snappy-stream's levels (0: leave it out)")
 	markdown := fs.Bool("markdown", false, "print Markdown tables")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
 	fs.Usage = func() {
@@ -56,10 +57,13 @@ func runBench(args []string, stdout, progress io.Writer) error {
 	if *markdown && *jsonOut {
 		return usageError{errors.New("--markdown and --json exclude each other")}
 	}
+	if *catSlots < 0 {
+		return usageError{fmt.Errorf("--category-slots %d: want 0 or more", *catSlots)}
+	}
 	if *slots < 1 || *rounds < 1 || *roundTime <= 0 {
 		return usageError{fmt.Errorf("--slots %d, --rounds %d, --round-time %v: want positive values", *slots, *rounds, *roundTime)}
 	}
-	o := bench.Options{Seed: *seed, Slots: *slots, Rounds: *rounds, RoundTime: *roundTime,
+	o := bench.Options{Seed: *seed, Slots: *slots, Rounds: *rounds, RoundTime: *roundTime, CategorySlots: *catSlots,
 		Impls: splitList(*impls), Payloads: splitList(*payloads)}
 	if progress != nil {
 		start := time.Now()

@@ -21,6 +21,9 @@ type Options struct {
 	// Rounds timed rounds per figure (the median is reported), each at least RoundTime.
 	Rounds    int
 	RoundTime time.Duration
+	// CategorySlots is the length of the all-subnets trace for the per-category table of
+	// snappy-stream's levels; 0 leaves the table out.
+	CategorySlots int
 	// Impls and Payloads restrict the run by name; empty means all.
 	Impls    []string
 	Payloads []string
@@ -30,7 +33,7 @@ type Options struct {
 
 // DefaultOptions is a run of about half a minute on an idle core.
 func DefaultOptions() Options {
-	return Options{Seed: 1, Slots: 8, Rounds: 5, RoundTime: 40 * time.Millisecond}
+	return Options{Seed: 1, Slots: 8, Rounds: 5, RoundTime: 40 * time.Millisecond, CategorySlots: 2}
 }
 
 // Result is one implementation on one payload type. Times are per message.
@@ -78,18 +81,21 @@ func (m *Matrix) OK() bool {
 
 // Report is a whole run.
 type Report struct {
-	Seed      int64      `json:"seed"`
-	Slots     int        `json:"slots"`
-	Go        string     `json:"go"`
-	Arch      string     `json:"arch"`
-	CPUs      int        `json:"cpus"`
-	Rounds    int        `json:"rounds"`
-	Payloads  []string   `json:"payloads"`
-	Impls     []ImplInfo `json:"impls"`
-	Matrix    Matrix     `json:"matrix"`
-	Results   []Result   `json:"results"`
-	Notes     []string   `json:"notes,omitempty"`
-	Generated time.Time  `json:"generated"`
+	Seed     int64      `json:"seed"`
+	Slots    int        `json:"slots"`
+	Go       string     `json:"go"`
+	Arch     string     `json:"arch"`
+	CPUs     int        `json:"cpus"`
+	Rounds   int        `json:"rounds"`
+	Payloads []string   `json:"payloads"`
+	Impls    []ImplInfo `json:"impls"`
+	Matrix   Matrix     `json:"matrix"`
+	Results  []Result   `json:"results"`
+	// Categories: snappy-stream's levels per category of an all-subnets trace.
+	CategorySlots int           `json:"category_slots,omitempty"`
+	Categories    []CategoryRow `json:"categories,omitempty"`
+	Notes         []string      `json:"notes,omitempty"`
+	Generated     time.Time     `json:"generated"`
 }
 
 func selected(names []string, n string) bool { return len(names) == 0 || slices.Contains(names, n) }
@@ -154,6 +160,15 @@ func Run(o Options) (*Report, error) {
 			rep.Results = append(rep.Results, r)
 			done++
 		}
+	}
+	if o.CategorySlots > 0 {
+		if o.Progress != nil {
+			o.Progress(done, total, "snappy-stream levels per category")
+		}
+		if rep.Categories, err = Categories(o.Seed, o.CategorySlots, o.Rounds); err != nil {
+			return nil, err
+		}
+		rep.CategorySlots = o.CategorySlots
 	}
 	if o.Progress != nil {
 		o.Progress(done, total, "")
@@ -297,6 +312,21 @@ func (r *Report) Markdown(w io.Writer) error {
 			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.1f %% |\n", r.label(x.Impl), x.EncodeNsPerMsg, x.EncodeMBps, x.DecodeNsPerMsg, x.DecodeMBps, 100*x.Ratio)
 		}
 	}
+	if len(r.Categories) > 0 {
+		fmt.Fprintf(&b, "\n**snappy-stream levels per category** (64 KiB window, %d slots of all-subnets frames; size relative to the frames sent plain; best of %d rounds)\n\n", r.CategorySlots, r.Rounds)
+		b.WriteString("| payloads | category | frames | fast size | better size | fast MB/s | better MB/s | better ns/B − fast ns/B |\n|---|---|--:|--:|--:|--:|--:|--:|\n")
+		for _, f := range r.Categories {
+			if f.Level != "fast" {
+				continue
+			}
+			for _, g := range r.Categories {
+				if g.Level == "better" && g.Payload == f.Payload && g.Category == f.Category {
+					fmt.Fprintf(&b, "| %s | %s | %d | %.1f %% | %.1f %% | %.0f | %.0f | %+.2f |\n", f.Payload, f.Category, f.Frames,
+						100*f.Relative, 100*g.Relative, f.EncodeMBps, g.EncodeMBps, g.EncodeNsB-f.EncodeNsB)
+				}
+			}
+		}
+	}
 	for _, n := range r.Notes {
 		b.WriteString("\nNote: " + n + "\n")
 	}
@@ -315,6 +345,12 @@ func (r *Report) Text(w io.Writer) error {
 	fmt.Fprintf(tw, "\npayload\timplementation\tmsgs\tenc ns/msg\tenc MB/s\tdec ns/msg\tdec MB/s\tsize\t\n")
 	for _, x := range r.Results {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f %%\t\n", x.Payload, x.Impl, x.Messages, x.EncodeNsPerMsg, x.EncodeMBps, x.DecodeNsPerMsg, x.DecodeMBps, 100*x.Ratio)
+	}
+	if len(r.Categories) > 0 {
+		fmt.Fprintf(tw, "\nsnappy-stream 64KiB, %d slots all-subnets\tpayloads\tcategory\tframes\tsize\tenc MB/s\t\n", r.CategorySlots)
+		for _, f := range r.Categories {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f %%\t%.0f\t\n", f.Level, f.Payload, f.Category, f.Frames, 100*f.Relative, f.EncodeMBps)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
