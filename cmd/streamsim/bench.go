@@ -45,7 +45,7 @@ func runBench(args []string, stdout, progress io.Writer) error {
 		fmt.Fprintln(out, "\nFor each payload type of the workload and each codec implementation in this build, the")
 		fmt.Fprintln(out, "encode and decode time per message, MB/s and compressed size, side by side; before timing,")
 		fmt.Fprintln(out, "every Snappy implementation's blocks are decoded by every Snappy decoder. libsnappy (C++)")
-		fmt.Fprintln(out, "needs -tags libsnappy (scripts/bench-libsnappy.sh), zstd-c needs cgo.")
+		fmt.Fprintln(out, "needs -tags libsnappy (scripts/bench.sh libsnappy), zstd-c needs cgo.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {

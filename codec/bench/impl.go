@@ -45,6 +45,11 @@ type coder interface {
 	decode(e *Encoded, visit func(i int, msg []byte)) error
 }
 
+// stater is a coder that holds memory across messages.
+type stater interface {
+	stateBytes() (enc, dec int64)
+}
+
 // Encode encodes msgs with a fresh coder and keeps the units.
 func (im Impl) Encode(msgs [][]byte) *Encoded {
 	e := &Encoded{}
@@ -98,6 +103,10 @@ type snappyStreamCoder struct {
 	out []byte
 }
 
+func (s *snappyStreamCoder) stateBytes() (enc, dec int64) {
+	return int64(s.enc.StateBytes()), int64(s.dec.StateBytes())
+}
+
 func (s *snappyStreamCoder) encode(msgs [][]byte, emit func([]byte)) {
 	s.enc.Reset()
 	for _, m := range msgs {
@@ -126,10 +135,14 @@ func (s *snappyStreamCoder) decode(e *Encoded, visit func(int, []byte)) error {
 // specCoder runs a codec spec's Writer and Reader, as streamsim's nodes do: a Write per
 // message (zstd: flushed), a Reader reading each message whole.
 type specCoder struct {
-	spec codec.Spec
-	sink unitSink
-	out  []byte
+	spec     codec.Spec
+	sink     unitSink
+	out      []byte
+	encState int64 // the last Writer's and Reader's state bytes, open
+	decState int64
 }
+
+func (s *specCoder) stateBytes() (enc, dec int64) { return s.encState, s.decState }
 
 // unitSink keeps the bytes of each Write.
 type unitSink struct {
@@ -154,6 +167,7 @@ func (s *specCoder) encode(msgs [][]byte, emit func([]byte)) {
 	}
 	// The frame end belongs to no message; it is not counted.
 	s.sink.emit = nil
+	s.encState = w.(codec.Meter).Stats().StateBytes
 	w.Close()
 }
 
@@ -172,6 +186,7 @@ func (s *specCoder) decode(e *Encoded, visit func(int, []byte)) error {
 			visit(i, s.out)
 		}
 	}
+	s.decState = r.(codec.Meter).Stats().StateBytes
 	return nil
 }
 

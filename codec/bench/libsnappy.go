@@ -3,7 +3,7 @@
 package bench
 
 // Google's C++ Snappy through its C binding (snappy-c.h), from Debian's libsnappy-dev:
-// scripts/bench-libsnappy.sh installs it and builds with -tags libsnappy.
+// scripts/bench.sh libsnappy installs it and builds with -tags libsnappy.
 
 /*
 #cgo LDFLAGS: -lsnappy

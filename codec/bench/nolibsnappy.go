@@ -9,4 +9,4 @@ var (
 )
 
 // LibsnappyNote says how to include libsnappy.
-const LibsnappyNote = "libsnappy (C++) not in this build: run scripts/bench-libsnappy.sh, or install Debian's libsnappy-dev and build with -tags libsnappy"
+const LibsnappyNote = "libsnappy (C++) not in this build: scripts/bench.sh libsnappy installs Debian's libsnappy-dev and runs with -tags libsnappy"

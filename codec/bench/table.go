@@ -48,6 +48,10 @@ type Result struct {
 	DecodeNsPerMsg float64 `json:"decode_ns_per_msg"`
 	EncodeMBps     float64 `json:"encode_mb_per_s"` // raw MB (1e6 bytes) per second
 	DecodeMBps     float64 `json:"decode_mb_per_s"`
+	// State bytes a stream codec holds across messages (encoder, decoder); 0 for the
+	// per-message implementations.
+	EncoderStateBytes int64 `json:"encoder_state_bytes,omitempty"`
+	DecoderStateBytes int64 `json:"decoder_state_bytes,omitempty"`
 }
 
 // ImplInfo describes an implementation in a report.
@@ -202,7 +206,12 @@ func measure(im Impl, p Payload, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("%s on %s: %w", im.Name, p.Name, decErr)
 	}
 	n := float64(len(p.Msgs))
+	var es, ds int64
+	if st, ok := c.(stater); ok {
+		es, ds = st.stateBytes()
+	}
 	return Result{
+		EncoderStateBytes: es, DecoderStateBytes: ds,
 		Payload: p.Name, Impl: im.Name, Messages: len(p.Msgs), RawBytes: p.Raw, WireBytes: enc.WireBytes(),
 		Ratio:          float64(enc.WireBytes()) / float64(p.Raw),
 		EncodeNsPerMsg: encNs / n, DecodeNsPerMsg: decNs / n,
@@ -307,9 +316,13 @@ func (r *Report) Markdown(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\n**%s** (%d messages, %d bytes on average)\n\n", p, rs[0].Messages, rs[0].RawBytes/rs[0].Messages)
-		b.WriteString("| implementation | encode ns/msg | encode MB/s | decode ns/msg | decode MB/s | size |\n|---|--:|--:|--:|--:|--:|\n")
+		b.WriteString("| implementation | encode ns/msg | encode MB/s | decode ns/msg | decode MB/s | size | state (enc + dec) |\n|---|--:|--:|--:|--:|--:|--:|\n")
 		for _, x := range rs {
-			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.1f %% |\n", r.label(x.Impl), x.EncodeNsPerMsg, x.EncodeMBps, x.DecodeNsPerMsg, x.DecodeMBps, 100*x.Ratio)
+			state := "—"
+			if x.EncoderStateBytes > 0 {
+				state = fmt.Sprintf("%d + %d KiB", x.EncoderStateBytes>>10, x.DecoderStateBytes>>10)
+			}
+			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.1f %% | %s |\n", r.label(x.Impl), x.EncodeNsPerMsg, x.EncodeMBps, x.DecodeNsPerMsg, x.DecodeMBps, 100*x.Ratio, state)
 		}
 	}
 	if len(r.Categories) > 0 {
