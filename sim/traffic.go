@@ -259,7 +259,8 @@ type cpuSampler struct {
 	machinePeak float64
 }
 
-// machineCPU reads the machine's busy and total CPU time (jiffies) from /proc/stat.
+// machineCPU reads the machine's busy and total CPU time (jiffies) from /proc/stat; busy
+// leaves out niced time.
 func machineCPU() (busy, total uint64, ok bool) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
@@ -276,7 +277,9 @@ func machineCPU() (busy, total uint64, ok bool) {
 			return 0, 0, false
 		}
 		total += n
-		if i != 3 && i != 4 { // idle, iowait
+		// Not idle or iowait, and not nice: niced jobs (a background fuzzer, say) yield
+		// the CPU to the run and do not saturate it.
+		if i != 1 && i != 3 && i != 4 {
 			busy += n
 		}
 	}
