@@ -376,6 +376,13 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 	if in.rec != nil {
 		opts = append(opts, WithRecorder(in.rec))
 	}
+	if in.sc.NodeOptions != nil {
+		more, err := in.sc.NodeOptions(in.p)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, more...)
+	}
 	node, err := NewNode(in.host, opts...)
 	if err != nil {
 		return err

@@ -11,6 +11,9 @@ import (
 // GroupNodes is the mesh scenario's one group.
 const GroupNodes = "nodes"
 
+// ParamQueue is the mesh's pubsub queue size parameter.
+const ParamQueue = "queue"
+
 // meshParamNames are the mesh's own parameters, owned and parsed by topology.ParseMeshParams.
 var meshParamNames = []string{
 	topology.ParamTopologySeed, topology.ParamDegree, topology.ParamObservedPeers, topology.ParamObservedClient,
@@ -37,6 +40,9 @@ var Mesh = &Scenario{
 	// The topology is checked with the group's size before any node starts (an impossible
 	// one names the parameter to change).
 	Check: func(p *Params, groups map[string]int) error {
+		if _, err := p.Int(ParamQueue, 1); err != nil {
+			return err
+		}
 		mp, err := parseMeshParams(p)
 		if err != nil {
 			return err
@@ -60,6 +66,13 @@ var Mesh = &Scenario{
 	Receiver:       func(n *topology.Node) bool { return len(n.Topics) > 0 },
 	FlowControl:    false,
 	RecordMessages: true,
+	NodeOptions: func(p *Params) ([]Option, error) {
+		q, err := p.Int(ParamQueue, 1)
+		if err != nil {
+			return nil, err
+		}
+		return []Option{WithQueueSize(q)}, nil
+	},
 }
 
 func init() { Register(Mesh) }
@@ -83,6 +96,7 @@ func meshParams() []Param {
 		{topology.ParamObservedClient, "string", "", d.ObservedClient, "client profile of the observed node: " + strings.Join(topology.ClientNames, ", ")},
 		{topology.ParamMix, "string", "", shares(d.Mix, topology.MixKinds), "population shares of the other nodes: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, comma-separated, summing to 1)"},
 		{topology.ParamClients, "string", "", shares(d.Clients, topology.ClientNames), "client shares (client:share, comma-separated, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
+		{ParamQueue, "int", "RPCs", strconv.Itoa(DefaultQueueSize), "pubsub's per-peer outbound queue (and validation queue): a full queue drops RPCs. Ethereum clients use about 1000; a larger one turns a machine too slow for the attestation burst into latency instead of losses"},
 		{topology.ParamCompressedShare, "float", "", strconv.FormatFloat(d.CompressedShare, 'g', -1, 64), "share of nodes offering the codec param's compressed protocol (0..1); the rest speak plain"},
 	}
 }

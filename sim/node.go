@@ -32,9 +32,9 @@ import (
 )
 
 const (
-	// queueSize is the per-peer outbound queue and the validation queue (Ethereum clients
-	// use about 1000; pubsub's defaults of 32 drop under consensus load).
-	queueSize = 1000
+	// DefaultQueueSize is the per-peer outbound queue and the validation queue (Ethereum
+	// clients use about 1000; pubsub's defaults of 32 drop under consensus load).
+	DefaultQueueSize = 1000
 )
 
 // MaxMessageBytes is pubsub's max RPC size: the largest Snappy encoding of a maximal payload
@@ -102,6 +102,7 @@ type config struct {
 	log         *slog.Logger
 	peerRole    func(peer.ID) string
 	heartbeat   time.Duration // initial delay of the first heartbeat (stagger), real time
+	queueSize   int
 }
 
 // Option configures a Node, in go-libp2p-pubsub's style.
@@ -163,6 +164,18 @@ func WithPeerRoles(role func(peer.ID) string) Option {
 	return func(c *config) error { c.peerRole = role; return nil }
 }
 
+// WithQueueSize sets pubsub's per-peer outbound queue and validation queue (default
+// DefaultQueueSize). A full outbound queue drops RPCs.
+func WithQueueSize(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("queue size %d: want at least 1", n)
+		}
+		c.queueSize = n
+		return nil
+	}
+}
+
 // WithHeartbeatDelay delays the first heartbeat (real time, scaled like the heartbeat), so
 // that the heartbeats of a mesh's nodes are staggered as on a real network.
 func WithHeartbeatDelay(d time.Duration) Option {
@@ -198,7 +211,7 @@ type Node struct {
 // NewNode runs GossipSub on h with the options; the node owns h from then on (Close closes it).
 func NewNode(h *Host, opts ...Option) (*Node, error) {
 	spec, _ := topology.ClientProfile("spec")
-	cfg := config{timeScale: 1, client: spec, flowControl: true, log: slog.Default()}
+	cfg := config{timeScale: 1, client: spec, flowControl: true, log: slog.Default(), queueSize: DefaultQueueSize}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err
@@ -231,8 +244,8 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 		pubsub.WithSeenMessagesTTL(scale(cl.SeenTTL)),
 		pubsub.WithFloodPublish(cl.FloodPublish),
 		pubsub.WithMaxMessageSize(MaxMessageBytes),
-		pubsub.WithPeerOutboundQueueSize(queueSize),
-		pubsub.WithValidateQueueSize(queueSize),
+		pubsub.WithPeerOutboundQueueSize(cfg.queueSize),
+		pubsub.WithValidateQueueSize(cfg.queueSize),
 		pubsub.WithDirectPeers(cfg.direct),
 		pubsub.WithRawTracer(&n.tracer),
 	}
@@ -287,7 +300,7 @@ func (n *Node) OutboundBacklog() int64 { return n.tracer.maxBacklog("") }
 
 // backlogLimit is the outbound backlog above which a node stops reading gossip streams (and a
 // publisher stops publishing) until it drains: half of pubsub's per-peer queue.
-const backlogLimit = queueSize / 2
+const backlogLimit = DefaultQueueSize / 2
 
 // backlogWait bounds one wait in awaitBacklog, so that flow control between nodes that send
 // each other heavy traffic in a cycle stalls for a while at worst instead of deadlocking.

@@ -42,6 +42,8 @@ type Scenario struct {
 	// RecordMessages: every node writes the time it published or first received each message
 	// (messages.bin), for delivery latency in reports.
 	RecordMessages bool
+	// NodeOptions are extra node options from the scenario's parameters.
+	NodeOptions func(p *Params) ([]Option, error)
 	// HostOptions are extra libp2p options for member i's host (shaped links, say).
 	HostOptions func(p *Params, group string, seq int) []libp2p.Option
 }
