@@ -54,6 +54,9 @@ type MeshReport struct {
 	Latency   map[gossip.Category]*Latency `json:"latency"`
 	MeshPeers MeshPeers                    `json:"mesh_peers"`
 	Drops     int64                        `json:"drops"`
+	// MaxBacklog is the longest outbound queue of any node (RPCs), on MaxBacklogLink.
+	MaxBacklog     int64  `json:"max_backlog"`
+	MaxBacklogLink string `json:"max_backlog_link,omitempty"`
 	// DropLinks lists the links whose outbound queue overflowed most: "from → to: n".
 	DropLinks  []string         `json:"drop_links,omitempty"`
 	DropsBy    map[string]int64 `json:"drops_by"`
@@ -182,6 +185,8 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	codecs := map[string]bool{}
 	var copiesTotal int64
 	procs := map[[2]string]*result.Process{}
+	var backlogFrom *result.NodeSummary
+	var backlogTo string
 	for _, n := range nodes {
 		if n.Kind == "observed" {
 			observed = n
@@ -204,8 +209,16 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 			r.MaxLagMs = max(r.MaxLagMs, float64(n.Schedule.MaxLagNs)/1e6)
 			r.SlotMs = float64(n.Schedule.SlotNs) / 1e6
 		}
+		// Nodes sharing a process report it over their own phases: keep the longest.
 		if n.Process != nil {
-			procs[[2]string{n.Process.Host, fmt.Sprint(n.Process.PID)}] = n.Process
+			key := [2]string{n.Process.Host, fmt.Sprint(n.Process.PID)}
+			if old := procs[key]; old == nil || n.Process.WallSeconds > old.WallSeconds {
+				procs[key] = n.Process
+			}
+		}
+		if n.Pubsub.MaxBacklog > r.MaxBacklog {
+			r.MaxBacklog = n.Pubsub.MaxBacklog
+			backlogFrom, backlogTo = n, n.Pubsub.MaxBacklogTo
 		}
 		for _, p := range n.Protocols {
 			codecs[p] = true
@@ -264,6 +277,15 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	}
 	r.Process = combineProcesses(procs)
 	r.DropLinks = dropLinks(nodes)
+	if backlogFrom != nil {
+		to := backlogTo
+		for _, n := range nodes {
+			if n.PeerID == backlogTo {
+				to = fmt.Sprintf("%s/%d (%s)", n.Group, n.Instance, n.Kind)
+			}
+		}
+		r.MaxBacklogLink = fmt.Sprintf("%s/%d (%s) → %s", backlogFrom.Group, backlogFrom.Instance, backlogFrom.Kind, to)
+	}
 	for c := range codecs {
 		r.Codecs = append(r.Codecs, c)
 	}
@@ -318,6 +340,10 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	}
 	if r.SlotMs > 0 && r.MaxLagMs > r.SlotMs {
 		r.problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms): lower the time scale", r.MaxLagMs, r.SlotMs)
+	}
+	if r.MaxBacklog > 1000 {
+		r.Notes = append(r.Notes, fmt.Sprintf("an outbound queue grew to %d RPCs (%s): Ethereum clients drop above about 1000, so latency on that link reflects this machine's per-RPC write cost as much as gossip",
+			r.MaxBacklog, r.MaxBacklogLink))
 	}
 	if r.Process.Saturated() {
 		r.Notes = append(r.Notes, fmt.Sprintf("the machine was saturated (process CPU %.0f %% of %d cores on average, %.0f %% at peak, machine %.0f %% at peak, %.1f s at ≥ 85 %%): latency figures show queueing in this machine, not the network",

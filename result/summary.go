@@ -310,9 +310,12 @@ type Pubsub struct {
 	DroppedRPCs int64            `json:"dropped_rpcs"`
 	// DroppedTo splits DroppedRPCs by the peer whose outbound queue was full (peer id); a
 	// peer that disconnected takes its count with it.
-	DroppedTo     map[string]int64 `json:"dropped_to,omitempty"`
-	Undeliverable int64            `json:"undeliverable"`
-	Throttled     int64            `json:"throttled"`
+	DroppedTo map[string]int64 `json:"dropped_to,omitempty"`
+	// MaxBacklog is the longest any outbound queue of the node grew (RPCs), to MaxBacklogTo.
+	MaxBacklog    int64  `json:"max_backlog,omitempty"`
+	MaxBacklogTo  string `json:"max_backlog_to,omitempty"`
+	Undeliverable int64  `json:"undeliverable"`
+	Throttled     int64  `json:"throttled"`
 }
 
 // Drops is everything pubsub lost: dropped RPCs, undeliverable messages and rejections.

@@ -237,7 +237,7 @@ func (t *tracer) Prune(p peer.ID, topic string) {
 	t.mu.Unlock()
 }
 
-type peerQueue struct{ queued, written, dropped atomic.Int64 }
+type peerQueue struct{ queued, written, dropped, maxBacklog atomic.Int64 }
 
 func (t *tracer) queue(p peer.ID) *peerQueue {
 	if q, ok := t.queues.Load(p); ok {
@@ -298,6 +298,9 @@ func (t *tracer) snapshot() result.Pubsub {
 		}
 	}
 	t.queues.Range(func(k, v any) bool {
+		if b := v.(*peerQueue).maxBacklog.Load(); b > p.MaxBacklog {
+			p.MaxBacklog, p.MaxBacklogTo = b, k.(peer.ID).String()
+		}
 		if d := v.(*peerQueue).dropped.Load(); d > 0 {
 			if p.DroppedTo == nil {
 				p.DroppedTo = map[string]int64{}
