@@ -210,7 +210,12 @@ func (t *tracer) DeliverMessage(m *pubsub.Message)         { t.delivered[msgCate
 func (t *tracer) DuplicateMessage(m *pubsub.Message)       { t.duplicates[msgCategory(m)].Add(1) }
 func (t *tracer) ThrottlePeer(peer.ID)                     { t.throttled.Add(1) }
 func (t *tracer) RecvRPC(*pubsub.RPC)                      {}
-func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID)         { t.queue(p).queued.Add(1) }
+func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID) {
+	q := t.queue(p)
+	b := q.queued.Add(1) - q.written.Load()
+	for m := q.maxBacklog.Load(); b > m && !q.maxBacklog.CompareAndSwap(m, b); m = q.maxBacklog.Load() {
+	}
+}
 func (t *tracer) SendRPCCompleted(_ *pubsub.RPC, p peer.ID, _ time.Duration) {
 	t.queue(p).written.Add(1)
 }

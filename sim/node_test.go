@@ -446,3 +446,19 @@ func TestBacklogOfAGonePeerDoesNotStallReads(t *testing.T) {
 		t.Fatalf("flow control off, reads waited %v", d)
 	}
 }
+
+// The tracer keeps each node's longest outbound queue and the peer it was for.
+func TestMaxBacklogIsKept(t *testing.T) {
+	var tr tracer
+	a, b := peer.ID("a"), peer.ID("b")
+	for range 5 {
+		tr.SendRPC(nil, a)
+	}
+	for range 3 {
+		tr.SendRPCCompleted(nil, a, 0)
+	}
+	tr.SendRPC(nil, b)
+	if s := tr.snapshot(); s.MaxBacklog != 5 || s.MaxBacklogTo != a.String() {
+		t.Fatalf("max backlog %d to %q, want 5 to a", s.MaxBacklog, s.MaxBacklogTo)
+	}
+}
