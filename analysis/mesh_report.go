@@ -405,6 +405,7 @@ func combineProcesses(procs map[[2]string]*result.Process) *result.Process {
 		out.SaturatedSeconds = max(out.SaturatedSeconds, p.SaturatedSeconds)
 		out.SampleSeconds = p.SampleSeconds
 		out.MachinePeak = max(out.MachinePeak, p.MachinePeak)
+		out.MaxRSSBytes += p.MaxRSSBytes
 	}
 	for _, c := range hosts {
 		out.Cores += c
@@ -603,8 +604,20 @@ func WriteMeshTable(w io.Writer, r *MeshReport) error {
 	}
 	fmt.Fprintf(w, "\npubsub drops: %d; stream errors: %d; max publish lag %.0f ms (slot %.0f ms); build: %s\n", r.Drops, r.Errors, r.MaxLagMs, r.SlotMs, r.Build)
 	if p := r.Process; p != nil {
-		fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); %.1f µs per received copy\n",
-			p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, r.CopiesCost)
+		fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); %.1f µs per received copy; peak memory %s\n",
+			p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, r.CopiesCost, mb(p.MaxRSSBytes))
+		var state, dirs int64
+		for _, n := range r.nodes {
+			for _, st := range n.Streams {
+				if st.CodecStats.StateBytes > 0 {
+					state += st.CodecStats.StateBytes
+					dirs++
+				}
+			}
+		}
+		if dirs > 0 {
+			fmt.Fprintf(w, "codec state: %s over %d compressed stream directions (%s each on average)\n", mb(state), dirs, mb(state/dirs))
+		}
 	}
 	for _, l := range r.DropLinks {
 		fmt.Fprintf(w, "dropped at a full queue: %s\n", l)

@@ -135,6 +135,8 @@ type Process struct {
 	// MachinePeak is the busiest window's share of the whole machine's CPU, other processes
 	// included (Linux /proc/stat; -1 when unknown).
 	MachinePeak float64 `json:"machine_peak_cpu_share"`
+	// MaxRSSBytes is the process's peak resident memory (Linux getrusage).
+	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
 }
 
 // SaturationShare is the CPU share at which a sampling window counts as saturated.

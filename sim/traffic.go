@@ -335,7 +335,9 @@ func (s *cpuSampler) finish() *result.Process {
 	cpu := (processCPU() - s.cpuStart).Seconds()
 	cores := runtime.GOMAXPROCS(0)
 	host, _ := os.Hostname()
-	p := &result.Process{Host: host, PID: os.Getpid(), CPUSeconds: cpu, WallSeconds: wall, Cores: cores,
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	p := &result.Process{Host: host, PID: os.Getpid(), CPUSeconds: cpu, WallSeconds: wall, Cores: cores, MaxRSSBytes: ru.Maxrss << 10,
 		PeakUtilization: s.peak, SaturatedSeconds: s.busy.Seconds(), SampleSeconds: sampleWindow.Seconds(), MachinePeak: s.machinePeak}
 	if wall > 0 {
 		p.Utilization = cpu / wall / float64(cores)
