@@ -93,3 +93,35 @@ func TestMeshLatency(t *testing.T) {
 		t.Fatalf("latency %+v", l)
 	}
 }
+
+// The A/B comparison puts each codec against plain in the same seed's run and gives the
+// mean and range over seeds, per category and in total, for the observed node and all nodes.
+func TestMeshAB(t *testing.T) {
+	att := gossip.Attestation
+	report := func(obsWire, allWire int64) *MeshReport {
+		return &MeshReport{OK: true,
+			Observed: MeshNode{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: obsWire}}},
+			Kinds:    []MeshKind{{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: allWire}}}}}
+	}
+	runs := []ABRun{{1, "plain"}, {1, "snappy-stream"}, {2, "plain"}, {2, "snappy-stream"}}
+	ab := MeshAB(runs, []*MeshReport{report(1000, 10000), report(400, 5000), report(2000, 10000), report(1000, 6000)})
+	var obs, all *ABRow
+	for i := range ab.Rows {
+		r := &ab.Rows[i]
+		if r.Codec == "snappy-stream" && r.Category == "total" && r.Scope == "observed in" {
+			obs = r
+		}
+		if r.Codec == "snappy-stream" && r.Category == "attestation" && r.Scope == "all nodes in" {
+			all = r
+		}
+	}
+	if obs == nil || obs.Seeds != 2 || obs.Mean != 45 || obs.Min != 40 || obs.Max != 50 {
+		t.Fatalf("observed total row %+v", obs)
+	}
+	if all == nil || all.Mean != 55 || all.Min != 50 || all.Max != 60 {
+		t.Fatalf("all-nodes attestation row %+v", all)
+	}
+	if !ab.OK {
+		t.Fatal("all runs were OK")
+	}
+}

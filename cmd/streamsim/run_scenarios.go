@@ -128,6 +128,9 @@ func runMeshAB(ctx context.Context, runs []meshRun, base map[string]string, node
 		params[topology.ParamTopologySeed] = strconv.FormatInt(r.seed, 10)
 		params[sim.ParamCodec] = r.codec
 		params[topology.ParamCompressedShare] = "1"
+		if r.codec == "plain" {
+			params[topology.ParamCompressedShare] = "0"
+		}
 		out := filepath.Join(dir, fmt.Sprintf("%02d-seed%d-%s", i, r.seed, strings.NewReplacer(":", "-", "/", "-").Replace(r.codec)))
 		e := &sim.Embedded{Scenario: sim.Mesh.Name, Out: out, Groups: []sim.Group{{ID: sim.GroupNodes, Instances: nodes}}, Params: params}
 		if isTerminal(os.Stderr) {
