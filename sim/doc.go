@@ -1,14 +1,19 @@
 // Package sim runs simulated Ethereum consensus nodes over real go-libp2p and unmodified
 // go-libp2p-pubsub GossipSub, with whole-stream compression added by wrapping the host, and
-// the hub-leaves scenario both under Testground and embedded in one process.
+// runs scenarios both under Testground and embedded in one process.
 //
 // # Node
 //
-// A Node is a libp2p host (TCP, noise, yamux, null resource and connection managers) running
-// GossipSub with Ethereum settings: D 8/6/12/6, heartbeat 700 ms, fanout TTL 60 s, mcache 6/3,
-// seen TTL 768 s (durations divided by the time scale), StrictNoSign without author, the
-// consensus message id (gossip.PubsubMsgID), max RPC MaxMessageBytes, outbound and validation
-// queues of 1000. Gossipsub streams pass through a stream codec chosen by protocol ID:
+// NewHost starts a libp2p host (TCP, noise, yamux, null resource and connection managers, a
+// BandwidthCounter; extra libp2p options such as a shaped transport come last). NewNode runs
+// GossipSub on it, configured by options in go-libp2p-pubsub's style: WithClient (a client's
+// GossipSub parameters from topology.ClientProfile; default the Ethereum spec's: D 8/6/12/6,
+// heartbeat 700 ms, mcache 6/3, fanout TTL 60 s, seen TTL 768 s), WithTimeScale (durations
+// divided by it), WithCodecs, WithPayloadSSZ, WithDirectPeers, WithRawTracers,
+// WithFlowControl, WithQueueSize, WithRecorder, WithHeartbeatDelay. Every node uses StrictNoSign
+// without author, the consensus message id (gossip.PubsubMsgID) and max RPC MaxMessageBytes.
+// A node is not changed after NewNode. Gossipsub streams pass through a stream codec chosen by
+// protocol ID:
 //
 //	/meshsub/1.2.0                  plain (the baseline; also the fallback)
 //	/snappy-stream/meshsub/1.2.0    snappy-stream with a 64 KiB history (the proposal)
@@ -21,35 +26,27 @@
 // error resets that one stream with a logged error; pubsub then opens a fresh stream, with
 // fresh codec history.
 //
-// Every stream direction is metered per peer and category: raw bytes (the RPC stream before
-// compression), wire bytes, frames, messages and codec time. Inbound frames are reassembled
-// from the decoded bytes; the wire bytes the codec consumed up to a frame's end belong to
-// it. A RawTracer counts pubsub's drops, rejections and undeliverable messages, and tracks
-// each peer's outbound queue: a node stops reading while one of its queues is over half full,
-// so overload becomes lag at the publishers rather than drops.
+// Every stream direction is metered per peer and category (and control kind): raw bytes (the
+// RPC stream before compression), wire bytes, frames, messages and codec time. An inbound
+// frame's wire bytes are those of the codec unit that carried it, as the codec reader reports
+// them. A RawTracer counts pubsub's deliveries and duplicates per category, drops per peer,
+// rejections, mesh changes and each peer's outbound queue; with flow control on, a node stops
+// reading while one of its queues is over half full, so overload becomes lag at the
+// publishers rather than drops.
 //
-// # Scenario hub-leaves
+// # Scenarios
 //
-// HubLeaves is one instance of the live check, written against the Testground SDK. Groups:
-// "publishers" (they publish the workload through the hub, message i of the run by publisher
-// i mod publishers), "hub" (subscribes to every topic and forwards), and any other group is a
-// leaf group whose "codec" parameter is its stream codec. Leaves and hub are direct peers of
-// each other. Parameters (all optional, Testground strings):
+// A Scenario (scenario.go) is a value: name, parameters, instance bounds, group → role, a
+// parameter check, a topology Plan, which nodes check what they receive, flow control, whether
+// nodes log message times. Register adds it; Lookup and Scenarios read the registry, which the
+// Testground plan, the embedded runner and the CLI share. The lifecycle every scenario runs is
+// in instance.go (host, address exchange over the sync service, plan, node, dial, subscribe,
+// wait for subscriptions, barriers, a failing instance announcing its failure, summary.json and
+// results.out) and traffic.go (publishing the workload on its schedule, each message by the
+// member Plan.Origin names; receiving and checking against what was published on the node's
+// topics). HubLeaves (hubleaves.go) is the proposal's live check; Mesh (mesh.go) a gossip mesh
+// around an observed all-subnets node.
 //
-//	codec       a leaf group's codec spec                      default plain
-//	profile     leaves' profile: all-subnets, default, supernode   default all-subnets
-//	slots       slots of workload                               default 2 (DefaultSlots)
-//	time_scale  speed-up over real time                         default 0.5 (DefaultTimeScale)
-//	payload     ssz_snappy or ssz                               default ssz_snappy
-//	seed        workload seed                                   default 1
-//	record      true: record every frame to frames.trace.gz     default false
-//	publishers  size of the publishers group                    default 4
-//	validators  active validators of the workload               default 1000000
-//
-// Each instance writes results.out points and a summary.json asset (analysis.NodeSummary);
-// analysis.LoadRun reads a run's outputs back. A leaf fails when its delivered messages
-// (count and id digest per category) differ from what the publishers published.
-//
-// Embedded runs every instance of HubLeaves in this process, each with its own RunEnv and
+// Embedded runs every instance of a scenario in this process, each with its own RunEnv and
 // outputs directory <out>/<group>/<instance>/, sharing one in-memory sync client.
 package sim
