@@ -54,6 +54,10 @@ type MeshReport struct {
 	Latency   map[gossip.Category]*Latency `json:"latency"`
 	MeshPeers MeshPeers                    `json:"mesh_peers"`
 	Drops     int64                        `json:"drops"`
+	// Links summarizes shaped links ("" when unshaped): node classes and rates, regions, and
+	// the shaper's worst lateness (its accuracy).
+	Links      string  `json:"links,omitempty"`
+	LinkLateMs float64 `json:"link_late_max_ms,omitempty"`
 	// MaxBacklog is the longest outbound queue of any node (RPCs), on MaxBacklogLink.
 	MaxBacklog     int64  `json:"max_backlog"`
 	MaxBacklogLink string `json:"max_backlog_link,omitempty"`
@@ -162,6 +166,9 @@ func LoadMeshRun(dir string) (*MeshReport, error) {
 	}
 	return r, nil
 }
+
+// Summaries returns the node summaries the report was built from.
+func (r *MeshReport) Summaries() []*result.NodeSummary { return r.nodes }
 
 func (r *MeshReport) problem(format string, args ...any) {
 	r.OK = false
@@ -277,6 +284,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	}
 	r.Process = combineProcesses(procs)
 	r.DropLinks = dropLinks(nodes)
+	r.Links, r.LinkLateMs = linkSummary(nodes)
 	if backlogFrom != nil {
 		to := backlogTo
 		for _, n := range nodes {
@@ -356,6 +364,32 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		r.Notes = append(r.Notes, "CPU figures come from an "+r.Build+" build and are inflated; compare them only with each other")
 	}
 	return r
+}
+
+// linkSummary describes the nodes' shaped links: classes with their rates and counts, and
+// the number of regions.
+func linkSummary(nodes []*result.NodeSummary) (string, float64) {
+	classes := map[string]int{}
+	rates := map[string]int64{}
+	regions := map[string]bool{}
+	var late float64
+	for _, n := range nodes {
+		if l := n.Link; l != nil {
+			classes[l.Class]++
+			rates[l.Class] = l.UpBitsPerSec
+			regions[l.Region] = true
+			late = max(late, l.LateMaxMs)
+		}
+	}
+	if len(classes) == 0 {
+		return "", 0
+	}
+	var parts []string
+	for c, n := range classes {
+		parts = append(parts, fmt.Sprintf("%d %s at %.0f Mbit/s", n, c, float64(rates[c])/1e6))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%s; %d regions", strings.Join(parts, ", "), len(regions)), late
 }
 
 // dropLinks names the links with the most RPCs pubsub dropped at a full outbound queue, most
@@ -540,7 +574,13 @@ func WriteMeshJSON(w io.Writer, r any) error {
 
 // WriteMeshTable prints the mesh report.
 func WriteMeshTable(w io.Writer, r *MeshReport) error {
-	fmt.Fprintf(w, "mesh: %d nodes, %d slots at %g× real time, seed %d; protocols %s\n\n", r.Nodes, r.Slots, r.TimeScale, r.Seed, strings.Join(r.Codecs, ", "))
+	fmt.Fprintf(w, "mesh: %d nodes, %d slots at %g× real time, seed %d; protocols %s\n", r.Nodes, r.Slots, r.TimeScale, r.Seed, strings.Join(r.Codecs, ", "))
+	if r.Links != "" {
+		fmt.Fprintf(w, "shaped links: %s; the shaper woke up to %.1f ms late\n", r.Links, r.LinkLateMs)
+	} else {
+		fmt.Fprintln(w, "links: unshaped loopback (latency is processing and queueing in this machine)")
+	}
+	fmt.Fprintln(w)
 	o := r.Observed
 	fmt.Fprintf(w, "observed node %s/%d (%s, %d peers): inbound per hour of simulated time against the recording (plain = raw bytes)\n", o.Group, o.Instance, o.Client, o.Peers)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

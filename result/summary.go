@@ -111,9 +111,24 @@ type NodeSummary struct {
 	Published *Parity `json:"published,omitempty"`
 	// Messages is the node's message-time asset (MessagesFile), when the scenario records one.
 	Messages string `json:"messages,omitempty"`
+	// Link is the node's shaped link, when it had one.
+	Link *Link `json:"link,omitempty"`
 	// Process is the CPU use of the whole OS process over the measured phase (in an embedded
 	// run every node shares it).
 	Process *Process `json:"process,omitempty"`
+}
+
+// Link is a node's shaped access link and what went through it (link.Link).
+type Link struct {
+	Region          string  `json:"region"`
+	Class           string  `json:"class"`
+	UpBitsPerSec    int64   `json:"up_bits_per_s"`
+	DownBitsPerSec  int64   `json:"down_bits_per_s"`
+	UpBytes         int64   `json:"up_bytes"`
+	DownBytes       int64   `json:"down_bytes"`
+	HandshakeErrors int64   `json:"handshake_errors,omitempty"`
+	LateMeanMs      float64 `json:"late_mean_ms"` // how late the shaper's timed wake-ups came
+	LateMaxMs       float64 `json:"late_max_ms"`
 }
 
 // Process is an OS process's CPU use over an interval.

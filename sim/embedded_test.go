@@ -228,3 +228,38 @@ func TestMeshDeliversEverything(t *testing.T) {
 		t.Errorf("a half-compressed mesh should give the observed node both protocols: %v", r.Observed.Protocols)
 	}
 }
+
+// With shaped links (regions 2–220 ms apart, 50 Mbit/s and 1 Gbit/s), the mesh still delivers
+// everything, and delivery takes at least the latency between regions.
+func TestMeshOverShapedLinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 10-node mesh for a slot in real time")
+	}
+	dir := t.TempDir()
+	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: 10}},
+		Params: map[string]string{ParamSlots: "1", ParamTimeScale: "1", ParamValidators: "32768", ParamSeed: "2",
+			ParamCodec: "snappy-stream", "compressed_share": "1", "observed_peers": "9", "degree": "4",
+			"mix": "default:0.5,all-subnets:0.25,supernode:0.25", ParamLinks: "true"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	runErr := e.Run(ctx)
+	r, err := analysis.LoadMeshRun(dir)
+	if err != nil {
+		t.Fatalf("load: %v (run: %v)", err, runErr)
+	}
+	if runErr != nil || !r.Delivery.Complete {
+		t.Fatalf("run: %v; incomplete: %v; problems %v", runErr, r.Delivery.Incomplete, r.Problems)
+	}
+	if !strings.Contains(r.Links, "fullnode at 50 Mbit/s") {
+		t.Errorf("links %q", r.Links)
+	}
+	for _, n := range r.Summaries() {
+		if n.Link == nil || n.Link.UpBytes == 0 || n.Link.DownBytes == 0 {
+			t.Fatalf("node %s/%d link %+v", n.Group, n.Instance, n.Link)
+		}
+	}
+	if l := r.Latency[gossip.Attestation]; l == nil || l.P50Ms < 2 {
+		t.Errorf("attestation latency over shaped links %+v", l)
+	}
+	t.Logf("links: %s; attestation latency %+v", r.Links, r.Latency[gossip.Attestation])
+}

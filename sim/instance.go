@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/libp2p/go-libp2p"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
@@ -18,6 +17,7 @@ import (
 	"github.com/testground/sdk-go/sync"
 
 	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/trace"
@@ -184,13 +184,20 @@ func (in *instance) abandon(err error) {
 
 func (in *instance) run(ctx context.Context, ip string) error {
 	n := in.runenv.TestInstanceCount
-	var hostOpts []libp2p.Option
-	if in.sc.HostOptions != nil {
-		hostOpts = in.sc.HostOptions(in.p, in.group, in.seq)
+	var lk *link.Link
+	if in.sc.Link != nil {
+		var err error
+		if lk, err = in.sc.Link(in.p, in.group, in.seq, n); err != nil {
+			return failure(result.FailSetup, fmt.Errorf("link: %w", err))
+		}
 	}
-	h, err := NewHost(ip, hostOpts...)
+	h, err := NewShapedHost(ip, lk)
 	if err != nil {
 		return failure(result.FailSetup, err)
+	}
+	if lk != nil {
+		sh := lk.Shape()
+		in.summary.Link = &result.Link{Region: sh.Region, Class: sh.Class, UpBitsPerSec: sh.UpBitsPerSec, DownBitsPerSec: sh.DownBitsPerSec}
 	}
 	in.host = h
 	in.summary.PeerID = h.ID().String()
@@ -451,6 +458,12 @@ func (in *instance) finish() error {
 		in.summary.Pubsub = in.node.PubsubStats()
 		in.summary.Bandwidth = in.node.Bandwidth()
 		in.summary.StreamErrors = in.node.StreamErrors()
+		if lk := in.host.link; lk != nil && in.summary.Link != nil {
+			st := lk.Stats()
+			l := in.summary.Link
+			l.UpBytes, l.DownBytes, l.HandshakeErrors = st.UpBytes, st.DownBytes, st.HandshakeErrors
+			l.LateMeanMs, l.LateMaxMs = float64(st.LateMean)/1e6, float64(st.LateMax)/1e6
+		}
 	}
 	if werr := in.writeSummary(); werr != nil {
 		err = werr

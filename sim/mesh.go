@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -13,6 +14,14 @@ const GroupNodes = "nodes"
 
 // ParamQueue is the mesh's pubsub queue size parameter.
 const ParamQueue = "queue"
+
+// Link parameters of the mesh: whether connections are shaped, and the access rates of
+// ordinary nodes and of supernodes (gossipsub-interop's full nodes and supernodes).
+const (
+	ParamLinks              = "links"
+	ParamOrdinaryBandwidth  = "ordinary_bandwidth"
+	ParamSupernodeBandwidth = "supernode_bandwidth"
+)
 
 // DefaultMeshQueue is the mesh's default queue: see ParamQueue's description. Measured: at
 // 0.25× with 1000 the observed node's link to the one other all-subnets node dropped 12 734
@@ -49,6 +58,9 @@ var Mesh = &Scenario{
 		if _, err := p.Int(ParamQueue, 1); err != nil {
 			return err
 		}
+		if _, _, err := meshLinkParams(p); err != nil {
+			return err
+		}
 		mp, err := parseMeshParams(p)
 		if err != nil {
 			return err
@@ -72,6 +84,7 @@ var Mesh = &Scenario{
 	Receiver:       func(n *topology.Node) bool { return len(n.Topics) > 0 },
 	FlowControl:    false,
 	RecordMessages: true,
+	Link:           meshLink,
 	NodeOptions: func(p *Params) ([]Option, error) {
 		q, err := p.Int(ParamQueue, 1)
 		if err != nil {
@@ -103,6 +116,9 @@ func meshParams() []Param {
 		{topology.ParamMix, "string", "", shares(d.Mix, topology.MixKinds), "population shares of the other nodes: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, comma-separated, summing to 1)"},
 		{topology.ParamClients, "string", "", shares(d.Clients, topology.ClientNames), "client shares (client:share, comma-separated, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
 		{ParamQueue, "int", "RPCs", strconv.Itoa(DefaultMeshQueue), "pubsub's per-peer outbound queue (and validation queue); a full queue drops RPCs. hub-leaves uses 1000 as go-libp2p-pubsub clients configure; in one process on two cores the link between two all-subnets nodes cannot drain the attestation burst through 1000 slots, so the mesh default keeps every message and the report flags queues that grew past 1000 (latency on those links then reflects this machine)"},
+		{ParamLinks, "bool", "", "false", "true: every node's TCP connections go through a shaped link (package link): uplink and downlink at its class's rate and the one-way latency between the two nodes' regions (gossipsub-interop's eight regions, drawn by topology_seed); needs time_scale 1, as rates and latencies are real time"},
+		{ParamOrdinaryBandwidth, "string", "bit/s", "50Mbit", "with links: uplink and downlink of every node but supernodes (e.g. 10Mbit, 50Mbit, 1Gbit)"},
+		{ParamSupernodeBandwidth, "string", "bit/s", "1024Mbit", "with links: uplink and downlink of supernodes (the mix's supernode kind)"},
 		{topology.ParamCompressedShare, "float", "", strconv.FormatFloat(d.CompressedShare, 'g', -1, 64), "share of nodes offering the codec param's compressed protocol (0..1); the rest speak plain"},
 	}
 }
@@ -119,4 +135,59 @@ func parseMeshParams(p *Params) (topology.MeshParams, error) {
 	}
 	mp.ForkDigest = workload.DefaultParams().ForkDigest
 	return mp, nil
+}
+
+// meshLinkParams reads the link parameters: whether links are on, and the ordinary and
+// supernode classes.
+func meshLinkParams(p *Params) (bool, [2]link.Class, error) {
+	var classes [2]link.Class
+	on, err := ParseBool(ParamLinks, p.Values[ParamLinks])
+	if err != nil || !on {
+		return false, classes, err
+	}
+	if p.TimeScale != 1 {
+		return false, classes, paramError(ParamLinks, "shaped links need %s 1 (rates and latencies are real time), not %g", ParamTimeScale, p.TimeScale)
+	}
+	for i, k := range []string{ParamOrdinaryBandwidth, ParamSupernodeBandwidth} {
+		bps, err := link.ParseBitsPerSec(p.Values[k])
+		if err != nil {
+			return false, classes, paramError(k, "%w", err)
+		}
+		name := [2]string{"fullnode", "supernode"}[i]
+		classes[i] = link.Class{Name: name, UpBitsPerSec: bps, DownBitsPerSec: bps, Weight: 1}
+	}
+	return true, classes, nil
+}
+
+// meshLink is the shaped link of mesh node seq: its region drawn by the topology seed (as
+// gossipsub-interop draws them), its class from its population kind (supernodes fast, every
+// other node ordinary). Every instance derives the same from the parameters alone.
+func meshLink(p *Params, _ string, seq, instances int) (*link.Link, error) {
+	on, classes, err := meshLinkParams(p)
+	if err != nil || !on {
+		return nil, err
+	}
+	mp, err := parseMeshParams(p)
+	if err != nil {
+		return nil, err
+	}
+	members := make([]topology.Member, instances)
+	for i := range members {
+		members[i] = topology.Member{Group: GroupNodes, Instance: i, Role: topology.RoleNode}
+	}
+	plan, err := topology.Mesh(members, mp)
+	if err != nil {
+		return nil, err
+	}
+	regions := link.DefaultRegions()
+	shapes, err := link.Assign(mp.Seed, instances, regions, link.DefaultClasses())
+	if err != nil {
+		return nil, err
+	}
+	cl := classes[0]
+	if plan.Nodes[seq].Kind == topology.KindSupernode {
+		cl = classes[1]
+	}
+	shape := link.Shape{Region: shapes[seq].Region, Class: cl.Name, UpBitsPerSec: cl.UpBitsPerSec, DownBitsPerSec: cl.DownBitsPerSec}
+	return link.New(shape, regions)
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/trace"
@@ -49,12 +50,22 @@ var maxFrameBytes = MaxMessageBytes + binary.MaxVarintLen64
 // on it once the topology is known.
 type Host struct {
 	host.Host
-	bw *metrics.BandwidthCounter
+	bw   *metrics.BandwidthCounter
+	link *link.Link // nil: unshaped
 }
 
 // NewHost starts a host listening on ip (TCP, port chosen by the system). extra options come
-// after streamsim's and may replace them (a shaped transport, say).
-func NewHost(ip string, extra ...libp2p.Option) (*Host, error) {
+// after streamsim's.
+func NewHost(ip string, extra ...libp2p.Option) (*Host, error) { return newHost(ip, nil, extra) }
+
+// NewShapedHost is NewHost whose TCP connections go through a shaped link (link.Link: the
+// node's uplink and downlink rates and per-pair latency), below noise, yamux and the stream
+// codecs, so wire bytes are what is shaped.
+func NewShapedHost(ip string, lk *link.Link, extra ...libp2p.Option) (*Host, error) {
+	return newHost(ip, lk, extra)
+}
+
+func newHost(ip string, lk *link.Link, extra []libp2p.Option) (*Host, error) {
 	if ip == "" {
 		ip = "127.0.0.1"
 	}
@@ -66,7 +77,6 @@ func NewHost(ip string, extra ...libp2p.Option) (*Host, error) {
 	opts := []libp2p.Option{
 		libp2p.Identity(key),
 		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/tcp/0", ip)),
-		libp2p.Transport(tcp.NewTCPTransport),
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.ResourceManager(&network.NullResourceManager{}),
@@ -79,11 +89,16 @@ func NewHost(ip string, extra ...libp2p.Option) (*Host, error) {
 		libp2p.DisableMetrics(),
 		libp2p.Ping(false),
 	}
+	if lk != nil {
+		opts = append(opts, lk.Transport())
+	} else {
+		opts = append(opts, libp2p.Transport(tcp.NewTCPTransport))
+	}
 	h, err := libp2p.New(append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("libp2p host: %w", err)
 	}
-	return &Host{Host: h, bw: bw}, nil
+	return &Host{Host: h, bw: bw, link: lk}, nil
 }
 
 // AddrInfo is the host's id and listen addresses.

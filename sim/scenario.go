@@ -6,10 +6,10 @@ import (
 	"strings"
 	gosync "sync"
 
-	"github.com/libp2p/go-libp2p"
 	"github.com/testground/sdk-go/run"
 	"github.com/testground/sdk-go/runtime"
 
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -44,8 +44,10 @@ type Scenario struct {
 	RecordMessages bool
 	// NodeOptions are extra node options from the scenario's parameters.
 	NodeOptions func(p *Params) ([]Option, error)
-	// HostOptions are extra libp2p options for member i's host (shaped links, say).
-	HostOptions func(p *Params, group string, seq int) []libp2p.Option
+	// Link returns the shaped link of the instance seq of group (of instances in all), or nil
+	// for an unshaped host. It runs before the address exchange, so it can depend only on
+	// the parameters and the instance's position.
+	Link func(p *Params, group string, seq, instances int) (*link.Link, error)
 }
 
 // Declared returns every parameter the scenario reads: the common ones, then its own.
