@@ -8,12 +8,15 @@ import (
 	"text/tabwriter"
 
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/link"
 )
 
 // ABRun names one run of a mesh A/B comparison.
 type ABRun struct {
 	Seed  int64  `json:"seed"`
 	Codec string `json:"codec"`
+	// Bandwidth is the ordinary nodes' link rate when links were shaped ("" unshaped).
+	Bandwidth string `json:"bandwidth,omitempty"`
 }
 
 // ABReport compares mesh runs of the same seeds (same topology and workload) on different
@@ -23,7 +26,23 @@ type ABRun struct {
 type ABReport struct {
 	Runs []ABRunResult `json:"runs"`
 	Rows []ABRow       `json:"rows"`
-	OK   bool          `json:"ok"`
+	// Latency is delivery latency per bandwidth and codec (means over seeds).
+	Latency []ABLatency `json:"latency"`
+	OK      bool        `json:"ok"`
+}
+
+// ABLatency is one bandwidth and codec: delivery latency per category, the mean over seeds of
+// each run's percentile, with the machine's state next to it.
+type ABLatency struct {
+	Bandwidth string                      `json:"bandwidth,omitempty"`
+	Codec     string                      `json:"codec"`
+	Seeds     int                         `json:"seeds"`
+	P50Ms     map[gossip.Category]float64 `json:"p50_ms"`
+	P99Ms     map[gossip.Category]float64 `json:"p99_ms"`
+	T95Ms     map[gossip.Category]float64 `json:"t95_p50_ms"`
+	CPUShare  float64                     `json:"cpu_share"`      // mean process CPU share
+	PeakShare float64                     `json:"peak_cpu_share"` // busiest window over the runs
+	Saturated bool                        `json:"saturated"`
 }
 
 // ABRunResult is one run's totals.
@@ -35,28 +54,37 @@ type ABRunResult struct {
 	Copies         map[gossip.Category]float64 `json:"copies_observed"`
 	LatencyP50Ms   map[gossip.Category]float64 `json:"latency_p50_ms"`
 	LatencyP99Ms   map[gossip.Category]float64 `json:"latency_p99_ms"`
+	LatencyT95Ms   map[gossip.Category]float64 `json:"latency_t95_p50_ms"`
 	CPUShare       float64                     `json:"cpu_share"`
+	PeakShare      float64                     `json:"peak_cpu_share"`
+	Saturated      bool                        `json:"saturated"`
 }
 
 // ABRow is one codec, scope and category: wire bytes relative to plain (percent) over seeds.
 type ABRow struct {
-	Codec    string          `json:"codec"`
-	Scope    string          `json:"scope"` // "observed in" or "all nodes in"
-	Category string          `json:"category"`
-	Seeds    int             `json:"seeds"`
-	Mean     float64         `json:"mean_pct"`
-	Min      float64         `json:"min_pct"`
-	Max      float64         `json:"max_pct"`
-	cat      gossip.Category // "total" rows use Other's slot
+	Bandwidth string          `json:"bandwidth,omitempty"`
+	Codec     string          `json:"codec"`
+	Scope     string          `json:"scope"` // "observed in" or "all nodes in"
+	Category  string          `json:"category"`
+	Seeds     int             `json:"seeds"`
+	Mean      float64         `json:"mean_pct"`
+	Min       float64         `json:"min_pct"`
+	Max       float64         `json:"max_pct"`
+	cat       gossip.Category // "total" rows use Other's slot
 }
 
 // MeshAB builds the comparison; runs and reports are parallel.
 func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 	ab := &ABReport{OK: true}
-	plain := map[int64]*ABRunResult{}
+	type seedBW struct {
+		seed int64
+		bw   string
+	}
+	plain := map[seedBW]*ABRunResult{}
 	for i, r := range reports {
 		res := ABRunResult{ABRun: runs[i], OK: r.OK, ObservedInWire: map[gossip.Category]int64{}, AllInWire: map[gossip.Category]int64{},
-			Copies: r.Copies, LatencyP50Ms: map[gossip.Category]float64{}, LatencyP99Ms: map[gossip.Category]float64{}}
+			Copies: r.Copies, LatencyP50Ms: map[gossip.Category]float64{}, LatencyP99Ms: map[gossip.Category]float64{},
+			LatencyT95Ms: map[gossip.Category]float64{}}
 		ab.OK = ab.OK && r.OK
 		for c, b := range r.Observed.In {
 			res.ObservedInWire[c] = b.WireBytes
@@ -67,24 +95,24 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 			}
 		}
 		for c, l := range r.Latency {
-			res.LatencyP50Ms[c], res.LatencyP99Ms[c] = l.P50Ms, l.P99Ms
+			res.LatencyP50Ms[c], res.LatencyP99Ms[c], res.LatencyT95Ms[c] = l.P50Ms, l.P99Ms, l.T95P50Ms
 		}
 		if r.Process != nil {
-			res.CPUShare = r.Process.Utilization
+			res.CPUShare, res.PeakShare, res.Saturated = r.Process.Utilization, r.Process.PeakUtilization, r.Process.Saturated()
 		}
 		ab.Runs = append(ab.Runs, res)
 	}
 	for i := range ab.Runs {
 		if ab.Runs[i].Codec == "plain" {
-			plain[ab.Runs[i].Seed] = &ab.Runs[i]
+			plain[seedBW{ab.Runs[i].Seed, ab.Runs[i].Bandwidth}] = &ab.Runs[i]
 		}
 	}
 	type key struct {
-		codec, scope, cat string
+		bw, codec, scope, cat string
 	}
 	rel := map[key][]float64{}
 	for _, r := range ab.Runs {
-		p := plain[r.Seed]
+		p := plain[seedBW{r.Seed, r.Bandwidth}]
 		if p == nil || r.Codec == "plain" {
 			continue
 		}
@@ -100,15 +128,17 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 				}
 				tg += got[c]
 				tb += base[c]
-				rel[key{r.Codec, scope, c.String()}] = append(rel[key{r.Codec, scope, c.String()}], 100*float64(got[c])/float64(base[c]))
+				k := key{r.Bandwidth, r.Codec, scope, c.String()}
+				rel[k] = append(rel[k], 100*float64(got[c])/float64(base[c]))
 			}
 			if tb > 0 {
-				rel[key{r.Codec, scope, "total"}] = append(rel[key{r.Codec, scope, "total"}], 100*float64(tg)/float64(tb))
+				k := key{r.Bandwidth, r.Codec, scope, "total"}
+				rel[k] = append(rel[k], 100*float64(tg)/float64(tb))
 			}
 		}
 	}
 	for k, vs := range rel {
-		row := ABRow{Codec: k.codec, Scope: k.scope, Category: k.cat, Seeds: len(vs), Min: math.Inf(1), Max: math.Inf(-1)}
+		row := ABRow{Bandwidth: k.bw, Codec: k.codec, Scope: k.scope, Category: k.cat, Seeds: len(vs), Min: math.Inf(1), Max: math.Inf(-1)}
 		for _, v := range vs {
 			row.Mean += v / float64(len(vs))
 			row.Min, row.Max = math.Min(row.Min, v), math.Max(row.Max, v)
@@ -122,6 +152,9 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 	}
 	sort.Slice(ab.Rows, func(i, j int) bool {
 		a, b := ab.Rows[i], ab.Rows[j]
+		if a.Bandwidth != b.Bandwidth {
+			return bandwidthLess(a.Bandwidth, b.Bandwidth)
+		}
 		if a.Codec != b.Codec {
 			return a.Codec < b.Codec
 		}
@@ -130,23 +163,89 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 		}
 		return a.cat < b.cat
 	})
+	ab.Latency = abLatency(ab.Runs)
 	return ab
+}
+
+// abLatency averages each run's latency percentiles per bandwidth and codec.
+func abLatency(runs []ABRunResult) []ABLatency {
+	type key struct{ bw, codec string }
+	groups := map[key][]ABRunResult{}
+	var order []key
+	for _, r := range runs {
+		k := key{r.Bandwidth, r.Codec}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	var out []ABLatency
+	for _, k := range order {
+		rs := groups[k]
+		l := ABLatency{Bandwidth: k.bw, Codec: k.codec, Seeds: len(rs),
+			P50Ms: map[gossip.Category]float64{}, P99Ms: map[gossip.Category]float64{}, T95Ms: map[gossip.Category]float64{}}
+		n := float64(len(rs))
+		for _, r := range rs {
+			for c, v := range r.LatencyP50Ms {
+				l.P50Ms[c] += v / n
+			}
+			for c, v := range r.LatencyP99Ms {
+				l.P99Ms[c] += v / n
+			}
+			for c, v := range r.LatencyT95Ms {
+				l.T95Ms[c] += v / n
+			}
+			l.CPUShare += r.CPUShare / n
+			l.PeakShare = max(l.PeakShare, r.PeakShare)
+			l.Saturated = l.Saturated || r.Saturated
+		}
+		out = append(out, l)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Bandwidth != out[j].Bandwidth {
+			return bandwidthLess(out[i].Bandwidth, out[j].Bandwidth)
+		}
+		return out[i].Codec < out[j].Codec
+	})
+	return out
+}
+
+// bandwidthLess orders link rates ("10Mbit" before "50Mbit" before "1Gbit"); "" (unshaped)
+// last.
+func bandwidthLess(a, b string) bool {
+	va, ea := link.ParseBitsPerSec(a)
+	vb, eb := link.ParseBitsPerSec(b)
+	if ea != nil || eb != nil {
+		return a < b
+	}
+	return va < vb
 }
 
 // WriteMeshABTable prints the comparison.
 func WriteMeshABTable(w io.Writer, ab *ABReport) error {
 	fmt.Fprintf(w, "mesh A/B: %d runs; wire bytes relative to plain in the same seed's run (mean, range over seeds)\n\n", len(ab.Runs))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "codec\tscope\tcategory\tseeds\tmean\tmin\tmax\t")
+	fmt.Fprintln(tw, "links\tcodec\tscope\tcategory\tseeds\tmean\tmin\tmax\t")
 	for _, r := range ab.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f %%\t%.1f %%\t%.1f %%\t\n", r.Codec, r.Scope, r.Category, r.Seeds, r.Mean, r.Min, r.Max)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f %%\t%.1f %%\t%.1f %%\t\n", linksLabel(r.Bandwidth), r.Codec, r.Scope, r.Category, r.Seeds, r.Mean, r.Min, r.Max)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\ndelivery latency from publish (ms; mean over seeds of each run's percentile), with the machine's CPU")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "links\tcodec\tseeds\tatt p50\tatt p99\tatt t95\tagg p50\tblock p50\tblock p99\tcolumn p50\tCPU avg\tCPU peak\tsaturated\t")
+	for _, l := range ab.Latency {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f %%\t%.0f %%\t%v\t\n", linksLabel(l.Bandwidth), l.Codec, l.Seeds,
+			l.P50Ms[gossip.Attestation], l.P99Ms[gossip.Attestation], l.T95Ms[gossip.Attestation], l.P50Ms[gossip.Aggregate],
+			l.P50Ms[gossip.Block], l.P99Ms[gossip.Block], l.P50Ms[gossip.DataColumn], 100*l.CPUShare, 100*l.PeakShare, l.Saturated)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nruns")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "seed\tcodec\tobserved in (wire)\tall in (wire)\tatt p50 ms\tatt p99 ms\tblock p50 ms\tCPU\tok\t")
+	fmt.Fprintln(tw, "links\tseed\tcodec\tobserved in (wire)\tall in (wire)\tatt p50 ms\tatt p99 ms\tblock p50 ms\tCPU\tok\t")
 	for _, r := range ab.Runs {
 		var o, a int64
 		for _, v := range r.ObservedInWire {
@@ -155,8 +254,15 @@ func WriteMeshABTable(w io.Writer, ab *ABReport) error {
 		for _, v := range r.AllInWire {
 			a += v
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.0f %%\t%v\t\n", r.Seed, r.Codec, mb(o), mb(a),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.0f %%\t%v\t\n", linksLabel(r.Bandwidth), r.Seed, r.Codec, mb(o), mb(a),
 			r.LatencyP50Ms[gossip.Attestation], r.LatencyP99Ms[gossip.Attestation], r.LatencyP50Ms[gossip.Block], 100*r.CPUShare, r.OK)
 	}
 	return tw.Flush()
+}
+
+func linksLabel(bw string) string {
+	if bw == "" {
+		return "loopback"
+	}
+	return bw
 }

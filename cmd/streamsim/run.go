@@ -103,7 +103,7 @@ func runRunCmd(args []string) error {
 	}
 	// Every parameter is checked here, before any node starts, with the scenario's own
 	// messages (the same a Testground run gives).
-	if _, err := sc.ParseParams(params); err != nil {
+	if err := checkGroups(sc, params, groups); err != nil {
 		return usageError{flagError(err)}
 	}
 	dir := *out
@@ -194,6 +194,27 @@ func flagError(err error) error {
 		return fmt.Errorf("--%s: %w", strings.ReplaceAll(pe.Name, "_", "-"), pe.Err)
 	}
 	return fmt.Errorf("--set %s: %w", pe.Name, pe.Err)
+}
+
+// checkGroups parses and checks every group's parameters as its instances will.
+func checkGroups(sc *sim.Scenario, params map[string]string, groups []sim.Group) error {
+	for _, g := range groups {
+		p := map[string]string{}
+		for k, v := range params {
+			p[k] = v
+		}
+		for k, v := range g.Params {
+			p[k] = v
+		}
+		parsed, err := sc.ParseParams(p)
+		if err == nil && sc.Check != nil {
+			err = sc.Check(parsed, map[string]int{g.ID: g.Instances})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func scenarioNames() string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
@@ -20,9 +21,10 @@ import (
 // scenarioFlags are the run command's flags for scenarios other than hub-leaves: how their
 // groups are built and how their reports are printed.
 type scenarioFlags struct {
-	nodes  *int
-	codecs *string
-	seeds  *string
+	nodes      *int
+	codecs     *string
+	seeds      *string
+	bandwidths *string
 }
 
 func registerScenarioFlags(fs *flag.FlagSet) *scenarioFlags {
@@ -30,6 +32,8 @@ func registerScenarioFlags(fs *flag.FlagSet) *scenarioFlags {
 		nodes:  fs.Int("nodes", topology.DefaultMeshNodes, "mesh: nodes in the mesh (one group, \""+sim.GroupNodes+"\")"),
 		codecs: fs.String("codecs", "snappy-stream", "mesh: codec specs, comma-separated; with more than one (or with --seeds), an A/B comparison: one run per codec and seed, same topology, every node on the codec"),
 		seeds:  fs.String("seeds", "", "mesh A/B: workload and topology seeds, comma-separated (default: --seed)"),
+		bandwidths: fs.String("bandwidths", "", "mesh A/B over shaped links: ordinary nodes' link rates, comma-separated (e.g. 10Mbit,50Mbit); needs --time-scale 1; "+
+			"latency charts go to --out"),
 	}
 }
 
@@ -69,21 +73,35 @@ func (f *scenarioFlags) abRuns(seed int64) ([]meshRun, error) {
 			seeds = append(seeds, v)
 		}
 	}
-	if len(specs) == 1 && len(seeds) == 1 {
+	bws := []string{""}
+	if *f.bandwidths != "" {
+		bws = nil
+		for _, b := range strings.Split(*f.bandwidths, ",") {
+			b = strings.TrimSpace(b)
+			if _, err := link.ParseBitsPerSec(b); err != nil {
+				return nil, fmt.Errorf("--bandwidths: %w", err)
+			}
+			bws = append(bws, b)
+		}
+	}
+	if len(specs) == 1 && len(seeds) == 1 && *f.bandwidths == "" {
 		return nil, nil
 	}
 	var runs []meshRun
-	for _, s := range seeds {
-		for _, c := range specs {
-			runs = append(runs, meshRun{seed: s, codec: c.String()})
+	for _, bw := range bws {
+		for _, s := range seeds {
+			for _, c := range specs {
+				runs = append(runs, meshRun{seed: s, codec: c.String(), bandwidth: bw})
+			}
 		}
 	}
 	return runs, nil
 }
 
 type meshRun struct {
-	seed  int64
-	codec string
+	seed      int64
+	codec     string
+	bandwidth string // ordinary nodes' link rate; "" for unshaped links
 }
 
 // report prints scenario sc's report of the run in dir.
@@ -131,10 +149,19 @@ func runMeshAB(ctx context.Context, runs []meshRun, base map[string]string, node
 		if r.codec == "plain" {
 			params[topology.ParamCompressedShare] = "0"
 		}
-		out := filepath.Join(dir, fmt.Sprintf("%02d-seed%d-%s", i, r.seed, strings.NewReplacer(":", "-", "/", "-").Replace(r.codec)))
+		name := fmt.Sprintf("%02d-seed%d-%s", i, r.seed, strings.NewReplacer(":", "-", "/", "-").Replace(r.codec))
+		if r.bandwidth != "" {
+			params[sim.ParamLinks] = "true"
+			params[sim.ParamOrdinaryBandwidth] = r.bandwidth
+			name += "-" + r.bandwidth
+		}
+		if err := checkGroups(sim.Mesh, params, []sim.Group{{ID: sim.GroupNodes, Instances: nodes}}); err != nil {
+			return usageError{flagError(err)}
+		}
+		out := filepath.Join(dir, name)
 		e := &sim.Embedded{Scenario: sim.Mesh.Name, Out: out, Groups: []sim.Group{{ID: sim.GroupNodes, Instances: nodes}}, Params: params}
 		if isTerminal(os.Stderr) {
-			fmt.Fprintf(os.Stderr, "A/B run %d of %d: seed %d, %s\n", i+1, len(runs), r.seed, r.codec)
+			fmt.Fprintf(os.Stderr, "A/B run %d of %d: seed %d, %s, links %s\n", i+1, len(runs), r.seed, r.codec, r.bandwidth)
 			e.Progress = os.Stderr
 		}
 		runErr := e.Run(ctx)
@@ -146,7 +173,7 @@ func runMeshAB(ctx context.Context, runs []meshRun, base map[string]string, node
 			errs = append(errs, fmt.Errorf("seed %d %s: %w", r.seed, r.codec, runErr))
 		}
 		reports = append(reports, rep)
-		labels = append(labels, analysis.ABRun{Seed: r.seed, Codec: r.codec})
+		labels = append(labels, analysis.ABRun{Seed: r.seed, Codec: r.codec, Bandwidth: r.bandwidth})
 	}
 	ab := analysis.MeshAB(labels, reports)
 	var err error
@@ -155,6 +182,11 @@ func runMeshAB(ctx context.Context, runs []meshRun, base map[string]string, node
 	} else {
 		err = analysis.WriteMeshABTable(os.Stdout, ab)
 		fmt.Printf("outputs: %s\n", dir)
+	}
+	if files, cerr := ab.WriteLatencyCharts(dir); cerr != nil {
+		err = errors.Join(err, cerr)
+	} else if len(files) > 0 && !asJSON {
+		fmt.Printf("latency charts: %s\n", strings.Join(files, ", "))
 	}
 	return errors.Join(append(errs, err)...)
 }

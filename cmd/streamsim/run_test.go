@@ -22,3 +22,30 @@ func TestRunFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// Bad mesh flags and parameters are usage errors naming what to change, before any node
+// starts.
+func TestRunMeshFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "ring"}, "--scenario"},
+		{[]string{"--scenario", "mesh", "--nodes", "2"}, "--nodes"},
+		{[]string{"--scenario", "mesh", "--codecs", "brotli"}, "--codecs"},
+		{[]string{"--scenario", "mesh", "--seeds", "1,x"}, "--seeds"},
+		{[]string{"--scenario", "mesh", "--bandwidths", "fast"}, "--bandwidths"},
+		{[]string{"--scenario", "mesh", "--set", "clients=geth:1"}, "clients"},
+		{[]string{"--scenario", "mesh", "--set", "links=true"}, "time_scale 1"},
+		{[]string{"--scenario", "mesh", "--set", "queue=0"}, "--set queue"},
+		{[]string{"--scenario", "mesh", "--nodes", "5"}, "degree"},
+		{[]string{"--scenario", "mesh", "--nodes", "6", "--set", "degree=3", "--set", "observed_peers=5", "--set", "mix=default:1"}, "mix"},
+		{[]string{"--scenario", "mesh", "--codecs", "plain,zstd", "--bandwidths", "10Mbit"}, "time_scale 1"},
+	} {
+		err := runRunCmd(c.args)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want a usage error mentioning %q", c.args, err, c.want)
+		}
+	}
+}
