@@ -103,7 +103,7 @@ func TestMeshAB(t *testing.T) {
 			Observed: MeshNode{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: obsWire}}},
 			Kinds:    []MeshKind{{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: allWire}}}}}
 	}
-	runs := []ABRun{{1, "plain"}, {1, "snappy-stream"}, {2, "plain"}, {2, "snappy-stream"}}
+	runs := []ABRun{{Seed: 1, Codec: "plain"}, {Seed: 1, Codec: "snappy-stream"}, {Seed: 2, Codec: "plain"}, {Seed: 2, Codec: "snappy-stream"}}
 	ab := MeshAB(runs, []*MeshReport{report(1000, 10000), report(400, 5000), report(2000, 10000), report(1000, 6000)})
 	var obs, all *ABRow
 	for i := range ab.Rows {
