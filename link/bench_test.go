@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -81,17 +82,23 @@ func (p *pipe) send(b *testing.B, n, w int) {
 			b.Fatalf("%s: %v", p.name, err)
 		}
 	}
+	p.await(b, want)
+}
+
+// await waits until the sink has received want bytes in all.
+func (p *pipe) await(b *testing.B, want int64) {
 	timeout := time.After(30 * time.Second)
 	for p.received.Load() < want {
 		select {
 		case <-p.arrived:
 		case <-timeout:
-			b.Fatalf("%s: %d of %d bytes arrived", p.name, p.received.Load()-want+int64(n), n)
+			b.Fatalf("%s: %d bytes arrived, want %d", p.name, p.received.Load(), want)
 		}
 	}
 }
 
-func tcpPipe(b *testing.B) *pipe {
+// tcpPipes are k pairs of hosts on go-libp2p's TCP transport, unshaped.
+func tcpPipes(b *testing.B, k int) []*pipe {
 	mk := func() host.Host {
 		h, err := libp2p.New(
 			libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"),
@@ -107,10 +114,15 @@ func tcpPipe(b *testing.B) *pipe {
 		b.Cleanup(func() { h.Close() })
 		return h
 	}
-	return connectPipe(b, "tcp", mk(), mk())
+	var out []*pipe
+	for range k {
+		out = append(out, connectPipe(b, "tcp", mk(), mk()))
+	}
+	return out
 }
 
-func linkPipe(b *testing.B, bitsPerSec int64, latency time.Duration) *pipe {
+// linkPipes are k pairs of hosts on links at bitsPerSec up and down, latency apart.
+func linkPipes(b *testing.B, k int, bitsPerSec int64, latency time.Duration) []*pipe {
 	regions := Regions{Regions: []Region{{"x", 1}, {"y", 1}}, OneWay: [][]time.Duration{{0, latency}, {latency, 0}}}
 	mk := func(region string) host.Host {
 		l, err := New(Shape{Region: region, UpBitsPerSec: bitsPerSec, DownBitsPerSec: bitsPerSec}, regions)
@@ -119,12 +131,17 @@ func linkPipe(b *testing.B, bitsPerSec int64, latency time.Duration) *pipe {
 		}
 		return newHost(b, l)
 	}
-	return connectPipe(b, fmt.Sprintf("link %s %v", FormatBitsPerSec(bitsPerSec), latency), mk("x"), mk("y"))
+	var out []*pipe
+	for range k {
+		out = append(out, connectPipe(b, fmt.Sprintf("link %s %v", FormatBitsPerSec(bitsPerSec), latency), mk("x"), mk("y")))
+	}
+	return out
 }
 
-// simnetPipe is go-libp2p's x/simlibp2p: QUIC over marcopolo/simnet's simulated UDP, with
-// per-node uplink and downlink and per-packet latency, as go-libp2p-pubsub's tests use it.
-func simnetPipe(b *testing.B) *pipe {
+// simnetPipes are k pairs of hosts on go-libp2p's x/simlibp2p: QUIC over marcopolo/simnet's
+// simulated UDP, with per-node uplink and downlink and per-packet latency, as
+// go-libp2p-pubsub's tests use it.
+func simnetPipes(b *testing.B, k int) []*pipe {
 	sn := &simnet.Simnet{LatencyFunc: simnet.StaticLatency(benchLatency)}
 	settings := simnet.NodeBiDiLinkSettings{
 		Downlink: simnet.LinkSettings{BitsPerSecond: benchRate},
@@ -144,24 +161,48 @@ func simnetPipe(b *testing.B) *pipe {
 		b.Cleanup(func() { h.Close() })
 		return h
 	}
-	a, z := mk(0), mk(1)
+	hosts := make([]host.Host, 2*k)
+	for i := range hosts {
+		hosts[i] = mk(i)
+	}
 	sn.Start()
 	b.Cleanup(sn.Close)
-	return connectPipe(b, "simnet", a, z)
+	var out []*pipe
+	for i := range k {
+		out = append(out, connectPipe(b, "simnet", hosts[2*i], hosts[2*i+1]))
+	}
+	return out
 }
 
-// BenchmarkShapingCPU moves 1 MiB per iteration through each of: unshaped TCP, the link
-// at 50 Mbit/s and 10 ms, the link unlimited with no latency, and simnet (QUIC) at
-// 50 Mbit/s and 10 ms, all real libp2p hosts in this process; it reports the process CPU
-// per MiB of each (both ends together) and their ratios to TCP. Writes are 512 B (the
-// size of an attestation RPC) or 64 KiB (bulk).
-func BenchmarkShapingCPU(b *testing.B) {
+// variants are the transports the benchmarks compare, k host pairs each, all real libp2p
+// hosts (TCP or QUIC, noise or TLS, yamux) in this process: unshaped TCP, the link at
+// 50 Mbit/s and 10 ms, the link unlimited with no latency, and simnet at 50 Mbit/s and
+// 10 ms.
+func variants(b *testing.B, k int) ([][]*pipe, []string) {
+	return [][]*pipe{tcpPipes(b, k), linkPipes(b, k, benchRate, benchLatency), linkPipes(b, k, 0, 0), simnetPipes(b, k)},
+		[]string{"tcp", "link50M", "linkUnlimited", "simnet50M"}
+}
+
+// reportCPU reports each variant's CPU per unit and its ratio to the first (TCP).
+func reportCPU(b *testing.B, names []string, cpu []time.Duration, units float64, unit string) {
+	per := func(i int) float64 { return float64(cpu[i].Nanoseconds()) / 1e3 / units }
+	for i, name := range names {
+		b.ReportMetric(per(i), "cpu-µs/"+unit+"-"+name)
+		if i > 0 {
+			b.ReportMetric(per(i)/per(0), "x-tcp-"+name)
+		}
+	}
+}
+
+// BenchmarkBulkCPU moves 1 MiB per iteration through one host pair of each variant and
+// reports the process CPU per MiB (both ends together) and the ratios to TCP. Writes are
+// 512 B (an attestation RPC) or 64 KiB.
+func BenchmarkBulkCPU(b *testing.B) {
 	for _, w := range []int{512, 64 << 10} {
 		b.Run(fmt.Sprintf("write=%dB", w), func(b *testing.B) {
-			pipes := []*pipe{tcpPipe(b), linkPipe(b, benchRate, benchLatency), linkPipe(b, 0, 0), simnetPipe(b)}
-			names := []string{"tcp", "link50M", "linkUnlimited", "simnet50M"}
+			pipes, names := variants(b, 1)
 			for _, p := range pipes {
-				p.send(b, mib, w) // warm up: connection windows, QUIC slow start
+				p[0].send(b, mib, w) // warm up: stream windows, QUIC's congestion window
 			}
 			cpu := make([]time.Duration, len(pipes))
 			b.SetBytes(mib)
@@ -169,19 +210,50 @@ func BenchmarkShapingCPU(b *testing.B) {
 			for range b.N {
 				for i, p := range pipes {
 					before := cpuTime(b)
-					p.send(b, mib, w)
+					p[0].send(b, mib, w)
 					cpu[i] += cpuTime(b) - before
 				}
 			}
 			b.StopTimer()
-			perMiB := func(i int) float64 { return float64(cpu[i].Microseconds()) / 1000 / float64(b.N) }
-			for i, name := range names {
-				b.ReportMetric(perMiB(i), "cpu-ms/MiB-"+name)
-				if i > 0 {
-					b.ReportMetric(perMiB(i)/perMiB(0), "x-tcp-"+name)
-				}
-			}
-			b.ReportMetric(perMiB(3)/perMiB(1), "simnet/link")
+			reportCPU(b, names, cpu, float64(b.N), "MiB")
 		})
 	}
+}
+
+// BenchmarkMessageCPU is gossip-like traffic: 8 host pairs of each variant at once, each
+// sending 500 messages of 512 B, one about every millisecond, without waiting for them
+// (8000 messages/s in all; with 10 ms of latency about 80 are in flight). Each message
+// travels alone, so the link's per-message work (a timer for its due time) is not shared.
+// It reports the process CPU per message and the ratios to TCP.
+func BenchmarkMessageCPU(b *testing.B) {
+	const pairs, count, size = 8, 500, 512
+	pipes, names := variants(b, pairs)
+	cpu := make([]time.Duration, len(pipes))
+	msg := make([]byte, size)
+	b.ResetTimer()
+	for range b.N {
+		for i, ps := range pipes {
+			before := cpuTime(b)
+			var wg sync.WaitGroup
+			for _, p := range ps {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					want := p.received.Load() + count*size
+					for range count {
+						if _, err := p.s.Write(msg); err != nil {
+							b.Errorf("%s: %v", p.name, err)
+							return
+						}
+						time.Sleep(time.Millisecond)
+					}
+					p.await(b, want)
+				}()
+			}
+			wg.Wait()
+			cpu[i] += cpuTime(b) - before
+		}
+	}
+	b.StopTimer()
+	reportCPU(b, names, cpu, float64(b.N*pairs*count), "msg")
 }

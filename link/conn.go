@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	manet "github.com/multiformats/go-multiaddr/net"
@@ -45,7 +46,8 @@ type conn struct {
 	wake          chan struct{} // capacity 1
 	inUplinkQueue bool          // under link.upMu: in the uplink scheduler's turn queue
 
-	lastRead time.Time // when the previous socket read returned; Read's goroutine only
+	rawConn  syscall.RawConn // the socket's, for reads that tell whether they waited; nil if none
+	lastRead time.Time       // when the previous socket read returned; Read's goroutine only
 
 	closed     atomic.Bool
 	closeOnce  sync.Once
@@ -111,6 +113,11 @@ func (l *Link) handshake(ctx context.Context, raw manet.Conn) (*conn, error) {
 		remote:  string(name),
 		space:   make(chan struct{}),
 		wake:    make(chan struct{}, 1),
+	}
+	if sc, ok := raw.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.rawConn = rc
+		}
 	}
 	go c.run()
 	return c, nil
@@ -352,8 +359,7 @@ func (c *conn) Read(p []byte) (int, error) {
 	if len(p) > c.link.downChunkBytes {
 		p = p[:c.link.downChunkBytes]
 	}
-	called := time.Now()
-	n, err := c.Conn.Read(p)
+	n, waited, err := c.readSocket(p)
 	returned := time.Now()
 	if n > 0 {
 		c.link.downBytes.Add(int64(n))
@@ -361,7 +367,7 @@ func (c *conn) Read(p []byte) (int, error) {
 			// Bytes found waiting arrived after the previous read; counting them from then
 			// keeps a late reader from turning a busy downlink into an idle one.
 			arrived := returned
-			if returned.Sub(called) < blockedRead && c.lastRead.Before(returned) {
+			if !waited && c.lastRead.Before(returned) {
 				arrived = c.lastRead
 			}
 			if through := down.cutThrough(arrived, n); through.Sub(returned) > granularity {
@@ -374,6 +380,40 @@ func (c *conn) Read(p []byte) (int, error) {
 		err = c.opError("read", net.ErrClosed)
 	}
 	return n, err
+}
+
+// readSocket reads from the socket and says whether it had to wait for bytes to arrive or
+// found them there. Through the socket's RawConn the first, non-blocking read attempt
+// tells; without one (not a TCP socket), a read that took blockedRead or longer counts as
+// having waited.
+func (c *conn) readSocket(p []byte) (n int, waited bool, err error) {
+	if c.rawConn == nil {
+		called := time.Now()
+		n, err = c.Conn.Read(p)
+		return n, time.Since(called) >= blockedRead, err
+	}
+	var rerr error
+	attempts := 0
+	err = c.rawConn.Read(func(fd uintptr) bool {
+		attempts++
+		for {
+			n, rerr = syscall.Read(int(fd), p)
+			if rerr != syscall.EINTR {
+				break
+			}
+		}
+		return rerr != syscall.EAGAIN
+	})
+	waited = attempts > 1
+	switch {
+	case err != nil:
+		return 0, waited, c.opError("read", err)
+	case rerr != nil:
+		return 0, waited, c.opError("read", os.NewSyscallError("read", rerr))
+	case n == 0 && len(p) > 0:
+		return 0, waited, io.EOF
+	}
+	return n, waited, nil
 }
 
 // Close stops reads and writes at once; what Write had accepted is still delivered, as a
