@@ -8,13 +8,22 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	manet "github.com/multiformats/go-multiaddr/net"
 )
 
-// conn is one shaped TCP connection: the node's egress through a send buffer, the uplink
-// and a delay line, its ingress through the downlink.
+// conn is one shaped TCP connection: egress through a send buffer, the node's uplink and
+// a delay line; ingress through the node's downlink.
+//
+// Write books its bytes on the uplink itself when the connection has no backlog and the
+// uplink is booked less than uplinkLead ahead of real time (the common case for gossip:
+// one lock, no hand-off); otherwise they wait in the connection's backlog, and the node's
+// uplink scheduler (Link.scheduleUplink) books backlogs a chunk at a time, connection by
+// connection in turn, as the uplink catches up. Booked bytes go on the line with their
+// due time; one goroutine per connection (run) sleeps until the first is due and writes
+// everything due to the socket.
 type conn struct {
 	manet.Conn
 	link    *Link
@@ -23,41 +32,33 @@ type conn struct {
 
 	// Egress state, under mu.
 	mu            sync.Mutex
-	pieces        []piece // written and not yet through the uplink; each ≤ one chunk
-	queuedBytes   int     // bytes in pieces
-	heldBytes     int     // bytes accepted by Write and not yet written to the socket
-	waiters       int     // writers blocked on a full send buffer
+	backlog       []piece // written, not yet scheduled on the uplink; each ≤ one chunk
+	backlogBytes  int
+	line          []piece // scheduled, with their due times, in due order
+	lineHead      int
+	heldBytes     int // accepted by Write and not yet written to the socket
+	waiters       int // writers blocked on a full send buffer
 	space         chan struct{}
 	writeDeadline time.Time
 	closing       bool
 	err           error         // sticky egress failure
-	wake          chan struct{} // capacity 1: the uplink goroutine has work
+	wakeAt        time.Time     // when run will next look by itself; zero: only when woken
+	wake          chan struct{} // capacity 1
+	inUplinkQueue bool          // under link.upMu: in the uplink scheduler's turn queue
 
-	// The delay line: chunks through the uplink, in due order, under lineMu.
-	lineMu   sync.Mutex
-	line     []chunk
-	lineHead int
-	lineEOF  bool
-	lineWake chan struct{} // capacity 1
-
-	lastRead time.Time // when the previous socket read returned; Read's goroutine only
+	rawConn  syscall.RawConn // the socket's, for reads that tell whether they waited; nil if none
+	lastRead time.Time       // when the previous socket read returned; Read's goroutine only
 
 	closed     atomic.Bool
 	closeOnce  sync.Once
 	forceClose *time.Timer
 }
 
-// piece is the bytes of one Write (or one chunk's worth of it) and when they were written.
+// piece is a run of written bytes: in the backlog, at is when they were written; on the
+// line, at is when they are due at the receiver.
 type piece struct {
 	b  []byte
 	at time.Time
-}
-
-// chunk is a run of bytes that left the uplink together and is due at the receiver at due.
-type chunk struct {
-	due    time.Time
-	pieces []piece
-	bytes  int
 }
 
 // preambleMagic starts the region preamble; a length byte and the region name follow.
@@ -106,16 +107,19 @@ func (l *Link) handshake(ctx context.Context, raw manet.Conn) (*conn, error) {
 		_ = b.SetWriteBuffer(socketBufferBytes)
 	}
 	c := &conn{
-		Conn:     raw,
-		link:     l,
-		latency:  lat,
-		remote:   string(name),
-		space:    make(chan struct{}),
-		wake:     make(chan struct{}, 1),
-		lineWake: make(chan struct{}, 1),
+		Conn:    raw,
+		link:    l,
+		latency: lat,
+		remote:  string(name),
+		space:   make(chan struct{}),
+		wake:    make(chan struct{}, 1),
 	}
-	go c.uplink()
-	go c.deliver()
+	if sc, ok := raw.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.rawConn = rc
+		}
+	}
+	go c.run()
 	return c, nil
 }
 
@@ -123,10 +127,15 @@ func (l *Link) handshake(ctx context.Context, raw manet.Conn) (*conn, error) {
 // frees, the write deadline passes or the conn fails or closes).
 func (c *conn) Write(p []byte) (int, error) {
 	chunkBytes := c.link.upChunkBytes
-	written := 0
+	written, queue := 0, false
 	now := time.Now()
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer func() {
+		c.mu.Unlock()
+		if queue {
+			c.link.queueUplink(c) // after unlocking: the scheduler takes link.upMu, then c.mu
+		}
+	}()
 	for written < len(p) {
 		if c.closing {
 			return written, c.opError("write", net.ErrClosed)
@@ -136,6 +145,13 @@ func (c *conn) Write(p []byte) (int, error) {
 		}
 		free := c.link.sendBufferBytes - c.heldBytes
 		if free <= 0 {
+			if queue { // the backlog must be booked for space to free
+				c.mu.Unlock()
+				c.link.queueUplink(c)
+				c.mu.Lock()
+				queue = false
+				continue
+			}
 			if err := c.waitSpace(); err != nil {
 				return written, c.opError("write", err)
 			}
@@ -147,13 +163,19 @@ func (c *conn) Write(p []byte) (int, error) {
 			k := min(n, chunkBytes)
 			b := make([]byte, k)
 			copy(b, p[written:written+k])
-			c.pieces = append(c.pieces, piece{b: b, at: now})
-			c.queuedBytes += k
 			c.heldBytes += k
 			written += k
 			n -= k
+			if c.backlogBytes == 0 {
+				if departure, ok := c.link.up.schedule(now, now, k, uplinkLead); ok {
+					c.appendLineLocked(piece{b: b, at: departure.Add(c.latency)})
+					continue
+				}
+			}
+			c.backlog = append(c.backlog, piece{b: b, at: now})
+			c.backlogBytes += k
+			queue = true
 		}
-		notify(c.wake)
 	}
 	return written, nil
 }
@@ -208,139 +230,123 @@ func (c *conn) SetDeadline(t time.Time) error {
 	return c.SetWriteDeadline(t)
 }
 
-// uplink moves the send buffer through the node's uplink, one chunk at a time, and puts
-// each chunk on the delay line with its due time.
-func (c *conn) uplink() {
-	up := c.link.up
-	chunkBytes := c.link.upChunkBytes
+// appendLineLocked puts booked bytes on the line and wakes run if the line was empty.
+func (c *conn) appendLineLocked(p piece) {
+	c.line = append(c.line, p)
+	c.link.upBytes.Add(int64(len(p.b)))
+	if c.wakeAt.IsZero() {
+		notify(c.wake)
+	}
+}
+
+// bookChunk books the next chunk of the backlog on the uplink, unless the uplink is booked
+// more than lead ahead of now. It reports whether it booked and whether backlog remains.
+func (c *conn) bookChunk(now time.Time, lead time.Duration) (booked, more bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.backlogBytes == 0 {
+		return false, false
+	}
+	k, n := 0, 0
+	for k < len(c.backlog) && (k == 0 || n+len(c.backlog[k].b) <= c.link.upChunkBytes) {
+		n += len(c.backlog[k].b)
+		k++
+	}
+	// All of the chunk was there when its last piece was written.
+	departure, ok := c.link.up.schedule(c.backlog[k-1].at, now, n, lead)
+	if !ok {
+		return false, true
+	}
+	for i := range k {
+		c.appendLineLocked(piece{b: c.backlog[i].b, at: departure.Add(c.latency)})
+	}
+	clear(c.backlog[:k])
+	c.backlog = c.backlog[k:]
+	c.backlogBytes -= n
+	if c.backlogBytes == 0 {
+		c.backlog = nil
+	}
+	return true, c.backlogBytes > 0
+}
+
+// run writes the line to the socket as it falls due; it closes the socket when the conn is
+// closed and drained, or has failed.
+func (c *conn) run() {
+	defer c.Conn.Close()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var batch []piece
+	var buf []byte
 	for {
 		c.mu.Lock()
-		for c.queuedBytes == 0 && !c.closing && c.err == nil {
+		if c.lineHead == len(c.line) {
+			if c.err != nil || (c.closing && c.backlogBytes == 0) {
+				if c.forceClose != nil {
+					c.forceClose.Stop()
+				}
+				c.mu.Unlock()
+				return
+			}
+			c.wakeAt = time.Time{}
 			c.mu.Unlock()
 			<-c.wake
-			c.mu.Lock()
+			continue
 		}
-		if c.err != nil || c.queuedBytes == 0 { // failed, or closing and drained
-			c.mu.Unlock()
-			c.push(chunk{}, true)
-			return
-		}
-		k, n := 0, 0
-		for k < len(c.pieces) && (k == 0 || n+len(c.pieces[k].b) <= chunkBytes) {
-			n += len(c.pieces[k].b)
-			k++
-		}
-		taken := c.pieces[:k:k]
-		c.pieces = c.pieces[k:]
-		if len(c.pieces) == 0 {
-			c.pieces = nil
-		}
-		c.queuedBytes -= n
+		next := c.line[c.lineHead].at.Add(-timerSlack)
+		c.wakeAt = next
 		c.mu.Unlock()
+		if wait := time.Until(next); wait > 0 {
+			timer.Reset(wait)
+			<-timer.C
+			c.link.recordLate(time.Since(next.Add(timerSlack)))
+		}
 
-		departure := taken[k-1].at // all of the chunk was there when its last piece was
-		if up != nil {
-			departure = up.storeAndForward(departure, n)
-		}
-		c.link.upBytes.Add(int64(n))
-		c.push(chunk{due: departure.Add(c.latency), pieces: taken, bytes: n}, false)
-		// Take the next chunk only when the uplink is nearly through this one, so that
-		// other connections get their turns in between.
-		if ahead := time.Until(departure); ahead > uplinkLead {
-			time.Sleep(ahead - uplinkLead)
-		}
-	}
-}
-
-func (c *conn) push(ch chunk, eof bool) {
-	c.lineMu.Lock()
-	if eof {
-		c.lineEOF = true
-	} else {
-		c.line = append(c.line, ch)
-	}
-	c.lineMu.Unlock()
-	notify(c.lineWake)
-}
-
-// deliver writes each chunk to the socket when it is due, and closes the socket when the
-// conn is closed and drained or has failed.
-func (c *conn) deliver() {
-	defer c.Conn.Close()
-	var buf []byte
-	var due []chunk
-	for {
-		c.lineMu.Lock()
-		for c.lineHead == len(c.line) && !c.lineEOF {
-			c.lineMu.Unlock()
-			<-c.lineWake
-			c.lineMu.Lock()
-		}
-		if c.lineHead == len(c.line) { // EOF and drained
-			c.lineMu.Unlock()
-			c.mu.Lock()
-			if c.forceClose != nil {
-				c.forceClose.Stop()
-			}
-			c.mu.Unlock()
-			return
-		}
-		first := c.line[c.lineHead]
-		c.lineMu.Unlock()
-
-		if time.Until(first.due) > timerSlack {
-			c.link.sleepUntil(first.due)
-		}
 		// Everything due by now (within the slack) goes out in one write.
-		now := time.Now().Add(timerSlack)
-		c.lineMu.Lock()
-		end := c.lineHead + 1
-		for end < len(c.line) && !c.line[end].due.After(now) {
+		c.mu.Lock()
+		limit := time.Now().Add(timerSlack)
+		end := c.lineHead
+		for end < len(c.line) && !c.line[end].at.After(limit) {
 			end++
 		}
-		due = append(due[:0], c.line[c.lineHead:end]...)
-		clear(c.line[c.lineHead:end]) // drop the line's references to these bytes
+		batch = append(batch[:0], c.line[c.lineHead:end]...)
+		clear(c.line[c.lineHead:end])
 		c.lineHead = end
-		if c.lineHead > 64 && c.lineHead*2 > len(c.line) {
+		if c.lineHead == len(c.line) {
+			c.line, c.lineHead = c.line[:0], 0
+		} else if c.lineHead > 64 && c.lineHead*2 > len(c.line) {
 			n := copy(c.line, c.line[c.lineHead:])
 			clear(c.line[n:])
-			c.line = c.line[:n]
-			c.lineHead = 0
+			c.line, c.lineHead = c.line[:n], 0
 		}
-		c.lineMu.Unlock()
+		c.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
 
-		total, pieces := 0, 0
-		for _, ch := range due {
-			total += ch.bytes
-			pieces += len(ch.pieces)
-		}
-		var out []byte
-		if pieces == 1 {
-			out = due[0].pieces[0].b
-		} else {
+		out, total := batch[0].b, 0
+		if len(batch) > 1 {
 			buf = buf[:0]
-			for _, ch := range due {
-				for _, p := range ch.pieces {
-					buf = append(buf, p.b...)
-				}
+			for _, p := range batch {
+				buf = append(buf, p.b...)
 			}
 			out = buf
 		}
+		for _, p := range batch {
+			total += len(p.b)
+		}
 		_, err := c.Conn.Write(out)
-		clear(due)
+		clear(batch)
 		c.mu.Lock()
 		c.heldBytes -= total
 		if err != nil && c.err == nil {
 			c.err = err
-			c.pieces, c.queuedBytes = nil, 0
+			c.backlog, c.backlogBytes = nil, 0
+			clear(c.line)
+			c.line, c.lineHead = nil, 0
+			c.heldBytes = 0
 		}
 		c.signalLocked()
-		failed := c.err != nil
 		c.mu.Unlock()
-		if failed {
-			notify(c.wake)
-			return
-		}
 	}
 }
 
@@ -353,8 +359,7 @@ func (c *conn) Read(p []byte) (int, error) {
 	if len(p) > c.link.downChunkBytes {
 		p = p[:c.link.downChunkBytes]
 	}
-	called := time.Now()
-	n, err := c.Conn.Read(p)
+	n, waited, err := c.readSocket(p)
 	returned := time.Now()
 	if n > 0 {
 		c.link.downBytes.Add(int64(n))
@@ -362,7 +367,7 @@ func (c *conn) Read(p []byte) (int, error) {
 			// Bytes found waiting arrived after the previous read; counting them from then
 			// keeps a late reader from turning a busy downlink into an idle one.
 			arrived := returned
-			if returned.Sub(called) < blockedRead && c.lastRead.Before(returned) {
+			if !waited && c.lastRead.Before(returned) {
 				arrived = c.lastRead
 			}
 			if through := down.cutThrough(arrived, n); through.Sub(returned) > granularity {
@@ -375,6 +380,40 @@ func (c *conn) Read(p []byte) (int, error) {
 		err = c.opError("read", net.ErrClosed)
 	}
 	return n, err
+}
+
+// readSocket reads from the socket and says whether it had to wait for bytes to arrive or
+// found them there. Through the socket's RawConn the first, non-blocking read attempt
+// tells; without one (not a TCP socket), a read that took blockedRead or longer counts as
+// having waited.
+func (c *conn) readSocket(p []byte) (n int, waited bool, err error) {
+	if c.rawConn == nil {
+		called := time.Now()
+		n, err = c.Conn.Read(p)
+		return n, time.Since(called) >= blockedRead, err
+	}
+	var rerr error
+	attempts := 0
+	err = c.rawConn.Read(func(fd uintptr) bool {
+		attempts++
+		for {
+			n, rerr = syscall.Read(int(fd), p)
+			if rerr != syscall.EINTR {
+				break
+			}
+		}
+		return rerr != syscall.EAGAIN
+	})
+	waited = attempts > 1
+	switch {
+	case err != nil:
+		return 0, waited, c.opError("read", err)
+	case rerr != nil:
+		return 0, waited, c.opError("read", os.NewSyscallError("read", rerr))
+	case n == 0 && len(p) > 0:
+		return 0, waited, io.EOF
+	}
+	return n, waited, nil
 }
 
 // Close stops reads and writes at once; what Write had accepted is still delivered, as a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -86,13 +87,54 @@ func pair(t *testing.T, a, b *Link) (*conn, *conn) {
 	return ca, r.c
 }
 
-func within(t *testing.T, what string, got, want, tol time.Duration) {
-	t.Helper()
+// attempt is one try of a timing check: its checks collect misses instead of failing, and
+// it remembers its links to report their timer lateness.
+type attempt struct {
+	t      *testing.T
+	misses []string
+	links  []*Link
+}
+
+// link makes a link on testRegions for this attempt.
+func (a *attempt) link(s Shape, opts ...Option) *Link {
+	a.t.Helper()
+	l := newLink(a.t, s, opts...)
+	a.links = append(a.links, l)
+	return l
+}
+
+func (a *attempt) within(what string, got, want, tol time.Duration) {
+	a.t.Helper()
 	if got < want-tol || got > want+tol {
-		t.Errorf("%s: %v, want %v ± %v", what, got, want, tol)
+		a.misses = append(a.misses, fmt.Sprintf("%s: %v, want %v ± %v", what, got, want, tol))
 	} else {
-		t.Logf("%s: %v (want %v ± %v)", what, got, want, tol)
+		a.t.Logf("%s: %v (want %v ± %v)", what, got, want, tol)
 	}
+}
+
+// retry runs a timing check up to three times and fails only if every attempt misses.
+// The model is deterministic and a loaded machine only delays it (a late timer, a starved
+// process), so one clean attempt shows the model right; the misses are reported with how
+// late the links' timers woke, which tells a saturated machine from a wrong model.
+func retry(t *testing.T, check func(a *attempt)) {
+	t.Helper()
+	var report []string
+	for i := 1; i <= 3; i++ {
+		a := &attempt{t: t}
+		check(a)
+		if t.Failed() || len(a.misses) == 0 {
+			return
+		}
+		var late, lateMax time.Duration
+		for _, l := range a.links {
+			s := l.Stats()
+			late, lateMax = max(late, s.LateMean), max(lateMax, s.LateMax)
+		}
+		msg := fmt.Sprintf("attempt %d (timers woke %v late on average, %v at most): %s", i, late, lateMax, strings.Join(a.misses, "; "))
+		t.Log(msg)
+		report = append(report, msg)
+	}
+	t.Errorf("every attempt missed:\n%s", strings.Join(report, "\n"))
 }
 
 // transfer writes n random bytes on w and returns how long after the first Write the
@@ -134,76 +176,100 @@ func TestBulkRate(t *testing.T) {
 	const rate = 16e6 // 2 MB/s
 	const n = 1 << 20 // about half a second
 	t.Run("uplink", func(t *testing.T) {
-		a := newLink(t, Shape{Region: "a", UpBitsPerSec: rate})
-		b := newLink(t, Shape{Region: "b"})
-		ca, cb := pair(t, a, b)
-		want := expectedTransfer(n, rate, 20*time.Millisecond)
-		within(t, "1 MiB through a 16 Mbit/s uplink", transfer(t, ca, cb, n), want, want/10)
-		if s := a.Stats(); s.UpBytes != n {
-			t.Errorf("uplink counted %d bytes, want %d", s.UpBytes, n)
-		}
+		retry(t, func(a *attempt) {
+			la := a.link(Shape{Region: "a", UpBitsPerSec: rate})
+			ca, cb := pair(t, la, a.link(Shape{Region: "b"}))
+			want := expectedTransfer(n, rate, 20*time.Millisecond)
+			a.within("1 MiB through a 16 Mbit/s uplink", transfer(t, ca, cb, n), want, want/10)
+			if s := la.Stats(); s.UpBytes != n {
+				t.Errorf("uplink counted %d bytes, want %d", s.UpBytes, n)
+			}
+		})
 	})
 	t.Run("downlink", func(t *testing.T) {
-		a := newLink(t, Shape{Region: "a"})
-		b := newLink(t, Shape{Region: "b", DownBitsPerSec: rate})
-		ca, cb := pair(t, a, b)
-		want := expectedTransfer(n, rate, 20*time.Millisecond)
-		within(t, "1 MiB through a 16 Mbit/s downlink", transfer(t, ca, cb, n), want, want/10)
-		if s := b.Stats(); s.DownBytes != n {
-			t.Errorf("downlink counted %d bytes, want %d", s.DownBytes, n)
-		}
+		retry(t, func(a *attempt) {
+			lb := a.link(Shape{Region: "b", DownBitsPerSec: rate})
+			ca, cb := pair(t, a.link(Shape{Region: "a"}), lb)
+			want := expectedTransfer(n, rate, 20*time.Millisecond)
+			a.within("1 MiB through a 16 Mbit/s downlink", transfer(t, ca, cb, n), want, want/10)
+			if s := lb.Stats(); s.DownBytes != n {
+				t.Errorf("downlink counted %d bytes, want %d", s.DownBytes, n)
+			}
+		})
 	})
 }
 
 // TestOneWayLatency times small messages one way, in both directions of an asymmetric
 // pair and within a region, against the matrix (±2 ms on the median of 5).
 func TestOneWayLatency(t *testing.T) {
-	a := newLink(t, Shape{Region: "a", UpBitsPerSec: 50e6, DownBitsPerSec: 50e6})
-	b := newLink(t, Shape{Region: "b", UpBitsPerSec: 50e6, DownBitsPerSec: 50e6})
-	a2 := newLink(t, Shape{Region: "a", UpBitsPerSec: 50e6, DownBitsPerSec: 50e6})
-	ab, ba := pair(t, a, b)
-	aa, aa2 := pair(t, a2, newLink(t, Shape{Region: "a"}))
-	for _, tc := range []struct {
-		name string
-		w, r net.Conn
-		want time.Duration
-	}{
-		{"a→b", ab, ba, 20 * time.Millisecond},
-		{"b→a", ba, ab, 35 * time.Millisecond},
-		{"a→a", aa, aa2, 1 * time.Millisecond},
-	} {
-		var samples []time.Duration
-		msg := make([]byte, 100)
-		for range 5 {
-			samples = append(samples, transfer(t, tc.w, tc.r, len(msg)))
+	retry(t, func(a *attempt) {
+		ab, ba := pair(t, a.link(Shape{Region: "a", UpBitsPerSec: 50e6, DownBitsPerSec: 50e6}),
+			a.link(Shape{Region: "b", UpBitsPerSec: 50e6, DownBitsPerSec: 50e6}))
+		aa, aa2 := pair(t, a.link(Shape{Region: "a", UpBitsPerSec: 50e6, DownBitsPerSec: 50e6}), a.link(Shape{Region: "a"}))
+		for _, tc := range []struct {
+			name string
+			w, r net.Conn
+			want time.Duration
+		}{
+			{"a→b", ab, ba, 20 * time.Millisecond},
+			{"b→a", ba, ab, 35 * time.Millisecond},
+			{"a→a", aa, aa2, 1 * time.Millisecond},
+		} {
+			var samples []time.Duration
+			for range 5 {
+				samples = append(samples, transfer(t, tc.w, tc.r, 100))
+			}
+			slices.Sort(samples)
+			a.within("one-way latency "+tc.name+" (median of 5)", samples[2], tc.want, 2*time.Millisecond)
 		}
-		slices.Sort(samples)
-		within(t, "one-way latency "+tc.name+" (median of 5)", samples[2], tc.want, 2*time.Millisecond)
-	}
+	})
 }
 
-// TestFairShare starts two bulk flows through one uplink at once: with fair sharing both
-// finish together, when the uplink has carried both (FIFO by write would finish the first
-// in half the time).
+// TestFairShare starts two bulk flows through one uplink, and two through one downlink,
+// at once: with fair sharing both finish together, when the link has carried both (FIFO
+// by write would finish the first in half the time).
 func TestFairShare(t *testing.T) {
 	const rate = 16e6
 	const n = 512 << 10
-	a := newLink(t, Shape{Region: "a", UpBitsPerSec: rate})
-	ab, b := pair(t, a, newLink(t, Shape{Region: "b"}))
-	ac, c := pair(t, a, newLink(t, Shape{Region: "a"}))
-	var wg sync.WaitGroup
-	times := make([]time.Duration, 2)
-	for i, p := range [][2]net.Conn{{ab, b}, {ac, c}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			times[i] = transfer(t, p[0], p[1], n)
-		}()
+	both := func(pairs [2][2]net.Conn) [2]time.Duration {
+		var wg sync.WaitGroup
+		var times [2]time.Duration
+		for i, p := range pairs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				times[i] = transfer(t, p[0], p[1], n)
+			}()
+		}
+		wg.Wait()
+		return times
 	}
-	wg.Wait()
 	want := expectedTransfer(2*n, rate, 0)
-	within(t, "flow to b (20 ms away) sharing the uplink", times[0], want+20*time.Millisecond, want/10)
-	within(t, "flow to c (1 ms away) sharing the uplink", times[1], want+1*time.Millisecond, want/10)
+	t.Run("uplink", func(t *testing.T) {
+		retry(t, func(a *attempt) {
+			la := a.link(Shape{Region: "a", UpBitsPerSec: rate})
+			ab, b := pair(t, la, a.link(Shape{Region: "b"}))
+			ac, c := pair(t, la, a.link(Shape{Region: "a"}))
+			times := both([2][2]net.Conn{{ab, b}, {ac, c}})
+			a.within("flow to b (20 ms away) sharing the uplink", times[0], want+20*time.Millisecond, want/10)
+			a.within("flow to c (1 ms away) sharing the uplink", times[1], want+1*time.Millisecond, want/10)
+		})
+	})
+	t.Run("downlink", func(t *testing.T) {
+		retry(t, func(a *attempt) {
+			la := a.link(Shape{Region: "a", DownBitsPerSec: rate})
+			ba, b := pair(t, a.link(Shape{Region: "b"}), la)
+			ca, c := pair(t, a.link(Shape{Region: "a"}), la)
+			times := both([2][2]net.Conn{{ba, b}, {ca, c}})
+			// c's bytes arrive from 1 ms, b's from 35 ms: c has the downlink alone for 34 ms,
+			// then they share it until c is done; the link is busy throughout, so b finishes
+			// when both are through.
+			alone := int(34 * time.Millisecond * rate / 8 / time.Second)
+			wantC := 35*time.Millisecond + 2*expectedTransfer(n-alone, rate, 0)
+			a.within("flow from c (1 ms away) sharing the downlink", times[1], wantC, wantC/10)
+			a.within("flow from b (35 ms away) sharing the downlink", times[0], want+1*time.Millisecond, want/10)
+		})
+	})
 }
 
 // TestQueueGrows writes 20 messages of 10 kB at once into an 8 Mbit/s uplink: each arrives
@@ -212,63 +278,66 @@ func TestFairShare(t *testing.T) {
 func TestQueueGrows(t *testing.T) {
 	const rate = 8e6 // 1 MB/s
 	const size, count = 10_000, 20
-	a := newLink(t, Shape{Region: "a", UpBitsPerSec: rate})
-	w, r := pair(t, a, newLink(t, Shape{Region: "b"}))
 	data := make([]byte, size*count)
 	for i := range data {
 		data[i] = byte(i / size)
 	}
-	arrivals := make([]time.Duration, count)
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() {
-		buf := make([]byte, size)
-		for i := range count {
-			if _, err := io.ReadFull(r, buf); err != nil {
-				done <- err
-				return
+	retry(t, func(a *attempt) {
+		w, r := pair(t, a.link(Shape{Region: "a", UpBitsPerSec: rate}), a.link(Shape{Region: "b"}))
+		arrivals := make([]time.Duration, count)
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			buf := make([]byte, size)
+			for i := range count {
+				if _, err := io.ReadFull(r, buf); err != nil {
+					done <- err
+					return
+				}
+				arrivals[i] = time.Since(start)
+				if !bytes.Equal(buf, data[i*size:(i+1)*size]) {
+					done <- errors.New("message bytes differ")
+					return
+				}
 			}
-			arrivals[i] = time.Since(start)
-			if !bytes.Equal(buf, data[i*size:(i+1)*size]) {
-				done <- errors.New("message bytes differ")
-				return
+			done <- nil
+		}()
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		chunk := chunkBytes(rate)
+		for i, got := range arrivals {
+			// A message is complete when the chunk holding its last byte arrives.
+			end := ((i+1)*size + chunk - 1) / chunk * chunk
+			want := expectedTransfer(end, rate, 20*time.Millisecond)
+			if tol := max(2*time.Millisecond, (want-20*time.Millisecond)/10); got < want-tol || got > want+tol {
+				a.misses = append(a.misses, fmt.Sprintf("message %d arrived after %v, want %v ± %v", i, got, want, tol))
 			}
 		}
-		done <- nil
-	}()
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	chunk := chunkBytes(rate)
-	for i, got := range arrivals {
-		// A message is complete when the chunk holding its last byte arrives.
-		end := ((i+1)*size + chunk - 1) / chunk * chunk
-		want := expectedTransfer(end, rate, 20*time.Millisecond)
-		tol := max(2*time.Millisecond, (want-20*time.Millisecond)/10)
-		if got < want-tol || got > want+tol {
-			t.Errorf("message %d arrived after %v, want %v ± %v", i, got, want, tol)
-		}
-	}
-	t.Logf("first message after %v, last after %v", arrivals[0], arrivals[count-1])
+		t.Logf("first of %d messages after %v, last after %v", count, arrivals[0], arrivals[count-1])
+	})
 }
 
 // TestBackpressure: with a 64 KiB send buffer, a 256 KiB Write returns only when all but
 // the last 64 KiB have reached the socket; a write deadline interrupts a blocked Write.
 func TestBackpressure(t *testing.T) {
 	const rate = 8e6 // 1 MB/s
-	a := newLink(t, Shape{Region: "a", UpBitsPerSec: rate}, WithSendBuffer(64<<10))
-	w, r := pair(t, a, newLink(t, Shape{Region: "b"}))
-	go io.Copy(io.Discard, r)
-	start := time.Now()
-	if _, err := w.Write(make([]byte, 256<<10)); err != nil {
-		t.Fatal(err)
-	}
-	// The last 64 KiB still wait; the rest has left the uplink and spent 20 ms in flight.
-	want := expectedTransfer(192<<10, rate, 20*time.Millisecond)
-	within(t, "256 KiB Write into a 64 KiB send buffer returned after", time.Since(start), want, want/10)
+	var w net.Conn
+	retry(t, func(a *attempt) {
+		var r net.Conn
+		w, r = pair(t, a.link(Shape{Region: "a", UpBitsPerSec: rate}, WithSendBuffer(64<<10)), a.link(Shape{Region: "b"}))
+		go io.Copy(io.Discard, r)
+		start := time.Now()
+		if _, err := w.Write(make([]byte, 256<<10)); err != nil {
+			t.Fatal(err)
+		}
+		// The last 64 KiB still wait; the rest has left the uplink and spent 20 ms in flight.
+		want := expectedTransfer(192<<10, rate, 20*time.Millisecond)
+		a.within("256 KiB Write into a 64 KiB send buffer returned after", time.Since(start), want, want/10)
+	})
 
 	w.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
 	n, err := w.Write(make([]byte, 256<<10))

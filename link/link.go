@@ -24,8 +24,9 @@ const (
 	// each socket: small, so that a full downlink pushes back to the sender instead of
 	// queueing megabytes in loopback socket buffers.
 	socketBufferBytes = 64 << 10
-	// uplinkLead is how far ahead of real time a connection schedules its chunks on the
-	// uplink before it waits for the link to catch up, so that connections take turns.
+	// uplinkLead is how far ahead of real time the uplink may be booked before a
+	// connection's further bytes wait in its backlog; backlogs are booked a chunk at a
+	// time, up to twice this, so connections with bytes to send take turns.
 	uplinkLead = 2 * time.Millisecond
 	// blockedRead is how long a socket read must take to count as having waited for
 	// bytes to arrive, rather than finding them there.
@@ -50,6 +51,11 @@ type Link struct {
 	downChunkBytes  int
 	sendBufferBytes int
 	attached        atomic.Bool
+
+	// The uplink scheduler: connections with backlog, served in turn.
+	upMu      sync.Mutex
+	upQueue   []*conn
+	upRunning bool
 
 	upBytes, downBytes atomic.Int64
 	handshakeErrors    atomic.Int64
@@ -111,9 +117,10 @@ func chunkBytes(bitsPerSec int64) int {
 // serializer is one direction of an access link as a virtual clock: when the last byte
 // scheduled on it is through. Bytes are scheduled from when they became available, not
 // from when a goroutine got round to them, so the link keeps its rate when wake-ups come
-// late on a loaded machine; a token bucket such as x/time/rate's counts a late caller's
-// delay as idle time and loses it (measured here: 10–25 % of a 16 Mbit/s link at load
-// average 5), and cannot take times in the past.
+// late on a loaded machine. A token bucket (x/time/rate, which this package used first)
+// counts a late caller's delay as idle time and loses it: this package's 1 MiB transfers
+// through a 16 Mbit/s link took 11–26 % too long with it at load average 5, and it cannot
+// book bytes at a time in the past.
 type serializer struct {
 	mu        sync.Mutex
 	nsPerByte float64
@@ -128,12 +135,26 @@ func newSerializer(bitsPerSec int64) *serializer {
 	return &serializer{nsPerByte: 8e9 / float64(bitsPerSec)}
 }
 
-// storeAndForward schedules n bytes all available at avail and returns when the last of
-// them has left: the uplink, where a chunk is written at once.
-func (s *serializer) storeAndForward(avail time.Time, n int) time.Time {
+// schedule puts n bytes, all available at avail, on the uplink and returns when the last
+// of them has left, unless the uplink is already more than lead ahead of now (then it
+// does nothing and returns false). A nil serializer (unlimited) passes bytes at once.
+func (s *serializer) schedule(avail, now time.Time, n int, lead time.Duration) (time.Time, bool) {
+	if s == nil {
+		return avail, true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.free.Sub(now) > lead {
+		return time.Time{}, false
+	}
 	s.free = later(s.free, avail).Add(s.duration(n))
+	return s.free, true
+}
+
+// freeAt is when the link will have carried everything scheduled on it.
+func (s *serializer) freeAt() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.free
 }
 
@@ -216,6 +237,55 @@ func (l *Link) recordLate(late time.Duration) {
 		m := l.lateMaxNs.Load()
 		if int64(late) <= m || l.lateMaxNs.CompareAndSwap(m, int64(late)) {
 			return
+		}
+	}
+}
+
+// queueUplink gives c a turn on the uplink scheduler, starting the scheduler if it is not
+// running.
+func (l *Link) queueUplink(c *conn) {
+	l.upMu.Lock()
+	defer l.upMu.Unlock()
+	if !c.inUplinkQueue {
+		c.inUplinkQueue = true
+		l.upQueue = append(l.upQueue, c)
+	}
+	if !l.upRunning {
+		l.upRunning = true
+		go l.scheduleUplink()
+	}
+}
+
+// scheduleUplink books the backlogs of connections on the uplink, one chunk per
+// connection in turn (round robin: a bulk flow cannot starve another), keeping the uplink
+// booked up to twice uplinkLead ahead, and sleeps while it is booked further than
+// uplinkLead. It returns when no connection has backlog.
+func (l *Link) scheduleUplink() {
+	for {
+		l.upMu.Lock()
+		now := time.Now()
+		for len(l.upQueue) > 0 {
+			c := l.upQueue[0]
+			booked, more := c.bookChunk(now, 2*uplinkLead)
+			if !booked && more {
+				break // the uplink is booked far enough ahead
+			}
+			l.upQueue = l.upQueue[1:]
+			if more {
+				l.upQueue = append(l.upQueue, c)
+			} else {
+				c.inUplinkQueue = false
+			}
+		}
+		if len(l.upQueue) == 0 {
+			l.upQueue = nil
+			l.upRunning = false
+			l.upMu.Unlock()
+			return
+		}
+		l.upMu.Unlock()
+		if wait := time.Until(l.up.freeAt().Add(-uplinkLead)); wait > 0 {
+			time.Sleep(wait)
 		}
 	}
 }
