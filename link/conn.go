@@ -28,7 +28,6 @@ type conn struct {
 	manet.Conn
 	link    *Link
 	latency time.Duration // one-way, from this node's region to the remote's
-	remote  string        // the remote's region
 
 	// Egress state, under mu.
 	mu            sync.Mutex
@@ -110,7 +109,6 @@ func (l *Link) handshake(ctx context.Context, raw manet.Conn) (*conn, error) {
 		Conn:    raw,
 		link:    l,
 		latency: lat,
-		remote:  string(name),
 		space:   make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 	}

@@ -321,6 +321,35 @@ func TestQueueGrows(t *testing.T) {
 	})
 }
 
+// TestPipelined is the mocknet case: 100 writes of 300 B, one after another, over
+// a 20 ms link. mocknet blocks each write until the previous one arrives (1.27 s at
+// 25 ms); here they are all in flight at once and the last arrives after the latency plus
+// the uplink's time for all 30 kB.
+func TestPipelined(t *testing.T) {
+	const rate = 50e6
+	const size, count = 300, 100
+	retry(t, func(a *attempt) {
+		w, r := pair(t, a.link(Shape{Region: "a", UpBitsPerSec: rate}), a.link(Shape{Region: "b"}))
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := io.ReadFull(r, make([]byte, size*count))
+			done <- err
+		}()
+		msg := make([]byte, size)
+		for range count {
+			if _, err := w.Write(msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		a.within("100 writes of 300 B over a 20 ms, 50 Mbit/s link", time.Since(start),
+			expectedTransfer(size*count, rate, 20*time.Millisecond), 2*time.Millisecond)
+	})
+}
+
 // TestBackpressure: with a 64 KiB send buffer, a 256 KiB Write returns only when all but
 // the last 64 KiB have reached the socket; a write deadline interrupts a blocked Write.
 func TestBackpressure(t *testing.T) {

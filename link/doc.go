@@ -40,12 +40,12 @@
 //   - Timing is computed, not slept: departures and due times come from the virtual
 //     clocks, which advance from when bytes were written or arrived, not from when a
 //     goroutine woke, so a late wake-up delays delivery without costing the link
-//     capacity, and errors do not accumulate. Waits shorter than a millisecond are
-//     skipped, and waits aim half a millisecond early (Go's timers wake up to a
-//     millisecond late in an idle process), so deliveries land within about ±0.5 ms of
-//     the model on an idle machine. Stats report how late timed wake-ups were: when the
-//     machine is saturated they grow to milliseconds, and latency figures from that run
-//     are not to be trusted.
+//     capacity, and errors do not accumulate. Waits aim half a millisecond early (Go's
+//     timers wake up to a millisecond late in an idle process), and the downlink skips
+//     waits shorter than a millisecond; measured one-way latencies come out 0.1–0.6 ms
+//     above the model. Stats report how late timed wake-ups were: when the machine is
+//     saturated they grow to milliseconds, and latency figures from that run are not to
+//     be trusted.
 //
 // Not modelled: TCP slow start and congestion windows, packet loss, jitter, TCP/IP header
 // bytes (rates are TCP payload rates), and queueing inside the network beyond the two
@@ -56,7 +56,8 @@
 // The transport runs wherever the node runs; it is the mechanism in the embedded runner
 // and under local:exec, where Testground cannot shape (ConfigureNetwork returns nil and
 // does nothing) and this kernel has no netem. On local:docker and cluster:k8s it applies
-// the same model exactly as well. Testground's sidecar can shape there instead
+// the same model as well (plus whatever latency the cluster network has; each end uses
+// only its own clock). Testground's sidecar can shape there instead
 // (Shape.LinkShape converts), but only egress, with one latency per instance: use one of
 // the two, never both.
 //

@@ -29,9 +29,13 @@ func (s Shape) Validate(regions Regions) error {
 	return nil
 }
 
-// String is e.g. "europe/fullnode 50Mbit↑ 50Mbit↓".
+// String is e.g. "europe/fullnode 50Mbit↑ 50Mbit↓" ("europe 50Mbit↑ 50Mbit↓" without a class).
 func (s Shape) String() string {
-	return fmt.Sprintf("%s/%s %s↑ %s↓", s.Region, s.Class, FormatBitsPerSec(s.UpBitsPerSec), FormatBitsPerSec(s.DownBitsPerSec))
+	where := s.Region
+	if s.Class != "" {
+		where += "/" + s.Class
+	}
+	return fmt.Sprintf("%s %s↑ %s↓", where, FormatBitsPerSec(s.UpBitsPerSec), FormatBitsPerSec(s.DownBitsPerSec))
 }
 
 // LinkShape converts a shape for Testground's network sidecar (local:docker and
