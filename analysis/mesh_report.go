@@ -50,16 +50,18 @@ type MeshReport struct {
 	CopiesAll map[gossip.Category]float64 `json:"copies_all"`
 	// Delivery is completeness: expected and delivered messages over all nodes, per category,
 	// and the nodes that missed any.
-	Delivery   MeshDelivery                 `json:"delivery"`
-	Latency    map[gossip.Category]*Latency `json:"latency"`
-	MeshPeers  MeshPeers                    `json:"mesh_peers"`
-	Drops      int64                        `json:"drops"`
-	DropsBy    map[string]int64             `json:"drops_by"`
-	Errors     int64                        `json:"stream_errors"`
-	MaxLagMs   float64                      `json:"max_lag_ms"`
-	SlotMs     float64                      `json:"slot_ms"`
-	Process    *result.Process              `json:"process,omitempty"`
-	CopiesCost float64                      `json:"cpu_us_per_copy"` // process CPU per received copy (all nodes)
+	Delivery  MeshDelivery                 `json:"delivery"`
+	Latency   map[gossip.Category]*Latency `json:"latency"`
+	MeshPeers MeshPeers                    `json:"mesh_peers"`
+	Drops     int64                        `json:"drops"`
+	// DropLinks lists the links whose outbound queue overflowed most: "from → to: n".
+	DropLinks  []string         `json:"drop_links,omitempty"`
+	DropsBy    map[string]int64 `json:"drops_by"`
+	Errors     int64            `json:"stream_errors"`
+	MaxLagMs   float64          `json:"max_lag_ms"`
+	SlotMs     float64          `json:"slot_ms"`
+	Process    *result.Process  `json:"process,omitempty"`
+	CopiesCost float64          `json:"cpu_us_per_copy"` // process CPU per received copy (all nodes)
 
 	nodes []*result.NodeSummary
 }
@@ -261,6 +263,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		}
 	}
 	r.Process = combineProcesses(procs)
+	r.DropLinks = dropLinks(nodes)
 	for c := range codecs {
 		r.Codecs = append(r.Codecs, c)
 	}
@@ -317,8 +320,8 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		r.problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms): lower the time scale", r.MaxLagMs, r.SlotMs)
 	}
 	if r.Process.Saturated() {
-		r.Notes = append(r.Notes, fmt.Sprintf("the machine was saturated (process CPU %.0f %% of %d cores): latency figures show queueing in this machine, not the network",
-			100*r.Process.Utilization, r.Process.Cores))
+		r.Notes = append(r.Notes, fmt.Sprintf("the machine was saturated (process CPU %.0f %% of %d cores on average, %.0f %% at peak, machine %.0f %% at peak, %.1f s at ≥ 85 %%): latency figures show queueing in this machine, not the network",
+			100*r.Process.Utilization, r.Process.Cores, 100*r.Process.PeakUtilization, 100*r.Process.MachinePeak, r.Process.SaturatedSeconds))
 	}
 	if r.Process != nil && copiesTotal > 0 {
 		r.CopiesCost = r.Process.CPUSeconds * 1e6 / float64(copiesTotal)
@@ -327,6 +330,35 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		r.Notes = append(r.Notes, "CPU figures come from an "+r.Build+" build and are inflated; compare them only with each other")
 	}
 	return r
+}
+
+// dropLinks names the links with the most RPCs pubsub dropped at a full outbound queue, most
+// first (at most 8).
+func dropLinks(nodes []*result.NodeSummary) []string {
+	name := map[string]string{}
+	for _, n := range nodes {
+		name[n.PeerID] = fmt.Sprintf("%s/%d (%s, %s)", n.Group, n.Instance, n.Kind, n.Client)
+	}
+	type link struct {
+		s string
+		n int64
+	}
+	var links []link
+	for _, n := range nodes {
+		for to, d := range n.Pubsub.DroppedTo {
+			dst := name[to]
+			if dst == "" {
+				dst = to
+			}
+			links = append(links, link{fmt.Sprintf("%s → %s: %d", name[n.PeerID], dst, d), d})
+		}
+	}
+	sort.Slice(links, func(i, j int) bool { return links[i].n > links[j].n })
+	var out []string
+	for i := 0; i < len(links) && i < 8; i++ {
+		out = append(out, links[i].s)
+	}
+	return out
 }
 
 // combineProcesses adds up the CPU of distinct OS processes (one in an embedded run, one per
@@ -341,6 +373,12 @@ func combineProcesses(procs map[[2]string]*result.Process) *result.Process {
 		out.CPUSeconds += p.CPUSeconds
 		out.WallSeconds = max(out.WallSeconds, p.WallSeconds)
 		hosts[p.Host] = p.Cores
+		// Under local:exec each node is its own process: their windows do not line up, so
+		// the peak is a lower bound there (exact in an embedded run).
+		out.PeakUtilization = max(out.PeakUtilization, p.PeakUtilization)
+		out.SaturatedSeconds = max(out.SaturatedSeconds, p.SaturatedSeconds)
+		out.SampleSeconds = p.SampleSeconds
+		out.MachinePeak = max(out.MachinePeak, p.MachinePeak)
 	}
 	for _, c := range hosts {
 		out.Cores += c
@@ -539,7 +577,11 @@ func WriteMeshTable(w io.Writer, r *MeshReport) error {
 	}
 	fmt.Fprintf(w, "\npubsub drops: %d; stream errors: %d; max publish lag %.0f ms (slot %.0f ms); build: %s\n", r.Drops, r.Errors, r.MaxLagMs, r.SlotMs, r.Build)
 	if p := r.Process; p != nil {
-		fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %%); %.1f µs per received copy\n", p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, r.CopiesCost)
+		fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); %.1f µs per received copy\n",
+			p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, r.CopiesCost)
+	}
+	for _, l := range r.DropLinks {
+		fmt.Fprintf(w, "dropped at a full queue: %s\n", l)
 	}
 	if r.Delivery.Complete {
 		fmt.Fprintln(w, "delivery: complete (every node received every message of its topics exactly once)")

@@ -126,11 +126,26 @@ type Process struct {
 	WallSeconds float64 `json:"wall_s"`    // the interval
 	Cores       int     `json:"cores"`     // usable cores (GOMAXPROCS)
 	Utilization float64 `json:"cpu_share"` // CPUSeconds / (WallSeconds × Cores)
+	// PeakUtilization is the busiest SampleSeconds window's CPU share, and SaturatedSeconds
+	// the time spent in windows at 85 % or more: a run can be idle on average and saturated
+	// during the attestation burst.
+	PeakUtilization  float64 `json:"peak_cpu_share"`
+	SaturatedSeconds float64 `json:"saturated_s"` // in windows where the process or the machine was at ≥ 85 %
+	SampleSeconds    float64 `json:"sample_s"`
+	// MachinePeak is the busiest window's share of the whole machine's CPU, other processes
+	// included (Linux /proc/stat; -1 when unknown).
+	MachinePeak float64 `json:"machine_peak_cpu_share"`
 }
 
-// Saturated reports whether the process used nearly all the cores it had (85 % or more):
-// then queueing in the machine, not the network, shaped latency figures.
-func (p *Process) Saturated() bool { return p != nil && p.Utilization >= 0.85 }
+// SaturationShare is the CPU share at which a sampling window counts as saturated.
+const SaturationShare = 0.85
+
+// Saturated reports whether the process used nearly all the cores it had (85 % or more) over
+// the run or in any sampling window: then queueing in the machine, not the network, shaped
+// latency figures.
+func (p *Process) Saturated() bool {
+	return p != nil && (p.Utilization >= SaturationShare || p.PeakUtilization >= SaturationShare || p.MachinePeak >= SaturationShare)
+}
 
 // summaryV1 is the part of a version-1 summary that changed shape.
 type summaryV1 struct {
@@ -289,10 +304,13 @@ type Pubsub struct {
 	// MeshPeers is the node's mesh size per topic at the end of the run (grafts minus prunes).
 	MeshPeers map[string]int `json:"mesh_peers,omitempty"`
 	// Grafts and Prunes count the mesh changes the node made.
-	Grafts        int64            `json:"grafts,omitempty"`
-	Prunes        int64            `json:"prunes,omitempty"`
-	Rejected      map[string]int64 `json:"rejected,omitempty"`
-	DroppedRPCs   int64            `json:"dropped_rpcs"`
+	Grafts      int64            `json:"grafts,omitempty"`
+	Prunes      int64            `json:"prunes,omitempty"`
+	Rejected    map[string]int64 `json:"rejected,omitempty"`
+	DroppedRPCs int64            `json:"dropped_rpcs"`
+	// DroppedTo splits DroppedRPCs by the peer whose outbound queue was full (peer id); a
+	// peer that disconnected takes its count with it.
+	DroppedTo     map[string]int64 `json:"dropped_to,omitempty"`
 	Undeliverable int64            `json:"undeliverable"`
 	Throttled     int64            `json:"throttled"`
 }

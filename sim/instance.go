@@ -232,7 +232,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 
 	// The measured phase.
 	start := time.Now()
-	cpuStart := processCPU()
+	cpu := startCPUSampler()
 	in.summary.Start = start
 	results := make(chan *resultRecord, n+16)
 	if _, err := in.client.Subscribe(ctx, in.resultTopic, results); err != nil {
@@ -258,7 +258,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	if !in.sc.Receiver(self) {
 		in.summary.Duration = time.Since(start).Seconds()
 	}
-	in.summary.Process = processUse(cpuStart, start)
+	in.summary.Process = cpu.finish()
 	return in.parityErr
 }
 

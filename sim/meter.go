@@ -237,7 +237,7 @@ func (t *tracer) Prune(p peer.ID, topic string) {
 	t.mu.Unlock()
 }
 
-type peerQueue struct{ queued, written atomic.Int64 }
+type peerQueue struct{ queued, written, dropped atomic.Int64 }
 
 func (t *tracer) queue(p peer.ID) *peerQueue {
 	if q, ok := t.queues.Load(p); ok {
@@ -259,7 +259,10 @@ func (t *tracer) maxBacklog(except peer.ID) int64 {
 	})
 	return most
 }
-func (t *tracer) DropRPC(*pubsub.RPC, peer.ID)         { t.droppedRPCs.Add(1) }
+func (t *tracer) DropRPC(_ *pubsub.RPC, p peer.ID) {
+	t.droppedRPCs.Add(1)
+	t.queue(p).dropped.Add(1)
+}
 func (t *tracer) UndeliverableMessage(*pubsub.Message) { t.undeliverable.Add(1) }
 
 func (t *tracer) RejectMessage(_ *pubsub.Message, reason string) {
@@ -294,6 +297,15 @@ func (t *tracer) snapshot() result.Pubsub {
 			p.Rejected[k] = v
 		}
 	}
+	t.queues.Range(func(k, v any) bool {
+		if d := v.(*peerQueue).dropped.Load(); d > 0 {
+			if p.DroppedTo == nil {
+				p.DroppedTo = map[string]int64{}
+			}
+			p.DroppedTo[k.(peer.ID).String()] += d
+		}
+		return true
+	})
 	for topic, m := range t.mesh {
 		if len(m) > 0 {
 			if p.MeshPeers == nil {

@@ -1,140 +1,127 @@
 package snappystream
 
-// match is a candidate copy: src[start:end] equals the stream at table coordinate c.
-type match struct {
-	start, end, c int
-}
-
-// gain is the number of bytes the copy saves over carrying its bytes as literals.
-func (e *Encoder) gain(m match) int {
-	if m.end <= m.start {
-		return 0
-	}
-	offset := e.cur + m.start - m.c
-	n := m.end - m.start
-	if n < 4 || (offset > 65535 && n < minFarMatch) {
-		return 0
-	}
-	return n - copyCost(offset, n)
-}
-
-// matchFrom extends a candidate c for position s forwards and backwards (not before
-// nextEmit). It returns a zero match if c is unusable.
-func (e *Encoder) matchFrom(c int, src []byte, s, nextEmit int) match {
-	if !e.valid(c, s) {
-		return match{}
-	}
-	n := e.matchLen(c, src, s)
-	if n < 4 {
-		return match{}
-	}
-	m := match{start: s, end: s + n, c: c}
-	for m.start > nextEmit && e.valid(m.c-1, m.start-1) && e.byteAt(m.c-1, src) == src[m.start-1] {
-		m.start--
-		m.c--
-	}
-	return m
-}
-
-// bestAt looks up position s in both tables, indexes it, and returns the better match.
-func (e *Encoder) bestAt(src []byte, s, nextEmit int) (match, int) {
-	x := load64(src, s)
-	hl := hash8(x, longTableBits)
-	hs := hash6(x, shortTableBits)
-	cl, cs := int(e.table[hl]), int(e.short[hs])
-	e.table[hl] = int32(e.cur + s)
-	e.short[hs] = int32(e.cur + s)
-	best := e.matchFrom(cl, src, s, nextEmit)
-	bg := e.gain(best)
-	if cs != cl {
-		if m := e.matchFrom(cs, src, s, nextEmit); e.gain(m) > bg {
-			best, bg = m, e.gain(m)
+// encodeBetter is a greedy LZ77 over the window that, unlike Snappy (and fast), looks at
+// every position: no skip-ahead over bytes that do not match, so it finds the matches
+// Snappy's heuristic jumps over in already-compressed or random-looking data (Snappy
+// payloads inside RPCs, signatures next to repeated fields). At each position it probes
+// a long (8-byte hash) and a short (4-byte hash) table and keeps the candidate that saves
+// more bytes; a short match is compared with the one starting at the next position
+// (lazy matching). Positions inside a match are indexed sparsely. The block is win[bs:].
+func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
+	long, short := e.long[:1<<longTableBits], e.short[:1<<shortTableBits]
+	lo := bs - e.win.histLen(bs)
+	sLimit := len(win) - 8
+	nextEmit := bs
+	s := bs
+	// best returns the better candidate for position s (indexing s), as start, offset,
+	// length and gain; length 0 if none.
+	best := func(s int) (c, length, gain int) {
+		x := load64(win, s)
+		hl, hs := hash8(x, longTableBits), hash6(x, shortTableBits)
+		vl, vs := long[hl], short[hs]
+		ent := e.entry(s, x)
+		long[hl], short[hs] = ent, ent
+		if cl := e.candidate(vl, x, lo, s); cl >= 0 {
+			n := 4 + commonPrefix(win[cl+4:], win[s+4:])
+			if g := matchGain(s-cl, n); g > 0 {
+				c, length, gain = cl, n, g
+			}
 		}
+		if vs != vl {
+			if cs := e.candidate(vs, x, lo, s); cs >= 0 {
+				n := 4 + commonPrefix(win[cs+4:], win[s+4:])
+				if g := matchGain(s-cs, n); g > gain {
+					c, length, gain = cs, n, g
+				}
+			}
+		}
+		return c, length, gain
 	}
-	return best, bg
-}
-
-// encodeBetter searches both tables at every position it visits, tries the next
-// position before committing (lazy matching), and re-probes the long table just before
-// the end of each match: in interleaved traffic the longest match (the same topic, the
-// same committee) often differs from the most recent one only after a shared prefix.
-func (e *Encoder) encodeBetter(dst, src []byte) (d int) {
-	cur := e.cur
-	sLimit := len(src) - 8
-	nextEmit := 0
-	s := 0
 	for s <= sLimit {
-		m, g := e.bestAt(src, s, nextEmit)
-		if g <= 0 {
-			// Skip ahead slowly over bytes that do not match (signatures, cells).
-			s += 1 + (s-nextEmit)>>7
+		c, length, gain := best(s)
+		if gain <= 0 {
+			s++
 			continue
 		}
-		if s+1 <= sLimit {
-			if m2, g2 := e.bestAt(src, s+1, nextEmit); g2 > g {
-				m, g = m2, g2
+		// Lazy matching: a short match may hide a better one that starts a byte later.
+		if length < 32 && s+1 <= sLimit {
+			if c2, l2, g2 := best(s + 1); g2 > gain+1 {
+				s, c, length = s+1, c2, l2
 			}
 		}
-		// Probe across the end of the match for one that reaches further. If it starts
-		// inside the current match, the current one is cut short where it begins.
-		for iter := 0; iter < 4; iter++ {
-			improved := false
-			for k := 1; k <= 6; k++ {
-				p := m.end - k
-				if p <= m.start || p > sLimit {
-					continue
-				}
-				c := int(e.table[hash8(load64(src, p), longTableBits)])
-				if c == m.c+(p-m.start) {
-					continue
-				}
-				m2 := e.matchFrom(c, src, p, nextEmit)
-				if m2.end <= m.end {
-					continue
-				}
-				g2 := e.gain(m2)
-				head := match{start: m.start, end: m2.start, c: m.c}
-				gh := 0
-				if m2.start > m.start {
-					gh = e.gain(head) // 0 if too short: those bytes become literals
-				}
-				if gh+g2 <= g {
-					continue
-				}
-				if m2.start > m.start {
-					if gh > 0 {
-						d += emitLiteral(dst[d:], src[nextEmit:head.start])
-						d += emitCopy(dst[d:], cur+head.start-head.c, head.end-head.start)
-						e.indexMatch(src, head, sLimit)
-						nextEmit = head.end
-					}
-					// else: the bytes of head stay literal
-				}
-				m, g, improved = m2, g2, true
-				break
-			}
-			if !improved || m.end > sLimit {
-				break
-			}
+		for s > nextEmit && c > lo && win[c-1] == win[s-1] {
+			s--
+			c--
+			length++
 		}
-		d += emitLiteral(dst[d:], src[nextEmit:m.start])
-		d += emitCopy(dst[d:], cur+m.start-m.c, m.end-m.start)
-		e.indexMatch(src, m, sLimit)
-		s = m.end
+		// Re-probe the long table just before the end of the match for one that reaches
+		// further: in interleaved traffic the longest match (the same topic, the same
+		// committee) often differs from the most recent one only after a shared prefix.
+		// If it starts inside the current match, the current one is cut short there.
+		for k := 1; k <= 6; k++ {
+			p := s + length - k
+			if p <= s || p > sLimit {
+				continue
+			}
+			c2 := int(uint32(long[hash8(load64(win, p), longTableBits)])) - e.win.base
+			if c2 == c+(p-s) || c2 < lo || c2 >= p {
+				continue
+			}
+			n2 := commonPrefix(win[c2:], win[p:])
+			if p+n2 <= s+length {
+				continue
+			}
+			s2 := p
+			for s2 > s && c2 > lo && win[c2-1] == win[s2-1] {
+				s2--
+				c2--
+				n2++
+			}
+			head := matchGain(s-c, s2-s)
+			if head+matchGain(s2-c2, n2) <= matchGain(s-c, length) {
+				continue
+			}
+			if s2 > s {
+				if head > 0 {
+					d += emitLiteral(dst[d:], win[nextEmit:s])
+					d += emitCopy(dst[d:], s-c, s2-s)
+					nextEmit = s2
+				} // else the head's bytes stay literal
+			}
+			s, c, length = s2, c2, n2
+			k = 0 // probe again before the new end
+		}
+		d += emitLiteral(dst[d:], win[nextEmit:s])
+		d += emitCopy(dst[d:], s-c, length)
+		end := s + length
+		// Index inside the match: every position of a short one, every third of a long
+		// one, and the last two (the next block's match often continues from there).
+		step := 1
+		if length > 32 {
+			step = 3
+		}
+		for p := s + 1; p < end-2 && p <= sLimit; p += step {
+			x := load64(win, p)
+			long[hash8(x, longTableBits)] = e.entry(p, x)
+		}
+		for p := max(s+1, end-2); p < end && p <= sLimit; p++ {
+			x := load64(win, p)
+			ent := e.entry(p, x)
+			long[hash8(x, longTableBits)] = ent
+			short[hash6(x, shortTableBits)] = ent
+		}
+		s = end
 		nextEmit = s
 	}
-	d += emitLiteral(dst[d:], src[nextEmit:])
+	d += emitLiteral(dst[d:], win[nextEmit:])
 	return d
 }
 
-// indexMatch indexes a match's positions for later blocks: every position in the long
-// table, the short table only near its end.
-func (e *Encoder) indexMatch(src []byte, m match, sLimit int) {
-	cur := e.cur
-	for p := m.start + 1; p < m.end && p <= sLimit; p++ {
-		e.table[hash8(load64(src, p), longTableBits)] = int32(cur + p)
+// matchGain is the number of bytes a copy of length bytes at offset saves over carrying
+// them as literals; 0 or less if it does not pay.
+func matchGain(offset, length int) int {
+	if length < 4 || (offset > 65535 && length < minFarMatch) {
+		return 0
 	}
-	for p := max(m.start+1, m.end-2); p < m.end && p <= sLimit; p++ {
-		e.short[hash6(load64(src, p), shortTableBits)] = int32(cur + p)
-	}
+	return length - copyCost(offset, length)
 }

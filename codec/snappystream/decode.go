@@ -4,11 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Decoder decodes the blocks of one stream direction, in order.
 type Decoder struct {
-	hist          history
+	win           window
 	maxBlockBytes int
 	blocks        int64 // blocks decoded so far; the index of the next block
 	err           error // sticky: a stream that failed once is out of sync for good
@@ -22,7 +23,7 @@ func NewDecoder(windowBytes, maxBlockBytes int) *Decoder {
 	if maxBlockBytes <= 0 {
 		maxBlockBytes = DefaultMaxBlockBytes
 	}
-	return &Decoder{hist: history{windowBytes: windowBytes}, maxBlockBytes: maxBlockBytes}
+	return &Decoder{win: window{windowBytes: windowBytes}, maxBlockBytes: maxBlockBytes}
 }
 
 // Decode decodes exactly one block, appends its bytes to dst and advances the history.
@@ -41,28 +42,38 @@ func (d *Decoder) Decode(dst, block []byte) ([]byte, error) {
 	if uint64(n)*3 > 64*uint64(len(block)-hdr) {
 		return dst, d.fail(fmt.Errorf("%w: declares %d bytes, more than its %d bytes of elements can produce", io.ErrUnexpectedEOF, n, len(block)-hdr))
 	}
-	start := len(dst)
-	if cap(dst)-start < n {
-		nd := make([]byte, start, start+n)
-		copy(nd, dst)
-		dst = nd
+	if d.win.windowBytes == 0 {
+		// No history: decode straight into dst.
+		start := len(dst)
+		dst = slices.Grow(dst, n)
+		out := dst[start : start+n]
+		used, err := d.decodeElements(out, 0, 0, block[hdr:])
+		if err == nil && hdr+used != len(block) {
+			err = fmt.Errorf("%w: %d bytes after the end of the block", ErrCorrupt, len(block)-hdr-used)
+		}
+		if err != nil {
+			return dst[:start], d.fail(err)
+		}
+		d.blocks++
+		return dst[:start+n], nil
 	}
-	out := dst[start : start+n]
-	used, err := d.decodeElements(out, block[hdr:])
+	bs := d.win.reserve(n)
+	win := d.win.buf[:bs+n]
+	used, err := d.decodeElements(win, bs, d.win.histLen(bs), block[hdr:])
 	if err != nil {
-		return dst[:start], d.fail(err)
+		return dst, d.fail(err)
 	}
 	if hdr+used != len(block) {
-		return dst[:start], d.fail(fmt.Errorf("%w: %d bytes after the end of the block", ErrCorrupt, len(block)-hdr-used))
+		return dst, d.fail(fmt.Errorf("%w: %d bytes after the end of the block", ErrCorrupt, len(block)-hdr-used))
 	}
-	d.hist.push(out)
+	d.win.buf = win
 	d.blocks++
-	return dst[:start+n], nil
+	return append(dst, win[bs:]...), nil
 }
 
 // Reset forgets the history and any error, as for a new stream.
 func (d *Decoder) Reset() {
-	d.hist.reset()
+	d.win.reset()
 	d.blocks = 0
 	d.err = nil
 }
@@ -70,8 +81,9 @@ func (d *Decoder) Reset() {
 // Blocks returns the number of blocks decoded so far.
 func (d *Decoder) Blocks() int64 { return d.blocks }
 
-// StateBytes returns the memory the decoder holds across blocks (the history).
-func (d *Decoder) StateBytes() int { return d.hist.stateBytes() }
+// StateBytes returns the memory the decoder holds across blocks: the history and room
+// for the blocks after it.
+func (d *Decoder) StateBytes() int { return d.win.stateBytes() }
 
 func (d *Decoder) fail(err error) error {
 	d.err = fmt.Errorf("snappystream: block %d: %w", d.blocks, err)
@@ -101,15 +113,17 @@ func (d *Decoder) header(block []byte) (n, hdr int, err error) {
 	return int(v), hdr, nil
 }
 
-// decodeElements fills out (the whole block) from the elements in src and returns how
-// many bytes of src they took. It is golang/snappy's decode loop, plus copies that start
-// in the history.
-func (d *Decoder) decodeElements(out, src []byte) (int, error) {
-	h := d.hist.len()
-	var o, s, offset, length int
-	for o < len(out) {
+// decodeElements fills win[bs:] (the whole block) from the elements in src and returns
+// how many bytes of src they took; win[bs-h:bs] is the history copies may reach into. It
+// is golang/snappy's decode loop on one slice that holds history and block alike.
+func (d *Decoder) decodeElements(win []byte, bs, h int, src []byte) (int, error) {
+	n := len(win) - bs
+	lo := bs - h // oldest byte a copy may start at
+	o, s := bs, 0
+	var offset, length int
+	for o < len(win) {
 		if s >= len(src) {
-			return s, fmt.Errorf("%w: block ends after %d of %d declared bytes", io.ErrUnexpectedEOF, o, len(out))
+			return s, fmt.Errorf("%w: block ends after %d of %d declared bytes", io.ErrUnexpectedEOF, o-bs, n)
 		}
 		tag := src[s]
 		switch tag & 0x03 {
@@ -121,43 +135,43 @@ func (d *Decoder) decodeElements(out, src []byte) (int, error) {
 			case x == 60:
 				s += 2
 				if s > len(src) {
-					return s, d.truncatedTag(o, len(out))
+					return s, d.truncatedTag(o-bs, n)
 				}
 				x = uint32(src[s-1])
 			case x == 61:
 				s += 3
 				if s > len(src) {
-					return s, d.truncatedTag(o, len(out))
+					return s, d.truncatedTag(o-bs, n)
 				}
 				x = uint32(src[s-2]) | uint32(src[s-1])<<8
 			case x == 62:
 				s += 4
 				if s > len(src) {
-					return s, d.truncatedTag(o, len(out))
+					return s, d.truncatedTag(o-bs, n)
 				}
 				x = uint32(src[s-3]) | uint32(src[s-2])<<8 | uint32(src[s-1])<<16
 			default:
 				s += 5
 				if s > len(src) {
-					return s, d.truncatedTag(o, len(out))
+					return s, d.truncatedTag(o-bs, n)
 				}
 				x = binary.LittleEndian.Uint32(src[s-4:])
 			}
-			n := int64(x) + 1
-			if n > int64(len(out)-o) {
-				return s, fmt.Errorf("%w: literal of %d bytes at output byte %d runs past the declared length %d", ErrCorrupt, n, o, len(out))
+			ln := int64(x) + 1
+			if ln > int64(len(win)-o) {
+				return s, fmt.Errorf("%w: literal of %d bytes at output byte %d runs past the declared length %d", ErrCorrupt, ln, o-bs, n)
 			}
-			if n > int64(len(src)-s) {
-				return s, fmt.Errorf("%w: literal of %d bytes at output byte %d, only %d bytes left in the input", io.ErrUnexpectedEOF, n, o, len(src)-s)
+			if ln > int64(len(src)-s) {
+				return s, fmt.Errorf("%w: literal of %d bytes at output byte %d, only %d bytes left in the input", io.ErrUnexpectedEOF, ln, o-bs, len(src)-s)
 			}
-			length = int(n)
-			if length <= 16 && o+16 <= len(out) && s+16 <= len(src) {
+			length = int(ln)
+			if length <= 16 && o+16 <= len(win) && s+16 <= len(src) {
 				// Short literal with room to spare: two 8-byte moves instead of a memmove
 				// call; the bytes written past the literal are overwritten later.
-				binary.LittleEndian.PutUint64(out[o:], binary.LittleEndian.Uint64(src[s:]))
-				binary.LittleEndian.PutUint64(out[o+8:], binary.LittleEndian.Uint64(src[s+8:]))
+				binary.LittleEndian.PutUint64(win[o:], binary.LittleEndian.Uint64(src[s:]))
+				binary.LittleEndian.PutUint64(win[o+8:], binary.LittleEndian.Uint64(src[s+8:]))
 			} else {
-				copy(out[o:o+length], src[s:s+length])
+				copy(win[o:o+length], src[s:s+length])
 			}
 			o += length
 			s += length
@@ -166,7 +180,7 @@ func (d *Decoder) decodeElements(out, src []byte) (int, error) {
 		case tagCopy1:
 			s += 2
 			if s > len(src) {
-				return s, d.truncatedTag(o, len(out))
+				return s, d.truncatedTag(o-bs, n)
 			}
 			length = 4 + int(tag>>2)&0x7
 			offset = int(uint32(tag&0xe0)<<3 | uint32(src[s-1]))
@@ -174,7 +188,7 @@ func (d *Decoder) decodeElements(out, src []byte) (int, error) {
 		case tagCopy2:
 			s += 3
 			if s > len(src) {
-				return s, d.truncatedTag(o, len(out))
+				return s, d.truncatedTag(o-bs, n)
 			}
 			length = 1 + int(tag>>2)
 			offset = int(binary.LittleEndian.Uint16(src[s-2:]))
@@ -182,42 +196,28 @@ func (d *Decoder) decodeElements(out, src []byte) (int, error) {
 		case tagCopy4:
 			s += 5
 			if s > len(src) {
-				return s, d.truncatedTag(o, len(out))
+				return s, d.truncatedTag(o-bs, n)
 			}
 			length = 1 + int(tag>>2)
 			offset = int(binary.LittleEndian.Uint32(src[s-4:]))
 		}
 
-		if offset <= 0 || offset > o+h {
-			return s, fmt.Errorf("%w: copy offset %d at output byte %d, valid offsets are 1..%d (%d history + %d decoded)", ErrCorrupt, offset, o, o+h, h, o)
+		if offset <= 0 || offset > o-lo {
+			return s, fmt.Errorf("%w: copy offset %d at output byte %d, valid offsets are 1..%d (%d history + %d decoded)", ErrCorrupt, offset, o-bs, o-lo, h, o-bs)
 		}
-		if length > len(out)-o {
-			return s, fmt.Errorf("%w: copy of %d bytes at output byte %d runs past the declared length %d", ErrCorrupt, length, o, len(out))
+		if length > len(win)-o {
+			return s, fmt.Errorf("%w: copy of %d bytes at output byte %d runs past the declared length %d", ErrCorrupt, length, o-bs, n)
 		}
-		if offset > o {
-			// The copy starts in the history; it may run on into this block's output.
-			a, b := d.hist.tail(offset - o)
-			k := copy(out[o:o+length], a)
-			if k < length && len(b) > 0 {
-				k += copy(out[o+k:o+length], b)
-			}
-			o += k
-			length -= k
-			if length == 0 {
-				continue
-			}
-			// What remains starts at out[0] and is a normal in-block copy.
-		}
-		if length <= 16 && offset >= 8 && o+16 <= len(out) {
+		if length <= 16 && offset >= 8 && o+16 <= len(win) {
 			// Short copy with room to spare: 8-byte moves are exact for offsets of at
 			// least 8, overlapping or not, since each reads only bytes already written.
-			binary.LittleEndian.PutUint64(out[o:], binary.LittleEndian.Uint64(out[o-offset:]))
-			binary.LittleEndian.PutUint64(out[o+8:], binary.LittleEndian.Uint64(out[o-offset+8:]))
+			binary.LittleEndian.PutUint64(win[o:], binary.LittleEndian.Uint64(win[o-offset:]))
+			binary.LittleEndian.PutUint64(win[o+8:], binary.LittleEndian.Uint64(win[o-offset+8:]))
 			o += length
 			continue
 		}
 		if offset >= length {
-			copy(out[o:o+length], out[o-offset:])
+			copy(win[o:o+length], win[o-offset:])
 			o += length
 			continue
 		}
@@ -228,17 +228,17 @@ func (d *Decoder) decodeElements(out, src []byte) (int, error) {
 			m := offset * ((8 + offset - 1) / offset)
 			pre := min(length, m-offset)
 			for end := o + pre; o < end; o++ {
-				out[o] = out[o-offset]
+				win[o] = win[o-offset]
 			}
 			length -= pre
 			offset = m
 		}
 		for ; length >= 8; length -= 8 {
-			binary.LittleEndian.PutUint64(out[o:], binary.LittleEndian.Uint64(out[o-offset:]))
+			binary.LittleEndian.PutUint64(win[o:], binary.LittleEndian.Uint64(win[o-offset:]))
 			o += 8
 		}
 		for ; length > 0; length-- {
-			out[o] = out[o-offset]
+			win[o] = win[o-offset]
 			o++
 		}
 	}

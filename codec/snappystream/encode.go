@@ -6,9 +6,10 @@ import (
 	"math/bits"
 )
 
-// Table sizes. Positions are stored as int32 in a coordinate that Encode rebases before
-// it could overflow. fast: one 6-byte-hash table; better: an 8-byte-hash table that
-// indexes every position and a 4-byte-hash table for short matches. At most 192 KiB.
+// Table sizes. Entries hold a stream coordinate (low 32 bits; Encode rebases them before
+// they could overflow) and the 4 bytes found there (high 32 bits), so that most
+// candidates are rejected without touching the window. fast: one 6-byte-hash table;
+// better: an 8-byte-hash table and a 4-byte-hash table for short matches. At most 384 KiB.
 const (
 	fastTableBits  = 14
 	longTableBits  = 15
@@ -16,36 +17,34 @@ const (
 
 	// minFarMatch is the shortest match worth a 4-byte-offset copy (5 bytes).
 	minFarMatch = 8
-	// rebaseAt bounds table positions well below the int32 limit.
+	// rebaseAt bounds table coordinates well below the uint32 limit.
 	rebaseAt = 1<<31 - 1 - MaxEncodeBytes
 )
 
 // Encoder encodes the blocks of one stream direction, in order.
 type Encoder struct {
-	hist   history
+	win    window
 	level  Level
-	cur    int // table coordinate of the first byte of the next block
 	blocks int64
-	fast   []uint64 // fast: position (low 32 bits) and the 4 bytes found there
-	table  []int32  // better: the long table
-	short  []int32  // better only
+	fast   []uint64 // fast
+	long   []uint64 // better
+	short  []uint64 // better
 }
 
 // NewEncoder returns an encoder with the given history window (0 gives plain Snappy
 // blocks) and level. It panics if windowBytes is outside [0, MaxWindowBytes].
 func NewEncoder(windowBytes int, level Level) *Encoder {
 	checkWindow(windowBytes)
-	e := &Encoder{hist: history{windowBytes: windowBytes}, level: level}
+	e := &Encoder{win: window{windowBytes: windowBytes, base: 1}, level: level}
 	switch level {
 	case Fast:
 		e.fast = make([]uint64, 1<<fastTableBits)
 	case Better:
-		e.table = make([]int32, 1<<longTableBits)
-		e.short = make([]int32, 1<<shortTableBits)
+		e.long = make([]uint64, 1<<longTableBits)
+		e.short = make([]uint64, 1<<shortTableBits)
 	default:
 		panic(fmt.Sprintf("snappystream: unknown level %d", level))
 	}
-	e.cur = windowBytes + 1 // table zeros then lie outside the window
 	return e
 }
 
@@ -55,9 +54,6 @@ func (e *Encoder) Encode(dst, src []byte) []byte {
 	if len(src) > MaxEncodeBytes {
 		panic(fmt.Sprintf("snappystream: block of %d bytes above MaxEncodeBytes", len(src)))
 	}
-	if e.cur > rebaseAt {
-		e.rebase()
-	}
 	start := len(dst)
 	if need := MaxEncodedLen(len(src)); cap(dst)-start < need {
 		nd := make([]byte, start, start+need)
@@ -66,59 +62,82 @@ func (e *Encoder) Encode(dst, src []byte) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(src)))
 	out := dst[len(dst):cap(dst)]
+	// The block is win[bs:]: with a history, appended to the window; without one,
+	// src itself, at coordinates after every earlier block's.
+	win, bs := src, 0
+	if e.win.windowBytes > 0 {
+		bs = e.win.reserve(len(src))
+		e.win.buf = append(e.win.buf, src...)
+		win = e.win.buf
+	}
+	if e.win.base+bs+len(src) > rebaseAt {
+		e.rebase()
+	}
 	var n int
 	if len(src) < 12 {
 		n = emitLiteral(out, src)
 	} else if e.level == Better {
-		n = e.encodeBetter(out, src)
+		n = e.encodeBetter(out, win, bs)
 	} else {
-		n = e.encodeFast(out, src)
+		n = e.encodeFast(out, win, bs)
 	}
-	e.hist.push(src)
-	e.cur += len(src)
+	if e.win.windowBytes == 0 {
+		e.win.base += len(src)
+	}
 	e.blocks++
 	return dst[:len(dst)+n]
 }
 
 // Reset forgets the history, as for a new stream.
 func (e *Encoder) Reset() {
-	e.hist.reset()
+	e.win.reset()
+	e.win.base = 1
 	clear(e.fast)
-	clear(e.table)
+	clear(e.long)
 	clear(e.short)
-	e.cur = e.hist.windowBytes + 1
 	e.blocks = 0
 }
 
 // Blocks returns the number of blocks encoded so far.
 func (e *Encoder) Blocks() int64 { return e.blocks }
 
-// StateBytes returns the memory the encoder holds across blocks: history and tables.
+// StateBytes returns the memory the encoder holds across blocks: window and tables.
 func (e *Encoder) StateBytes() int {
-	return e.hist.stateBytes() + 8*len(e.fast) + 4*(len(e.table)+len(e.short))
+	return e.win.stateBytes() + 8*(len(e.fast)+len(e.long)+len(e.short))
 }
 
-// rebase shifts table coordinates down; entries that fall out of the window become 0,
-// which is out of the window too.
+// rebase shifts coordinates down so that the window starts at 1; entries that fall
+// before it become 0, which is never a usable coordinate.
 func (e *Encoder) rebase() {
-	delta := e.cur - e.hist.windowBytes - 1
-	for i, v := range e.fast {
-		if p := int(uint32(v)) - delta; p > 0 {
-			e.fast[i] = v&^0xffffffff | uint64(p)
-		} else {
-			e.fast[i] = v &^ 0xffffffff
-		}
-	}
-	for _, t := range [][]int32{e.table, e.short} {
+	delta := e.win.base - 1
+	for _, t := range [][]uint64{e.fast, e.long, e.short} {
 		for i, v := range t {
-			if v2 := int(v) - delta; v2 > 0 {
-				t[i] = int32(v2)
+			if p := int(uint32(v)) - delta; p > 0 {
+				t[i] = v&^0xffffffff | uint64(p)
 			} else {
-				t[i] = 0
+				t[i] = v &^ 0xffffffff
 			}
 		}
 	}
-	e.cur -= delta
+	e.win.base = 1
+}
+
+// entry is a table entry for window index i holding the 4 bytes x.
+func (e *Encoder) entry(i int, x uint64) uint64 {
+	return uint64(uint32(x))<<32 | uint64(uint32(e.win.base+i))
+}
+
+// candidate returns the window index of a table entry if its 4 bytes equal x's and it
+// lies in [lo, s), else -1.
+func (e *Encoder) candidate(v, x uint64, lo, s int) int {
+	if uint32(v>>32) != uint32(x) {
+		return -1
+	}
+	c := int(uint32(v)) - e.win.base
+	if c < lo || c >= s {
+		return -1
+	}
+	return c
 }
 
 func load32(b []byte, i int) uint32 { return binary.LittleEndian.Uint32(b[i:]) }
@@ -148,42 +167,6 @@ func commonPrefix(a, b []byte) int {
 	for ; i < n && a[i] == b[i]; i++ {
 	}
 	return i
-}
-
-// matchLen returns how many bytes starting at table coordinate c equal src[s:]. c must
-// be before s and within the window.
-func (e *Encoder) matchLen(c int, src []byte, s int) int {
-	if c >= e.cur {
-		return commonPrefix(src[c-e.cur:], src[s:])
-	}
-	a, b := e.hist.tail(e.cur - c)
-	n := commonPrefix(a, src[s:])
-	if n < len(a) {
-		return n
-	}
-	if len(b) > 0 {
-		m := commonPrefix(b, src[s+n:])
-		n += m
-		if m < len(b) {
-			return n
-		}
-	}
-	// The match runs out of the history into this block.
-	return n + commonPrefix(src, src[s+n:])
-}
-
-// byteAt returns the byte at table coordinate c (before the current position).
-func (e *Encoder) byteAt(c int, src []byte) byte {
-	if c >= e.cur {
-		return src[c-e.cur]
-	}
-	return e.hist.byteAt(e.cur - c)
-}
-
-// valid reports whether table coordinate c may be copied from: inside the window (or
-// this block) and before the block position s.
-func (e *Encoder) valid(c, s int) bool {
-	return c >= e.cur-e.hist.len() && c < e.cur+s
 }
 
 // emitLiteral writes a literal element and returns its size.
@@ -279,16 +262,15 @@ func copyCost(offset, length int) int {
 	return n + 2
 }
 
-// encodeFast is golang/snappy's encodeBlock with a 6-byte hash, candidates in the
-// history, and matches extended backwards.
-func (e *Encoder) encodeFast(dst, src []byte) (d int) {
+// encodeFast is golang/snappy's encodeBlock over the window: a 6-byte hash, candidates
+// in the history, matches extended backwards. The block is win[bs:].
+func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
 	const tableBits = fastTableBits
 	table := e.fast[:1<<tableBits]
-	cur := e.cur
-	minC := cur - e.hist.len() // oldest usable coordinate
-	sLimit := len(src) - 8
-	nextEmit := 0
-	s := 0
+	lo := bs - e.win.histLen(bs) // oldest usable index
+	sLimit := len(win) - 8
+	nextEmit := bs
+	s := bs
 	for {
 		// Heuristic match skipping as in Snappy, but faster: after 16 misses look at
 		// every second byte, after 8 more every third... Signatures and cells are random;
@@ -304,25 +286,21 @@ func (e *Encoder) encodeFast(dst, src []byte) (d int) {
 			if s > sLimit {
 				goto emitRemainder
 			}
-			x := load64(src, s)
+			x := load64(win, s)
 			h := hash6(x, tableBits)
-			entry := table[h]
-			table[h] = uint64(uint32(x))<<32 | uint64(cur+s)
-			if uint32(entry>>32) != uint32(x) {
-				continue // the 4 bytes differ: no need to look at the history
+			v := table[h]
+			table[h] = e.entry(s, x)
+			if c = e.candidate(v, x, lo, s); c < 0 {
+				continue
 			}
-			c = int(uint32(entry))
-			if c < minC {
-				continue // out of the window (or an empty entry)
-			}
-			length = e.matchLen(c, src, s)
-			if length < 4 || (cur+s-c > 65535 && length < minFarMatch) {
+			length = 4 + commonPrefix(win[c+4:], win[s+4:])
+			if s-c > 65535 && length < minFarMatch {
 				continue
 			}
 			break
 		}
 		// Extend backwards over bytes the previous literal would otherwise carry.
-		for s > nextEmit && e.valid(c-1, s-1) && e.byteAt(c-1, src) == src[s-1] {
+		for s > nextEmit && c > lo && win[c-1] == win[s-1] {
 			s--
 			c--
 			length++
@@ -334,29 +312,29 @@ func (e *Encoder) encodeFast(dst, src []byte) (d int) {
 			if p <= s || p > sLimit {
 				continue
 			}
-			c2 := int(uint32(table[hash6(load64(src, p), tableBits)])) - (p - s) // aligned to s
-			if c2 == c || c2 < minC || c2 >= cur+s {
+			c2 := int(uint32(table[hash6(load64(win, p), tableBits)])) - e.win.base - (p - s) // aligned to s
+			if c2 == c || c2 < lo || c2 >= s {
 				continue
 			}
-			if n := e.matchLen(c2, src, s); n > length && (cur+s-c2 <= 65535 || cur+s-c > 65535) {
+			if n := commonPrefix(win[c2:], win[s:]); n > length && (s-c2 <= 65535 || s-c > 65535) {
 				c, length = c2, n
 				break
 			}
 		}
-		d += emitLiteral(dst[d:], src[nextEmit:s])
-		d += emitCopy(dst[d:], cur+s-c, length)
+		d += emitLiteral(dst[d:], win[nextEmit:s])
+		d += emitCopy(dst[d:], s-c, length)
 		s += length
 		nextEmit = s
 		if s > sLimit {
 			goto emitRemainder
 		}
 		// Index the two positions before the new one, as golang/snappy does.
-		x2 := load64(src, s-2)
-		table[hash6(x2, tableBits)] = uint64(uint32(x2))<<32 | uint64(cur+s-2)
-		x1 := x2 >> 8
-		table[hash6(load64(src, s-1), tableBits)] = uint64(uint32(x1))<<32 | uint64(cur+s-1)
+		x2 := load64(win, s-2)
+		table[hash6(x2, tableBits)] = e.entry(s-2, x2)
+		x1 := load64(win, s-1)
+		table[hash6(x1, tableBits)] = e.entry(s-1, x1)
 	}
 emitRemainder:
-	d += emitLiteral(dst[d:], src[nextEmit:])
+	d += emitLiteral(dst[d:], win[nextEmit:])
 	return d
 }

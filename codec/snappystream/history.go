@@ -1,74 +1,49 @@
 package snappystream
 
-// history holds the last windowBytes bytes of a stream direction. It grows as the
-// stream does, up to windowBytes, and then wraps: no allocation once full.
-type history struct {
+// window holds the history of a stream direction followed by the block being coded, in
+// one contiguous slice: a match or copy that reaches back into earlier blocks is a plain
+// slice operation, with no wrap-around. buf[:len(buf)] holds at least the last
+// min(windowBytes, stream length) bytes; older bytes are dropped (moved over) only when
+// a block does not fit, so that a slide of windowBytes bytes happens once per `slack`
+// bytes of stream.
+type window struct {
 	windowBytes int
-	buf         []byte // len(buf) == number of history bytes held (h)
-	pos         int    // when full, index of the oldest byte; 0 while growing
+	buf         []byte
+	// base is the stream coordinate of buf[0] (the encoder's tables hold coordinates).
+	base int
 }
 
-// len returns h, the number of history bytes available to copies.
-func (h *history) len() int { return len(h.buf) }
+// slackBytes is the room kept after the history for blocks to come: a slide moves
+// windowBytes bytes once per slackBytes of stream (at most 4 bytes moved per byte
+// coded, 1 up to 4 MiB windows).
+func (w *window) slackBytes() int { return min(max(w.windowBytes, 16<<10), 4<<20) }
 
-// tail returns the last back bytes of history, oldest first, as up to two slices.
-// It assumes 1 <= back <= h.len().
-func (h *history) tail(back int) (a, b []byte) {
-	start := h.pos + len(h.buf) - back
-	if start >= len(h.buf) {
-		start -= len(h.buf)
+// reserve makes room for a block of n bytes after the history and returns its start
+// index in buf; the caller appends the block's bytes (append(buf, ...) or extend).
+func (w *window) reserve(n int) int {
+	if cap(w.buf)-len(w.buf) >= n {
+		return len(w.buf)
 	}
-	end := start + back
-	if end <= len(h.buf) {
-		return h.buf[start:end], nil
+	keep := min(len(w.buf), w.windowBytes)
+	drop := len(w.buf) - keep
+	if keep+n+w.slackBytes() > cap(w.buf) {
+		nb := make([]byte, keep, keep+n+w.slackBytes())
+		copy(nb, w.buf[drop:])
+		w.buf = nb
+	} else {
+		w.buf = w.buf[:copy(w.buf, w.buf[drop:])]
 	}
-	return h.buf[start:], h.buf[:end-len(h.buf)]
+	w.base += drop
+	return len(w.buf)
 }
 
-// byteAt returns the history byte back positions before the end (1 = newest).
-func (h *history) byteAt(back int) byte {
-	i := h.pos + len(h.buf) - back
-	if i >= len(h.buf) {
-		i -= len(h.buf)
-	}
-	return h.buf[i]
+// histLen returns h for a block starting at index bs: the history bytes a copy may use.
+func (w *window) histLen(bs int) int { return min(w.windowBytes, bs) }
+
+func (w *window) reset() {
+	w.buf = w.buf[:0]
+	w.base = 0
 }
 
-// push appends p to the history, dropping what falls out of the window.
-func (h *history) push(p []byte) {
-	w := h.windowBytes
-	if w == 0 || len(p) == 0 {
-		return
-	}
-	if len(p) >= w {
-		p = p[len(p)-w:]
-	}
-	if len(h.buf) < w {
-		take := min(w-len(h.buf), len(p))
-		if len(h.buf)+take > cap(h.buf) {
-			c := min(w, max(2*cap(h.buf), len(h.buf)+take, 4096))
-			nb := make([]byte, len(h.buf), c)
-			copy(nb, h.buf)
-			h.buf = nb
-		}
-		h.buf = append(h.buf, p[:take]...)
-		p = p[take:]
-		if len(p) == 0 {
-			return
-		}
-	}
-	n := copy(h.buf[h.pos:], p)
-	if n < len(p) {
-		h.pos = copy(h.buf, p[n:])
-	} else if h.pos += n; h.pos == len(h.buf) {
-		h.pos = 0
-	}
-}
-
-func (h *history) reset() {
-	h.buf = h.buf[:0]
-	h.pos = 0
-}
-
-// stateBytes is the memory the history holds.
-func (h *history) stateBytes() int { return cap(h.buf) }
+// stateBytes is the memory the window holds.
+func (w *window) stateBytes() int { return cap(w.buf) }

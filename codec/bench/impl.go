@@ -1,0 +1,286 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	gsnappy "github.com/golang/snappy"
+	"github.com/klauspost/compress/s2"
+	ksnappy "github.com/klauspost/compress/snappy"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/codec/snappystream"
+)
+
+// Impl is one implementation under test.
+type Impl struct {
+	// Name is the key in benchmark names and JSON, e.g. "golang-snappy".
+	Name string
+	// Label names the library and its version in this build.
+	Label string
+	// Snappy reports that it writes and reads plain Snappy blocks (the cross matrix).
+	Snappy bool
+	// Stream reports that it keeps history across the messages of one stream direction.
+	Stream bool
+	new    func() coder
+}
+
+// Encoded is a payload's messages as one implementation encoded them.
+type Encoded struct {
+	Units  [][]byte // one per message
+	Stream []byte   // the units, concatenated
+	Sizes  []int    // decoded size of each message
+}
+
+// WireBytes is the encoded size.
+func (e *Encoded) WireBytes() int { return len(e.Stream) }
+
+// coder encodes and decodes the messages of one payload as one fresh stream direction
+// per call (setup included, as on a new libp2p stream; it is amortized over the whole
+// sequence). Buffers are reused between calls.
+type coder interface {
+	encode(msgs [][]byte, emit func(unit []byte))
+	decode(e *Encoded, visit func(i int, msg []byte)) error
+}
+
+// stater is a coder that holds memory across messages.
+type stater interface {
+	stateBytes() (enc, dec int64)
+}
+
+// Encode encodes msgs with a fresh coder and keeps the units.
+func (im Impl) Encode(msgs [][]byte) *Encoded {
+	e := &Encoded{}
+	im.new().encode(msgs, func(u []byte) {
+		e.Units = append(e.Units, bytes.Clone(u))
+		e.Stream = append(e.Stream, u...)
+	})
+	for _, m := range msgs {
+		e.Sizes = append(e.Sizes, len(m))
+	}
+	return e
+}
+
+// perMessage is a Snappy implementation's block API, one block per message.
+type perMessage struct {
+	enc func(dst, src []byte) []byte
+	dec func(dst, src []byte) ([]byte, error)
+	buf []byte
+	out []byte
+}
+
+func (p *perMessage) encode(msgs [][]byte, emit func([]byte)) {
+	for _, m := range msgs {
+		p.buf = p.enc(p.buf[:cap(p.buf)], m)
+		if emit != nil {
+			emit(p.buf)
+		}
+	}
+}
+
+func (p *perMessage) decode(e *Encoded, visit func(int, []byte)) error {
+	for i, u := range e.Units {
+		d, err := p.dec(p.out[:cap(p.out)], u)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		p.out = d
+		if visit != nil {
+			visit(i, d)
+		}
+	}
+	return nil
+}
+
+// snappyStreamCoder is snappystream's block API (what codec's snappy-stream Writer and
+// Reader run per unit).
+type snappyStreamCoder struct {
+	enc *snappystream.Encoder
+	dec *snappystream.Decoder
+	buf []byte
+	out []byte
+}
+
+func (s *snappyStreamCoder) stateBytes() (enc, dec int64) {
+	return int64(s.enc.StateBytes()), int64(s.dec.StateBytes())
+}
+
+func (s *snappyStreamCoder) encode(msgs [][]byte, emit func([]byte)) {
+	s.enc.Reset()
+	for _, m := range msgs {
+		s.buf = s.enc.Encode(s.buf[:0], m)
+		if emit != nil {
+			emit(s.buf)
+		}
+	}
+}
+
+func (s *snappyStreamCoder) decode(e *Encoded, visit func(int, []byte)) error {
+	s.dec.Reset()
+	for i, u := range e.Units {
+		d, err := s.dec.Decode(s.out[:0], u)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		s.out = d
+		if visit != nil {
+			visit(i, d)
+		}
+	}
+	return nil
+}
+
+// specCoder runs a codec spec's Writer and Reader, as streamsim's nodes do: a Write per
+// message (zstd: flushed), a Reader reading each message whole.
+type specCoder struct {
+	spec     codec.Spec
+	sink     unitSink
+	out      []byte
+	encState int64 // the last Writer's and Reader's state bytes, open
+	decState int64
+}
+
+func (s *specCoder) stateBytes() (enc, dec int64) { return s.encState, s.decState }
+
+// unitSink keeps the bytes of each Write.
+type unitSink struct {
+	buf  []byte
+	emit func([]byte)
+}
+
+func (u *unitSink) Write(p []byte) (int, error) {
+	if u.emit != nil {
+		u.emit(p)
+	}
+	return len(p), nil
+}
+
+func (s *specCoder) encode(msgs [][]byte, emit func([]byte)) {
+	s.sink.emit = emit
+	w := s.spec.NewWriter(&s.sink)
+	for _, m := range msgs {
+		if _, err := w.Write(m); err != nil {
+			panic(fmt.Sprintf("%s: %v", s.spec, err)) // writing to memory cannot fail
+		}
+	}
+	// The frame end belongs to no message; it is not counted.
+	s.sink.emit = nil
+	s.encState = w.(codec.Meter).Stats().StateBytes
+	w.Close()
+}
+
+func (s *specCoder) decode(e *Encoded, visit func(int, []byte)) error {
+	r := s.spec.NewReader(bytes.NewReader(e.Stream))
+	defer r.Close()
+	for i, n := range e.Sizes {
+		if cap(s.out) < n {
+			s.out = make([]byte, n)
+		}
+		s.out = s.out[:n]
+		if _, err := io.ReadFull(r, s.out); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		if visit != nil {
+			visit(i, s.out)
+		}
+	}
+	s.decState = r.(codec.Meter).Stats().StateBytes
+	return nil
+}
+
+// moduleVersion returns the version of a module linked into this binary.
+func moduleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == path {
+				if m.Replace != nil {
+					return m.Replace.Version
+				}
+				return m.Version
+			}
+		}
+	}
+	return "(version unknown)"
+}
+
+// Impls returns the implementations this build has, in table order: the per-message
+// Snappy implementations, snappy-stream per message (window 0) and with history, and
+// zstd's two implementations flushed per message.
+func Impls() []Impl {
+	golang := "golang/snappy " + moduleVersion("github.com/golang/snappy")
+	klauspost := "klauspost/compress " + moduleVersion("github.com/klauspost/compress")
+	impls := []Impl{
+		{Name: "golang-snappy", Label: golang, Snappy: true, new: func() coder {
+			return &perMessage{enc: gsnappy.Encode, dec: gsnappy.Decode}
+		}},
+		{Name: "klauspost-snappy", Label: klauspost + " snappy", Snappy: true, new: func() coder {
+			return &perMessage{enc: ksnappy.Encode, dec: ksnappy.Decode}
+		}},
+		{Name: "s2-snappy", Label: klauspost + " s2 (EncodeSnappy)", Snappy: true, new: func() coder {
+			return &perMessage{enc: s2.EncodeSnappy, dec: s2.Decode}
+		}},
+	}
+	if libsnappy != nil {
+		impls = append(impls, *libsnappy)
+	}
+	for _, c := range []struct {
+		name   string
+		window int
+		level  snappystream.Level
+	}{
+		{"snappy-stream-w0", 0, snappystream.Fast},
+		{"snappy-stream-w0-better", 0, snappystream.Better},
+		{"snappy-stream", snappystream.DefaultWindowBytes, snappystream.Fast},
+		{"snappy-stream-better", snappystream.DefaultWindowBytes, snappystream.Better},
+	} {
+		spec := codec.Spec{Kind: codec.SnappyStream, WindowBytes: c.window, SnappyLevel: c.level}
+		impls = append(impls, Impl{
+			Name:   c.name,
+			Label:  "streamsim " + spec.Explicit(),
+			Snappy: c.window == 0,
+			Stream: c.window > 0,
+			new: func() coder {
+				return &snappyStreamCoder{enc: snappystream.NewEncoder(c.window, c.level), dec: snappystream.NewDecoder(c.window, 0)}
+			},
+		})
+	}
+	for _, s := range []string{"zstd", "zstd-c"} {
+		spec, err := codec.Parse(s)
+		if err != nil || spec.Available() != nil {
+			continue
+		}
+		impls = append(impls, Impl{
+			Name:   s,
+			Label:  spec.Implementation() + " " + spec.Explicit(),
+			Stream: true,
+			new:    func() coder { return &specCoder{spec: spec} },
+		})
+	}
+	return impls
+}
+
+// SnappyDecoder is a Snappy implementation's block decoder, for the cross matrix.
+type SnappyDecoder struct {
+	Name   string
+	Decode func(dst, src []byte) ([]byte, error)
+}
+
+// SnappyDecoders returns every Snappy block decoder in this build.
+func SnappyDecoders() []SnappyDecoder {
+	ds := []SnappyDecoder{
+		{"golang-snappy", gsnappy.Decode},
+		{"klauspost-snappy", ksnappy.Decode},
+		{"s2-snappy", s2.Decode},
+	}
+	if libsnappyDecode != nil {
+		ds = append(ds, SnappyDecoder{"libsnappy", libsnappyDecode})
+	}
+	w0 := snappystream.NewDecoder(0, 0)
+	ds = append(ds, SnappyDecoder{"snappy-stream-w0", func(dst, src []byte) ([]byte, error) {
+		w0.Reset() // window 0: every block stands alone
+		return w0.Decode(dst[:0], src)
+	}})
+	return ds
+}
