@@ -414,3 +414,146 @@ func TestZstdReaderBounds(t *testing.T) {
 		}
 	}
 }
+
+// fuzzMaxOutBytes bounds what one fuzz input may decode to before the target stops
+// reading it (an RLE block turns 4 bytes into 128 KiB).
+const fuzzMaxOutBytes = 4 << 20
+
+// chunkSource returns its data in pieces of random size, as a transport might.
+type chunkSource struct {
+	data []byte
+	rng  *rand.Rand
+}
+
+func (c *chunkSource) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 1+c.rng.Intn(300))], c.data)
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// zstdRead is what a Reader made of one stream.
+type zstdRead struct {
+	out   []byte
+	err   error // io.EOF: the stream was accepted
+	stats Stats
+	long  bool // stopped after fuzzMaxOutBytes
+}
+
+// readZstdStream reads stream through spec's Reader in random pieces, with reads both
+// smaller and larger than a block (the Reader decodes in place into large ones), and
+// checks the io.Reader contract.
+func readZstdStream(t *testing.T, spec Spec, stream []byte) zstdRead {
+	rng := rand.New(rand.NewSource(int64(len(stream))))
+	r := spec.NewReader(&chunkSource{data: stream, rng: rng})
+	defer r.Close()
+	small, large := make([]byte, 700), make([]byte, zstdMaxBlockBytes+1000)
+	var res zstdRead
+	for len(res.out) <= fuzzMaxOutBytes {
+		p := small[:1+rng.Intn(len(small))]
+		if rng.Intn(4) == 0 {
+			p = large
+		}
+		n, err := r.Read(p)
+		if n < 0 || n > len(p) {
+			t.Fatalf("Read returned %d for a %d-byte buffer", n, len(p))
+		}
+		res.out = append(res.out, p[:n]...)
+		if err != nil {
+			res.err, res.stats = err, r.(Meter).Stats()
+			if err != io.EOF {
+				// A failed stream must never look like a clean end. (It should also stay
+				// failed: klauspost v1.20.4 returns a truncated frame's last block after
+				// reporting the truncation, and the Reader passes it on.)
+				for range 64 {
+					if _, err2 := r.Read(large); err2 == io.EOF {
+						t.Fatalf("Read after %v returned io.EOF", err)
+					} else if err2 != nil {
+						break
+					}
+				}
+			}
+			return res
+		}
+	}
+	res.stats, res.long = r.(Meter).Stats(), true
+	return res
+}
+
+// FuzzZstdReader reads arbitrary bytes as a zstd stream through the Reader (klauspost,
+// 64 KiB window). What it returns must be what klauspost's own DecodeAll (no block gate,
+// no Reader buffer) makes of the same bytes under the same window, and a stream DecodeAll
+// accepts may be refused only for its window; libzstd, where built, must return the
+// same bytes for streams both accept. At EOF every wire byte has been counted.
+func FuzzZstdReader(f *testing.F) {
+	spec, err := Parse("zstd:3:64KiB")
+	if err != nil {
+		f.Fatal(err)
+	}
+	cspec := spec
+	cspec.ZstdImpl = ZstdC
+	haveC := zstdCAvailable() == nil
+	rng := rand.New(rand.NewSource(5))
+	var wire bytes.Buffer
+	w := spec.NewWriter(&wire)
+	for _, u := range units(rng, 6) {
+		if _, err := w.Write(u); err != nil {
+			f.Fatal(err)
+		}
+	}
+	open := append([]byte(nil), wire.Bytes()...) // no frame end yet
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	closed := wire.Bytes()
+	skippable := binary.LittleEndian.AppendUint32(nil, zstdSkippableMagic|3)
+	skippable = binary.LittleEndian.AppendUint32(skippable, 4)
+	skippable = append(skippable, "skip"...)
+	for _, s := range [][]byte{
+		closed, open, closed[:len(closed)-3], append(append([]byte(nil), closed...), closed...),
+		append(append([]byte(nil), skippable...), closed...),
+		{}, zstdRLEBlocks(zstdFrameHeader(16, 0), 3, true), zstdRLEBlocks(zstdFrameHeader(41, 0), 1, true),
+		zstdRLEBlocks(zstdFrameHeader(0, 100), 1, true), zstdRLEBlocks(zstdFrameHeader(16, 1<<62), 2, true),
+	} {
+		f.Add(s)
+	}
+	ref, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(spec.WindowBytes)),
+		zstd.WithDecoderMaxMemory(fuzzMaxOutBytes))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer ref.Close()
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		res := readZstdStream(t, spec, stream)
+		got, err, st := res.out, res.err, res.stats
+		if st.RawBytes != int64(len(got)) {
+			t.Fatalf("RawBytes %d, returned %d", st.RawBytes, len(got))
+		}
+		if st.WireBytes > int64(len(stream)) || st.Units < 0 {
+			t.Fatalf("stats %+v for %d wire bytes", st, len(stream))
+		}
+		if res.long {
+			return
+		}
+		want, refErr := ref.DecodeAll(stream, nil)
+		switch {
+		case err == io.EOF && refErr != nil:
+			t.Fatalf("Reader accepts (%d bytes) what DecodeAll refuses: %v", len(got), refErr)
+		case err == io.EOF && !bytes.Equal(got, want):
+			t.Fatalf("Reader returns %d bytes, DecodeAll %d, different", len(got), len(want))
+		case err == io.EOF && st.WireBytes != int64(len(stream)):
+			t.Fatalf("at EOF %d of %d wire bytes counted", st.WireBytes, len(stream))
+		case err != io.EOF && refErr == nil && !errors.Is(err, zstd.ErrWindowSizeExceeded) &&
+			!errors.Is(err, zstd.ErrDecoderSizeExceeded) && !bytes.Contains([]byte(err.Error()), []byte("-byte window")):
+			t.Fatalf("Reader refuses what DecodeAll accepts (%d bytes): %v", len(want), err)
+		}
+		if haveC && err == io.EOF {
+			c := readZstdStream(t, cspec, stream)
+			if !c.long && c.err == io.EOF && !bytes.Equal(c.out, got) {
+				t.Fatalf("libzstd returns %d bytes, klauspost %d, different", len(c.out), len(got))
+			}
+		}
+	})
+}
