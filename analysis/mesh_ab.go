@@ -113,8 +113,8 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 	rel := map[key][]float64{}
 	for _, r := range ab.Runs {
 		p := plain[seedBW{r.Seed, r.Bandwidth}]
-		if p == nil || r.Codec == "plain" {
-			continue
+		if p == nil || r.Codec == "plain" || !r.OK || !p.OK {
+			continue // a failed run (or its baseline) compares nothing
 		}
 		for _, scope := range []string{"observed in", "all nodes in"} {
 			got, base := r.ObservedInWire, p.ObservedInWire
@@ -173,6 +173,9 @@ func abLatency(runs []ABRunResult) []ABLatency {
 	groups := map[key][]ABRunResult{}
 	var order []key
 	for _, r := range runs {
+		if !r.OK {
+			continue
+		}
 		k := key{r.Bandwidth, r.Codec}
 		if groups[k] == nil {
 			order = append(order, k)

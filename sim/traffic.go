@@ -305,8 +305,10 @@ func startCPUSampler() *cpuSampler {
 			select {
 			case <-s.stop:
 				return
-			case now := <-tick.C:
-				cpu := processCPU()
+			case <-tick.C:
+				// The tick's own time is when it was sent; under load this goroutine runs
+				// later, so measure the interval up to the CPU reading itself.
+				cpu, now := processCPU(), time.Now()
 				share := (cpu - last).Seconds() / now.Sub(lastAt).Seconds() / cores
 				s.peak = max(s.peak, share)
 				if share >= result.SaturationShare {
