@@ -115,24 +115,40 @@ func (a *attempt) within(what string, got, want, tol time.Duration) {
 // retry runs a timing check up to three times and fails only if every attempt misses.
 // The model is deterministic and a loaded machine only delays it (a late timer, a starved
 // process), so one clean attempt shows the model right; the misses are reported with how
-// late the links' timers woke, which tells a saturated machine from a wrong model.
+// late the links' timers woke and how busy the machine was, which tells a saturated machine
+// from a wrong model. When every attempt missed on a machine busy with other work (85 % or
+// more of its CPU, niced jobs aside: `go test ./...` runs packages in parallel), the check is
+// skipped as unmeasurable there, saying so, unless STREAMSIM_TIMING_STRICT is set (CI runs
+// this package alone that way, on a quiet machine, where it must pass).
 func retry(t *testing.T, check func(a *attempt)) {
 	t.Helper()
 	var report []string
+	saturated := 0
 	for i := 1; i <= 3; i++ {
 		a := &attempt{t: t}
+		b0, t0, ok0 := MachineBusy()
 		check(a)
 		if t.Failed() || len(a.misses) == 0 {
 			return
+		}
+		busy := -1.0
+		if b1, t1, ok1 := MachineBusy(); ok0 && ok1 && t1 > t0 {
+			busy = float64(b1-b0) / float64(t1-t0)
+		}
+		if busy >= 0.85 {
+			saturated++
 		}
 		var late, lateMax time.Duration
 		for _, l := range a.links {
 			s := l.Stats()
 			late, lateMax = max(late, s.LateMean), max(lateMax, s.LateMax)
 		}
-		msg := fmt.Sprintf("attempt %d (timers woke %v late on average, %v at most): %s", i, late, lateMax, strings.Join(a.misses, "; "))
+		msg := fmt.Sprintf("attempt %d (machine %.0f %% busy; timers woke %v late on average, %v at most): %s", i, 100*busy, late, lateMax, strings.Join(a.misses, "; "))
 		t.Log(msg)
 		report = append(report, msg)
+	}
+	if saturated == 3 && os.Getenv("STREAMSIM_TIMING_STRICT") == "" {
+		t.Skipf("machine saturated by other work in every attempt; timing not measurable here (STREAMSIM_TIMING_STRICT=1 makes this a failure):\n%s", strings.Join(report, "\n"))
 	}
 	t.Errorf("every attempt missed:\n%s", strings.Join(report, "\n"))
 }

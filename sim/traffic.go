@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -16,6 +14,7 @@ import (
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"
 )
 
@@ -259,33 +258,6 @@ type cpuSampler struct {
 	machinePeak float64
 }
 
-// machineCPU reads the machine's busy and total CPU time (jiffies) from /proc/stat; busy
-// leaves out niced time.
-func machineCPU() (busy, total uint64, ok bool) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 8 || f[0] != "cpu" {
-		return 0, 0, false
-	}
-	for i, v := range f[1:] {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return 0, 0, false
-		}
-		total += n
-		// Not idle or iowait, and not nice: niced jobs (a background fuzzer, say) yield
-		// the CPU to the run and do not saturate it.
-		if i != 1 && i != 3 && i != 4 {
-			busy += n
-		}
-	}
-	return busy, total, true
-}
-
 // sampleWindow is the sampler's window: short enough to catch the attestation burst.
 const sampleWindow = 250 * time.Millisecond
 
@@ -297,7 +269,7 @@ func startCPUSampler() *cpuSampler {
 		tick := time.NewTicker(sampleWindow)
 		defer tick.Stop()
 		last, lastAt := s.cpuStart, s.start
-		mBusy, mTotal, mOK := machineCPU()
+		mBusy, mTotal, mOK := link.MachineBusy()
 		if !mOK {
 			s.machinePeak = -1
 		}
@@ -315,7 +287,7 @@ func startCPUSampler() *cpuSampler {
 					s.busy += now.Sub(lastAt)
 				}
 				last, lastAt = cpu, now
-				if b, t, ok := machineCPU(); ok && mOK && t > mTotal {
+				if b, t, ok := link.MachineBusy(); ok && mOK && t > mTotal {
 					m := float64(b-mBusy) / float64(t-mTotal)
 					s.machinePeak = max(s.machinePeak, m)
 					if m >= result.SaturationShare && share < result.SaturationShare {
