@@ -129,6 +129,9 @@ type NodeSummary struct {
 	Samples      []Sample       `json:"samples,omitempty"`
 	// FaultSchedule is the run's fault schedule as given (param faults); empty without faults.
 	FaultSchedule string `json:"fault_schedule,omitempty"`
+	// Receiver: the node checks what it receives against what was published on its topics
+	// (hub-leaves' leaves, a mesh's subscribed nodes), even when it failed before it could.
+	Receiver bool `json:"receiver,omitempty"`
 }
 
 // Process is an OS process's CPU use over an interval.

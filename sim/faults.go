@@ -46,8 +46,8 @@ import (
 //	garbage[:<bytes>]               the writer of each gossip stream into the target (or @peer's)
 //	                                writes <bytes> (default 64) seeded random bytes between units
 //	rogue[:<bytes>]                 a stranger (a fresh host outside the run) opens a gossip
-//	                                stream to the target with its compressed protocol and sends
-//	                                <bytes> (default 64) random bytes
+//	                                stream to the target with its compressed protocol, sends
+//	                                <bytes> (default 64) random bytes and closes its side
 //	slow[:<slots>[:<bytes/s>]]      the target reads its gossip streams at <bytes/s> (default
 //	                                64KiB) for <slots> (default 1)
 //	crash                           the target stops at once: closes its host, announces
@@ -264,7 +264,9 @@ func neighbours(plan *topology.Plan, i int) []int {
 
 // linkLog tracks, per peer, the connection and the current gossip stream in each direction,
 // and records outages: a link is down from the moment its connection closes or one of its
-// streams ends, until the node is connected with a live stream each way again.
+// streams ends, until the node is connected with a live stream each way again and its pubsub
+// has read the peer's first RPC on the new inbound stream (the hello carrying the peer's
+// subscriptions: until then pubsub sends the peer no messages).
 //
 // It also carries the node's pair reset: go-libp2p-pubsub v0.19 forgets a peer's
 // subscriptions when its outbound stream to that peer dies while the connection stays up
@@ -294,6 +296,7 @@ type linkLog struct {
 	outages []result.Outage
 
 	live        atomic.Int64 // live gossip streams, both directions
+	awaiting    atomic.Int64 // new inbound streams whose first RPC pubsub has not read yet
 	refuseUntil atomic.Int64 // Unix ns: connections are closed on arrival until then
 	slowUntil   atomic.Int64 // Unix ns: gossip reads are throttled until then
 	slowRate    atomic.Int64 // bytes per second while throttled
@@ -305,6 +308,9 @@ type linkState struct {
 	connected bool
 	up        bool           // has worked at least once
 	down      *result.Outage // the open outage, if any
+	hello     bool           // awaiting pubsub's first RPC from the peer on the current inbound stream
+	subs      bool           // the peer's first RPC carried subscriptions (a hello to wait for)
+	heard     bool           // pubsub has read an RPC from the peer
 	// The pair reset's order (Unix ns): when this node last reset the pair, when an inbound
 	// stream from the peer last opened, when pubsub last dropped the peer's outbound state.
 	pairAt, inOpenedAt, clearedAt int64
@@ -367,7 +373,7 @@ func (l *linkLog) markDown(p peer.ID, st *linkState, cause string) {
 // check closes p's outage when the link works again.
 func (l *linkLog) check(p peer.ID) {
 	st := l.peers[p]
-	if st == nil || st.in == nil || st.out == nil {
+	if st == nil || st.in == nil || st.out == nil || st.hello {
 		return
 	}
 	if !st.connected {
@@ -394,7 +400,12 @@ func (l *linkLog) opened(s *codecStream) {
 	st := l.state(p)
 	s.openedAt = time.Now().UnixNano()
 	if s.Stat().Direction == network.DirInbound {
-		st.in = s
+		// A peer without subscriptions sends no hello (pubsub skips an empty first RPC).
+		await := !st.heard || st.subs
+		if await && !st.hello {
+			l.awaiting.Add(1)
+		}
+		st.in, st.hello = s, await
 		st.inOpenedAt = s.openedAt
 	} else {
 		st.out = s
@@ -416,6 +427,10 @@ func (l *linkLog) ended(s *codecStream, cause string, failed bool) {
 	var sibling *codecStream
 	if st.in == s {
 		st.in, sibling = nil, st.out
+		if st.hello {
+			st.hello = false
+			l.awaiting.Add(-1)
+		}
 	} else if st.out == s {
 		st.out, sibling = nil, st.in
 	}
@@ -432,6 +447,26 @@ func (l *linkLog) ended(s *codecStream, cause string, failed bool) {
 		sibling.Stream.Reset()
 		l.ended(sibling, "pair reset after: "+cause, false)
 		sibling.release()
+	}
+}
+
+// receivedRPC notes that pubsub read an RPC from p (RawTracer RecvRPC, called just before
+// pubsub handles the RPC's subscriptions). It costs one atomic load unless a new inbound
+// stream awaits its first RPC.
+func (l *linkLog) receivedRPC(rpc *pubsub.RPC) {
+	if l.awaiting.Load() == 0 {
+		return
+	}
+	p := rpc.From()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st := l.peers[p]; st != nil && st.hello {
+		if !st.heard {
+			st.heard, st.subs = true, len(rpc.GetSubscriptions()) > 0
+		}
+		st.hello = false
+		l.awaiting.Add(-1)
+		l.check(p)
 	}
 }
 
@@ -672,11 +707,17 @@ func rogue(ctx context.Context, target peer.AddrInfo, proto protocol.ID, garbage
 	if _, err := s.Write(garbage); err != nil {
 		return "", fmt.Errorf("write: %w", err)
 	}
-	// The target answers with a reset; wait for it (or for a short while).
+	// The stranger is done sending: a decoder that waits for the rest of a declared block
+	// now sees the stream end inside it. The target answers with a reset; wait for it.
+	s.CloseWrite()
 	s.SetReadDeadline(time.Now().Add(2 * time.Second))
 	_, rerr := s.Read(make([]byte, 1))
 	s.Reset()
-	return fmt.Sprintf("%d bytes on %s from stranger %s; then read: %v", len(garbage), proto, h.ID(), rerr), nil
+	answer := "the target reset the stream"
+	if !errors.Is(rerr, network.ErrReset) {
+		answer = fmt.Sprintf("then read: %v", rerr)
+	}
+	return fmt.Sprintf("%d bytes on %s from stranger %s, then closed; %s", len(garbage), proto, h.ID(), answer), nil
 }
 
 // ---------------------------------------------------------------------------------------

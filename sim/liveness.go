@@ -80,8 +80,9 @@ func (l *liveness) lostGrace() time.Duration { return max(2*l.in.slot, 5*time.Se
 func (l *liveness) begin(ctx context.Context, start time.Time) error {
 	in := l.in
 	l.start = start
+	// The status topic is read as long as the instance waits for others (waitCtx).
 	ch := make(chan *statusRecord, 64)
-	if _, err := in.client.Subscribe(ctx, l.topic, ch); err != nil {
+	if _, err := in.client.Subscribe(in.waitCtx, l.topic, ch); err != nil {
 		return fmt.Errorf("subscribe to status: %w", err)
 	}
 	go func() {
@@ -89,7 +90,7 @@ func (l *liveness) begin(ctx context.Context, start time.Time) error {
 			select {
 			case r := <-ch:
 				l.handle(r)
-			case <-ctx.Done():
+			case <-in.waitCtx.Done():
 				return
 			}
 		}

@@ -218,8 +218,13 @@ func (t *tracer) ValidateMessage(*pubsub.Message)    {}
 func (t *tracer) DeliverMessage(m *pubsub.Message)   { t.delivered[msgCategory(m)].Add(1) }
 func (t *tracer) DuplicateMessage(m *pubsub.Message) { t.duplicates[msgCategory(m)].Add(1) }
 func (t *tracer) ThrottlePeer(peer.ID)               { t.throttled.Add(1) }
-func (t *tracer) RecvRPC(*pubsub.RPC)                {}
-func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID)   { t.queue(p).queued.Add(1) }
+func (t *tracer) RecvRPC(rpc *pubsub.RPC) {
+	if t.links != nil {
+		t.links.receivedRPC(rpc) // link log (faults.go)
+	}
+}
+
+func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID) { t.queue(p).queued.Add(1) }
 func (t *tracer) SendRPCCompleted(_ *pubsub.RPC, p peer.ID, _ time.Duration) {
 	t.queue(p).written.Add(1)
 }
