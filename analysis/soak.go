@@ -5,28 +5,37 @@ import (
 	"io"
 	"sort"
 	"text/tabwriter"
+	"time"
 
 	"github.com/streamsim/streamsim/result"
 )
 
-// The soak check: a node's resources stay flat after warm-up. Over a run's samples (param
-// sample_slots), the first quarter is warm-up; the mean of the last quarter (Q4) is compared
-// with the mean of the second quarter (Q2), and the run passes when, for every node,
+// The soak check: a node's resources stay flat after warm-up. Warm-up is the longer of the
+// first quarter of the run's samples (param sample_slots) and the node's seen-message TTL
+// plus two minutes: pubsub remembers every message id for the TTL (two epochs in every client
+// profile, scaled by the time scale) and sweeps expired ids once a minute of real time
+// (go-libp2p-pubsub timecache), so its seen caches hold up to TTL + 1 minute of ids, a size
+// first reached at the sweep after TTL + 1 minute; a map keeps its largest size. The samples after warm-up are split in thirds; the mean
+// of the last third (late) is compared with the mean of the first (early), and the run
+// passes when, for every node,
 //
-//	live heap       Q4 ≤ 1.25 × Q2 + 16 MiB
-//	goroutines      Q4 ≤ 1.10 × Q2 + 20
-//	gossip streams  Q4 ≤ Q2 + 2
-//	libp2p streams  Q4 ≤ Q2 + 4
+//	live heap       late ≤ 1.10 × early + 16 MiB
+//	goroutines      late ≤ early + 10
+//	gossip streams  late ≤ early + 2
+//	libp2p streams  late ≤ early + 4
 //
-// A leak of a fixed amount per message, per slot or per stream grows linearly, and over a
-// run of tens of samples puts Q4 far above Q2; garbage collection timing, the workload's
-// bursts and one reconnect do not. Runs with fewer than SoakMinSamples samples are too
+// A leak of a fixed amount per message, per slot or per stream grows linearly and puts the
+// late mean well above the early one; garbage collection timing, the workload's bursts and
+// one reconnect do not. Runs with fewer than SoakMinSamples samples after warm-up are too
 // short to tell and are not judged.
-const SoakMinSamples = 16
+const SoakMinSamples = 12
+
+// seenSweep is go-libp2p-pubsub's timecache sweep period (real time).
+const seenSweep = time.Minute
 
 // SoakRule states the check in one line, for reports.
-const SoakRule = "after warm-up (first quarter of the samples), last-quarter mean ≤ second-quarter mean × (1 + tolerance) + allowance: " +
-	"live heap 25 % + 16 MiB, goroutines 10 % + 20, gossip streams 0 % + 2, libp2p streams 0 % + 4"
+const SoakRule = "after warm-up (the longer of a quarter of the samples and the seen-message TTL plus two minutes), mean of the last third ≤ mean of the first third × (1 + tolerance) + allowance: " +
+	"live heap 10 % + 16 MiB, goroutines 0 % + 10, gossip streams 0 % + 2, libp2p streams 0 % + 4"
 
 // trendLimits are the rule's tolerance and allowance per metric.
 var trendLimits = []struct {
@@ -35,8 +44,8 @@ var trendLimits = []struct {
 	allowance float64
 	value     func(s result.Sample) float64
 }{
-	{"heap_live_bytes", 0.25, 16 << 20, func(s result.Sample) float64 { return float64(s.HeapLiveBytes) }},
-	{"goroutines", 0.10, 20, func(s result.Sample) float64 { return float64(s.Goroutines) }},
+	{"heap_live_bytes", 0.10, 16 << 20, func(s result.Sample) float64 { return float64(s.HeapLiveBytes) }},
+	{"goroutines", 0, 10, func(s result.Sample) float64 { return float64(s.Goroutines) }},
 	{"gossip_streams", 0, 2, func(s result.Sample) float64 { return float64(s.GossipStreams) }},
 	{"streams", 0, 4, func(s result.Sample) float64 { return float64(s.Streams) }},
 }
@@ -44,8 +53,9 @@ var trendLimits = []struct {
 // SoakReport is the soak check over a run's nodes: per metric, the node closest to its limit.
 type SoakReport struct {
 	Rule    string       `json:"rule"`
-	Samples int          `json:"samples"` // fewest samples of a node
-	Judged  bool         `json:"judged"`  // enough samples to tell
+	Samples int          `json:"samples"`  // fewest samples of a node
+	WarmupS float64      `json:"warmup_s"` // the longest warm-up of a node
+	Judged  bool         `json:"judged"`   // enough samples after warm-up to tell
 	Checks  []TrendCheck `json:"checks"`
 	// Memory is the process's Go memory (all of it mapped) at the first and last sample of the
 	// first node, MiB: reported, not judged (the runtime returns memory to the OS lazily).
@@ -58,8 +68,8 @@ type SoakReport struct {
 type TrendCheck struct {
 	Metric string  `json:"metric"`
 	Node   string  `json:"node"`
-	Q2     float64 `json:"q2_mean"`
-	Q4     float64 `json:"q4_mean"`
+	Early  float64 `json:"early_mean"`
+	Late   float64 `json:"late_mean"`
 	Limit  float64 `json:"limit"`
 	OK     bool    `json:"ok"`
 }
@@ -88,18 +98,29 @@ func BuildSoakReport(nodes []*result.NodeSummary) *SoakReport {
 	first := sampled[0].Samples
 	r.GoMemFirstMiB = float64(first[0].GoMemBytes) / (1 << 20)
 	r.GoMemLastMiB = float64(first[len(first)-1].GoMemBytes) / (1 << 20)
-	r.Judged = r.Samples >= SoakMinSamples
+	r.Judged = true
+	after := map[*result.NodeSummary][]result.Sample{}
+	for _, n := range sampled {
+		warm := max(n.Samples[len(n.Samples)/4].AtNs, n.SeenTTLNs+2*int64(seenSweep))
+		r.WarmupS = max(r.WarmupS, float64(warm)/1e9)
+		i := 0
+		for i < len(n.Samples) && n.Samples[i].AtNs < warm {
+			i++
+		}
+		after[n] = n.Samples[i:]
+		r.Judged = r.Judged && len(after[n]) >= SoakMinSamples
+	}
 	if !r.Judged {
 		return r
 	}
 	for _, lim := range trendLimits {
 		var worst *TrendCheck
 		for _, n := range sampled {
-			q2, q4 := quarterMeans(n.Samples, lim.value)
-			c := TrendCheck{Metric: lim.metric, Node: fmt.Sprintf("%s/%d", n.Group, n.Instance), Q2: q2, Q4: q4,
-				Limit: q2*(1+lim.tolerance) + lim.allowance}
-			c.OK = c.Q4 <= c.Limit
-			if worst == nil || c.Q4-c.Limit > worst.Q4-worst.Limit {
+			early, late := thirdMeans(after[n], lim.value)
+			c := TrendCheck{Metric: lim.metric, Node: fmt.Sprintf("%s/%d", n.Group, n.Instance), Early: early, Late: late,
+				Limit: early*(1+lim.tolerance) + lim.allowance}
+			c.OK = c.Late <= c.Limit
+			if worst == nil || c.Late-c.Limit > worst.Late-worst.Limit {
 				worst = &c
 			}
 		}
@@ -109,8 +130,8 @@ func BuildSoakReport(nodes []*result.NodeSummary) *SoakReport {
 	return r
 }
 
-// quarterMeans returns the means of the second and the last quarter of the samples.
-func quarterMeans(s []result.Sample, v func(result.Sample) float64) (q2, q4 float64) {
+// thirdMeans returns the means of the first and the last third of the samples.
+func thirdMeans(s []result.Sample, v func(result.Sample) float64) (early, late float64) {
 	n := len(s)
 	mean := func(from, to int) float64 {
 		if to <= from {
@@ -122,7 +143,7 @@ func quarterMeans(s []result.Sample, v func(result.Sample) float64) (q2, q4 floa
 		}
 		return sum / float64(to-from)
 	}
-	return mean(n/4, n/2), mean(n-n/4, n)
+	return mean(0, n/3), mean(n-n/3, n)
 }
 
 // WriteSoak prints the soak check.
@@ -131,19 +152,19 @@ func WriteSoak(w io.Writer, r *SoakReport) error {
 		return nil
 	}
 	if !r.Judged {
-		fmt.Fprintf(w, "\nsoak: %d samples per node, fewer than %d: too short to judge a trend; Go memory %.0f → %.0f MiB\n",
-			r.Samples, SoakMinSamples, r.GoMemFirstMiB, r.GoMemLastMiB)
+		fmt.Fprintf(w, "\nsoak: %d samples per node, fewer than %d after warm-up (%.0f s): too short to judge a trend; Go memory %.0f → %.0f MiB\n",
+			r.Samples, SoakMinSamples, r.WarmupS, r.GoMemFirstMiB, r.GoMemLastMiB)
 		return nil
 	}
-	fmt.Fprintf(w, "\nsoak: %d samples per node; rule: %s\n", r.Samples, r.Rule)
+	fmt.Fprintf(w, "\nsoak: %d samples per node, warm-up %.0f s; rule: %s\n", r.Samples, r.WarmupS, r.Rule)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "metric\tnode (closest to its limit)\tQ2 mean\tQ4 mean\tlimit\tverdict\t")
+	fmt.Fprintln(tw, "metric\tnode (closest to its limit)\tearly mean\tlate mean\tlimit\tverdict\t")
 	for _, c := range r.Checks {
 		scale, unit := 1.0, ""
 		if c.Metric == "heap_live_bytes" {
 			scale, unit = 1<<20, " MiB"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f%s\t%.1f%s\t%.1f%s\t%s\t\n", c.Metric, c.Node, c.Q2/scale, unit, c.Q4/scale, unit, c.Limit/scale, unit, flatVerdict(c.OK))
+		fmt.Fprintf(tw, "%s\t%s\t%.1f%s\t%.1f%s\t%.1f%s\t%s\t\n", c.Metric, c.Node, c.Early/scale, unit, c.Late/scale, unit, c.Limit/scale, unit, flatVerdict(c.OK))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -132,6 +132,9 @@ type NodeSummary struct {
 	// Receiver: the node checks what it receives against what was published on its topics
 	// (hub-leaves' leaves, a mesh's subscribed nodes), even when it failed before it could.
 	Receiver bool `json:"receiver,omitempty"`
+	// SeenTTLNs is how long the node's pubsub remembers a message id (its client's seen TTL,
+	// scaled): memory grows until then, so the soak check starts after it.
+	SeenTTLNs int64 `json:"seen_ttl_ns,omitempty"`
 }
 
 // Process is an OS process's CPU use over an interval.

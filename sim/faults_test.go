@@ -232,3 +232,38 @@ func TestStreamFaultsRecover(t *testing.T) {
 func hubKnows(hub *testPeer, p peer.ID) bool {
 	return slices_contains(hub.PubSub().ListPeers(testTopic), p)
 }
+
+// go-libp2p-pubsub reopens a dead outbound stream to a still-connected peer at most four
+// times in ten minutes (real time: backoff.go, MaxBackoffAttempts, TimeToLive): a fifth
+// stream fault on the same pair within that time leaves the link without an outbound stream
+// for good, and the link log says so (an outage that does not end).
+func TestPubsubGivesUpAfterFourStreamDeaths(t *testing.T) {
+	hub := testNode(t, "snappy-stream", false, nil)
+	leaf := testNode(t, "snappy-stream", false, nil)
+	star(t, hub, leaf)
+	r := subscribeTest(t, leaf)
+	waitTopicPeers(t, hub, leaf.ID())
+	publishN(t, hub, 1, 20, r)
+	for i := range 5 {
+		done, ok := hub.armCut(leaf.ID())
+		if !ok {
+			t.Fatalf("fault %d: no stream to cut", i+1)
+		}
+		topic, _ := hub.Topic(testTopic)
+		topic.Publish(t.Context(), attestationPayload(rand.New(rand.NewSource(int64(i))), 5_000_000+i))
+		<-done
+		if i < 4 {
+			waitLinkBack(t, hub, leaf.ID())
+			waitTopicPeers(t, hub, leaf.ID())
+			continue
+		}
+		time.Sleep(3 * time.Second) // longer than the backoff's fourth delay
+		open := false
+		for _, o := range hub.Outages(time.Time{}) {
+			open = open || o.ToNs == 0
+		}
+		if !open || hubKnows(hub, leaf.ID()) {
+			t.Fatalf("after a fifth stream fault the link came back (open outage %v, hub lists the leaf %v): pubsub's backoff changed; revisit the README", open, hubKnows(hub, leaf.ID()))
+		}
+	}
+}
