@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
-	"github.com/streamsim/streamsim/workload"
 )
 
 // Fault accounting: in a run with a fault schedule, every message published on a receiver's
@@ -27,8 +27,9 @@ import (
 //     queue, could not deliver it or rejected it (the node says so, by id); "outage" when it
 //     was exposed: a gossip link of the receiver or of the message's origin was down (its
 //     connection closed or one of its two streams ended, until both were back and pubsub had
-//     read the peer's hello) at some time within one slot before or after the message was
-//     published. After: the message may have been queued for the link when it went down.
+//     read the peer's hello) at some time within the exposure window W before or after the
+//     message was published, W = max(1 s, 5 GossipSub heartbeats of the run's slowest
+//     client). After: the message may have been queued for the link when it went down.
 //     Before: pubsub drops a peer from its mesh and fanout when the peer's stream dies and
 //     grafts it again only at a later heartbeat, and a message published into an emptied mesh
 //     reaches nobody (a node gossips IHAVE only to peers outside its mesh, and the peers it
@@ -42,8 +43,8 @@ import (
 // FaultAccounting is a fault run's per-message account.
 type FaultAccounting struct {
 	Schedule string `json:"schedule"`
-	// SlackMs is the exposure window before and after a message's publish time (one slot).
-	SlackMs   float64           `json:"slack_ms"`
+	// WindowMs is the exposure window before and after a message's publish time.
+	WindowMs  float64           `json:"window_ms"`
 	Faults    []FaultRow        `json:"faults"`
 	Receivers []ReceiverAccount `json:"receivers"`
 	OK        bool              `json:"ok"`
@@ -161,7 +162,7 @@ func accountFaults(runs []nodeRun) (*FaultAccounting, error) {
 	name := map[string]string{} // peer id → group/instance
 	role := map[string]string{}
 	lostPeers := false
-	var slotNs int64
+	windowNs := int64(time.Second)
 	for _, r := range runs {
 		s := r.s
 		name[s.PeerID] = fmt.Sprintf("%s/%d", s.Group, s.Instance)
@@ -170,11 +171,9 @@ func accountFaults(runs []nodeRun) (*FaultAccounting, error) {
 		if s.FaultSchedule != "" {
 			a.Schedule = s.FaultSchedule
 		}
-		if s.TimeScale > 0 {
-			slotNs = int64(float64(workload.SlotDuration) / s.TimeScale)
-		}
+		windowNs = max(windowNs, exposureHeartbeats*s.HeartbeatNs)
 	}
-	a.SlackMs = float64(slotNs) / 1e6
+	a.WindowMs = float64(windowNs) / 1e6
 	// Outages touching each node, from both ends' records.
 	down := map[string][]interval{}
 	for _, r := range runs {
@@ -194,7 +193,7 @@ func accountFaults(runs []nodeRun) (*FaultAccounting, error) {
 	sort.SliceStable(a.Faults, func(i, j int) bool { return a.Faults[i].AtS < a.Faults[j].AtS })
 	exposed := func(node string, at int64) bool {
 		for _, iv := range down[node] {
-			if iv.from <= at+slotNs && iv.to >= at-slotNs {
+			if iv.from <= at+windowNs && iv.to >= at-windowNs {
 				return true
 			}
 		}
@@ -360,6 +359,10 @@ func accountFaults(runs []nodeRun) (*FaultAccounting, error) {
 
 // tallyOf is one message's tally (the digest lanes are the id's leading little-endian words,
 // as publishers and receivers compute them).
+// exposureHeartbeats is the exposure window in heartbeats (see the package's fault
+// accounting comment).
+const exposureHeartbeats = 5
+
 func tallyOf(id [result.IDBytes]byte) result.Tally {
 	return result.Tally{Messages: 1, Digest: [2]uint64{binary.LittleEndian.Uint64(id[:8]), binary.LittleEndian.Uint64(id[8:16])}}
 }
@@ -378,7 +381,7 @@ func (a *FaultAccounting) problem(format string, args ...any) {
 
 // WriteFaultAccounting prints the faults that were carried out and each receiver's account.
 func WriteFaultAccounting(w io.Writer, a *FaultAccounting) error {
-	fmt.Fprintf(w, "\nfaults (schedule %q; a message is exposed when a link of its receiver or origin was down within %.0f ms, one slot, before or after it was published):\n", a.Schedule, a.SlackMs)
+	fmt.Fprintf(w, "\nfaults (schedule %q; a message is exposed when a link of its receiver or origin was down within %.0f ms before or after it was published):\n", a.Schedule, a.WindowMs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  at\tnode\tfault\tapplied\twhat happened\t")
 	for _, f := range a.Faults {

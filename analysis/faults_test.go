@@ -82,7 +82,7 @@ func TestFaultAccounting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Receivers) != 1 || a.OK || len(a.Faults) != 1 || a.Faults[0].AtS != 15 || a.SlackMs != 1000 {
+	if len(a.Receivers) != 1 || a.OK || len(a.Faults) != 1 || a.Faults[0].AtS != 15 || a.WindowMs != 1000 {
 		t.Fatalf("accounting %+v", a)
 	}
 	r := a.Receivers[0]

@@ -135,6 +135,8 @@ type NodeSummary struct {
 	// SeenTTLNs is how long the node's pubsub remembers a message id (its client's seen TTL,
 	// scaled): memory grows until then, so the soak check starts after it.
 	SeenTTLNs int64 `json:"seen_ttl_ns,omitempty"`
+	// HeartbeatNs is the node's GossipSub heartbeat (its client's, scaled).
+	HeartbeatNs int64 `json:"heartbeat_ns,omitempty"`
 }
 
 // Process is an OS process's CPU use over an interval.

@@ -235,6 +235,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	in.summary.Kind, in.summary.Client = self.Kind, self.Client.Name
 	in.summary.Receiver = in.sc.Receiver(self)
 	in.summary.SeenTTLNs = int64(float64(self.Client.SeenTTL) / in.p.TimeScale)
+	in.summary.HeartbeatNs = int64(float64(self.Client.Heartbeat) / in.p.TimeScale)
 	in.summary.Peers = len(self.Dial)
 	for j := range plan.Nodes {
 		if slices.Contains(plan.Nodes[j].Dial, in.me) {
