@@ -32,8 +32,14 @@ type RunReport struct {
 	DropsBy  map[string]int64 `json:"drops_by"`
 	Errors   int64            `json:"stream_errors"`
 	Schedule ScheduleReport   `json:"schedule"`
+	// Faults is the per-message accounting of a run with a fault schedule (faults.go): then
+	// it, not count parity, decides each leaf's verdict, and drops are accounted per message.
+	Faults *FaultAccounting `json:"faults,omitempty"`
+	// Soak is the resource trend check (soak.go).
+	Soak *SoakReport `json:"soak,omitempty"`
 
-	Nodes []*result.NodeSummary `json:"-"`
+	Nodes   []*result.NodeSummary `json:"-"`
+	faulted bool
 }
 
 // ParityReport compares what each leaf received with the published set.
@@ -140,12 +146,40 @@ func LoadRun(dir string) (*RunReport, error) {
 	}
 	r := BuildRunReport(nodes)
 	r.Dir = dir
+	if r.faulted {
+		r.applyFaultAccounting(LoadFaultAccounting(dir))
+	}
 	return r, nil
+}
+
+// applyFaultAccounting makes the per-message accounting decide each leaf's verdict.
+func (r *RunReport) applyFaultAccounting(a *FaultAccounting, err error) {
+	if err != nil {
+		r.problem("fault accounting: %v", err)
+		r.Parity.OK = false
+		return
+	}
+	r.Faults = a
+	ok := map[string]bool{}
+	for _, ra := range a.Receivers {
+		ok[ra.Node] = ra.OK
+	}
+	r.Parity.OK = a.OK
+	for i := range r.Parity.Leaves {
+		lp := &r.Parity.Leaves[i]
+		lp.OK = ok[fmt.Sprintf("%s/%d", lp.Group, lp.Instance)]
+	}
+	if a.OK {
+		r.Parity.Message = "faults injected: every message at every leaf received once or missing with a reason; identical over the intervals both ends were connected"
+	} else {
+		r.Parity.Message = "parity FAIL: " + strings.Join(a.Problems, "; ")
+		r.problem("%s", r.Parity.Message)
+	}
 }
 
 // BuildRunReport joins node summaries into a report.
 func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
-	r := &RunReport{Nodes: nodes, DropsBy: map[string]int64{}, OK: true}
+	r := &RunReport{Nodes: nodes, DropsBy: map[string]int64{}, OK: true, faulted: faulted(nodes)}
 	var hub *result.NodeSummary
 	var leaves, pubs []*result.NodeSummary
 	for _, n := range nodes {
@@ -208,8 +242,11 @@ func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 		r.Hub.Encode = cpuOf(hub.Duration, enc...)
 		r.Hub.Decode = cpuOf(hub.Duration, dec...)
 	}
-	if r.Drops > 0 {
+	if r.Drops > 0 && !r.faulted { // with faults, drops are accounted per message (faults.go)
 		r.problem("pubsub dropped %d (%v): the run did not keep up", r.Drops, r.DropsBy)
+	}
+	if r.Soak = BuildSoakReport(nodes); r.Soak != nil && r.Soak.Judged && !r.Soak.OK {
+		r.problem("soak: a resource grew after warm-up (%s)", SoakRule)
 	}
 	if r.Schedule.Published > 0 && r.Schedule.MaxLagMs > r.Schedule.SlotMs {
 		r.problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms at time scale %g): lower the time scale",
@@ -276,10 +313,18 @@ func (r *RunReport) parity(pubs, leaves []*result.NodeSummary) {
 		case !l.Parity.Equal(&published):
 			lp.OK, lp.Diff = false, l.Parity.Diff(&published)
 		}
+		if r.faulted {
+			// Missing messages may have a reason: LoadRun's fault accounting decides.
+			lp.OK = l.Parity != nil
+		}
 		if !lp.OK {
 			r.Parity.OK = false
 		}
 		r.Parity.Leaves = append(r.Parity.Leaves, lp)
+	}
+	if r.faulted && r.Parity.OK {
+		r.Parity.Message = "faults injected: judged per message from the message logs (LoadRun)"
+		return
 	}
 	if r.Parity.OK {
 		r.Parity.Message = fmt.Sprintf("every leaf received exactly the %d published messages", published.Total())
@@ -486,6 +531,14 @@ func WriteLiveTable(w io.Writer, r *RunReport) error {
 	}
 	fmt.Fprintf(w, "; stream errors: %d; build: %s\n", r.Errors, r.Build)
 	fmt.Fprintf(w, "parity: %s\n", r.Parity.Message)
+	if r.Faults != nil {
+		if err := WriteFaultAccounting(w, r.Faults); err != nil {
+			return err
+		}
+	}
+	if err := WriteSoak(w, r.Soak); err != nil {
+		return err
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

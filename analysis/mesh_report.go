@@ -69,6 +69,10 @@ type MeshReport struct {
 	SlotMs     float64          `json:"slot_ms"`
 	Process    *result.Process  `json:"process,omitempty"`
 	CopiesCost float64          `json:"cpu_us_per_copy"` // process CPU per received copy (all nodes)
+	// Faults and Soak: reliability checks (faults.go, soak.go); with faults the per-message
+	// accounting replaces the count check of delivery and drops.
+	Faults *FaultAccounting `json:"faults,omitempty"`
+	Soak   *SoakReport      `json:"soak,omitempty"`
 
 	nodes []*result.NodeSummary
 }
@@ -163,6 +167,13 @@ func LoadMeshRun(dir string) (*MeshReport, error) {
 	r.Dir = dir
 	if err := r.latency(logs); err != nil {
 		r.problem("latency: %v", err)
+	}
+	if faulted(nodes) { // reliability hook (faults.go)
+		if r.Faults, err = LoadFaultAccounting(dir); err != nil {
+			r.problem("fault accounting: %v", err)
+		} else if !r.Faults.OK {
+			r.problem("fault accounting: %s", strings.Join(r.Faults.Problems, "; "))
+		}
 	}
 	return r, nil
 }
@@ -267,7 +278,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 			for c, v := range got.Messages {
 				r.Delivery.Delivered[c] += v
 			}
-			if !got.Equal(n.Expected) {
+			if !got.Equal(n.Expected) && n.FaultSchedule == "" { // with faults: per-message accounting (faults.go)
 				r.Delivery.Complete = false
 				r.Delivery.Incomplete = append(r.Delivery.Incomplete, fmt.Sprintf("%s/%d (%s): %s; its pubsub drops %d",
 					n.Group, n.Instance, n.Kind, got.Diff(n.Expected), n.Pubsub.Drops()))
@@ -343,8 +354,11 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	if !r.Delivery.Complete {
 		r.problem("delivery incomplete at %d node(s)", len(r.Delivery.Incomplete))
 	}
-	if r.Drops > 0 {
+	if r.Drops > 0 && !faulted(nodes) {
 		r.problem("pubsub dropped %d (%v)", r.Drops, r.DropsBy)
+	}
+	if r.Soak = BuildSoakReport(nodes); r.Soak != nil && r.Soak.Judged && !r.Soak.OK { // soak.go
+		r.problem("soak: a resource grew after warm-up (%s)", SoakRule)
 	}
 	if r.SlotMs > 0 && r.MaxLagMs > r.SlotMs {
 		r.problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms): lower the time scale", r.MaxLagMs, r.SlotMs)
@@ -668,6 +682,14 @@ func WriteMeshTable(w io.Writer, r *MeshReport) error {
 		for _, s := range r.Delivery.Incomplete {
 			fmt.Fprintf(w, "incomplete: %s\n", s)
 		}
+	}
+	if r.Faults != nil { // reliability (faults.go, soak.go)
+		if err := WriteFaultAccounting(w, r.Faults); err != nil {
+			return err
+		}
+	}
+	if err := WriteSoak(w, r.Soak); err != nil {
+		return err
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

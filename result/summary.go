@@ -44,6 +44,11 @@ const (
 	FailRun FailureKind = "run"
 	// FailParity: what the node received differs from what was published to it.
 	FailParity FailureKind = "parity"
+	// FailTimeout: the instance did not finish within its time budget (param timeout).
+	FailTimeout FailureKind = "timeout"
+	// FailCrash: the instance crashed (the fault schedule's crash); it writes no summary, so
+	// this kind appears only in the run's error.
+	FailCrash FailureKind = "crash"
 )
 
 // Failure is an instance's failure: its kind and a message for people.
@@ -116,6 +121,25 @@ type NodeSummary struct {
 	// Process is the CPU use of the whole OS process over the measured phase (in an embedded
 	// run every node shares it).
 	Process *Process `json:"process,omitempty"`
+
+	// Reliability records (reliability.go): the faults the node took part in, its link
+	// outages, messages pubsub lost at it with their ids, instances it learned had vanished,
+	// and periodic resource samples.
+	Faults       []FaultEvent   `json:"faults,omitempty"`
+	Outages      []Outage       `json:"outages,omitempty"`
+	LostMessages []LostMessages `json:"lost_messages,omitempty"`
+	LostPeers    []string       `json:"lost_peers,omitempty"`
+	Samples      []Sample       `json:"samples,omitempty"`
+	// FaultSchedule is the run's fault schedule as given (param faults); empty without faults.
+	FaultSchedule string `json:"fault_schedule,omitempty"`
+	// Receiver: the node checks what it receives against what was published on its topics
+	// (hub-leaves' leaves, a mesh's subscribed nodes), even when it failed before it could.
+	Receiver bool `json:"receiver,omitempty"`
+	// SeenTTLNs is how long the node's pubsub remembers a message id (its client's seen TTL,
+	// scaled): memory grows until then, so the soak check starts after it.
+	SeenTTLNs int64 `json:"seen_ttl_ns,omitempty"`
+	// HeartbeatNs is the node's GossipSub heartbeat (its client's, scaled).
+	HeartbeatNs int64 `json:"heartbeat_ns,omitempty"`
 }
 
 // Link is a node's shaped access link and what went through it (link.Link).

@@ -82,6 +82,7 @@ func (e *Embedded) Run(ctx context.Context) error {
 		params map[string]string
 	}
 	var insts []instance
+	var faults [][]Fault
 	sizes := map[string]int{}
 	for _, g := range e.Groups {
 		if g.Instances < 1 {
@@ -102,8 +103,14 @@ func (e *Embedded) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("group %s: %w", g.ID, err)
 		}
+		faults = append(faults, params.Faults)
 		for i := range g.Instances {
 			insts = append(insts, instance{group: g, seq: i, params: p})
+		}
+	}
+	for i, f := range faults { // fault targets name instances of this run (faults.go)
+		if err := CheckFaultTargets(f, sizes); err != nil {
+			return fmt.Errorf("group %s: %w", e.Groups[i].ID, err)
 		}
 	}
 	if len(insts) < sc.MinInstances {

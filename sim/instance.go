@@ -88,7 +88,20 @@ type instance struct {
 	resultSent bool
 	addrSent   bool
 	publishes  bool
+
+	// Reliability (faults.go, liveness.go, samples.go): the fault schedule's part of this
+	// instance, the watch for lost instances, resource samples; phase says what the instance
+	// is doing (for a timeout's message); waitCtx bounds waits for other instances, a grace
+	// period beyond the budget so that an instance that times out is named by itself.
+	faults  *faultRunner
+	live    *liveness
+	sampler *sampler
+	phase   string
+	waitCtx context.Context
 }
+
+// waitGrace is how much longer than its own budget an instance waits for the others.
+const waitGrace = 30 * time.Second
 
 // failure wraps an error with its kind for the summary.
 func failure(kind result.FailureKind, err error) error {
@@ -132,9 +145,13 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	if in.role == topology.RoleLeaf {
 		s.Codec = p.Codec.String()
 	}
-	budget := time.Duration(p.Slots+2)*in.slot + 4*time.Minute
-	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	ctx, cancel := context.WithTimeout(context.Background(), p.Budget())
 	defer cancel()
+	waitCtx, waitCancel := context.WithTimeout(context.Background(), p.Budget()+waitGrace)
+	defer waitCancel()
+	in.waitCtx = waitCtx
+	in.live = newLiveness(in)
+	in.live.cancelWork = cancel
 
 	var runErr error
 	if ip, err := ic.NetClient.GetDataNetworkIP(); err != nil {
@@ -142,8 +159,14 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	} else {
 		runErr = in.run(ctx, ip.String())
 	}
+	if in.live.crashed.Load() {
+		// A crash: nothing more is announced or written (liveness.go).
+		in.closeFiles()
+		return &result.Failure{Kind: result.FailCrash, Message: fmt.Sprintf("%s %s/%d crashed (fault schedule)", in.role, in.group, in.seq)}
+	}
 	if runErr != nil {
-		runErr = failure(result.FailRun, runErr)
+		runErr = failure(result.FailRun, in.timeoutFailure(runErr))
+		in.recordPartial()
 		s.Failure = runErr.(*result.Failure)
 		if s.Failure.Kind != result.FailParity {
 			in.abandon(runErr)
@@ -209,9 +232,17 @@ func (in *instance) run(ctx context.Context, ip string) error {
 		return failure(result.FailSetup, fmt.Errorf("topology: %w", err))
 	}
 	in.plan = plan
+	if len(in.p.Faults) > 0 {
+		if in.faults, err = newFaultRunner(in); err != nil {
+			return failure(result.FailSetup, err)
+		}
+	}
 	self := &plan.Nodes[in.me]
 	in.publishes = self.Publishes
 	in.summary.Kind, in.summary.Client = self.Kind, self.Client.Name
+	in.summary.Receiver = in.sc.Receiver(self)
+	in.summary.SeenTTLNs = int64(float64(self.Client.SeenTTL) / in.p.TimeScale)
+	in.summary.HeartbeatNs = int64(float64(self.Client.Heartbeat) / in.p.TimeScale)
 	in.summary.Peers = len(self.Dial)
 	for j := range plan.Nodes {
 		if slices.Contains(plan.Nodes[j].Dial, in.me) {
@@ -233,6 +264,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 		defer in.slots.close()
 	}
 	in.signaled[in.stateReady] = true
+	in.phase = "waiting at the ready barrier"
 	if _, err := in.client.SignalAndWait(ctx, in.stateReady, n); err != nil {
 		return fmt.Errorf("ready barrier: %w", err)
 	}
@@ -241,31 +273,49 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	start := time.Now()
 	cpu := startCPUSampler()
 	in.summary.Start = start
+	if err := in.startReliability(ctx, start); err != nil { // liveness.go
+		return err
+	}
 	results := make(chan *resultRecord, n+16)
 	if _, err := in.client.Subscribe(ctx, in.resultTopic, results); err != nil {
 		return fmt.Errorf("subscribe to results: %w", err)
 	}
 	if in.publishes {
+		in.phase = "publishing"
 		if err := in.publish(ctx, start); err != nil {
 			return err
 		}
 	}
 	if in.sc.Receiver(self) {
+		in.phase = "receiving"
 		if err := in.receive(ctx, results); err != nil {
 			return err
 		}
 	} else {
 		in.summary.Duration = time.Since(start).Seconds()
 	}
+	if err := in.live.hold(ctx); err != nil {
+		return err
+	}
 	in.signaled[in.stateDone] = true
-	if _, err := in.client.SignalAndWait(ctx, in.stateDone, n); err != nil {
+	in.phase = "waiting at the done barrier"
+	if _, err := in.client.SignalAndWait(in.waitCtx, in.stateDone, n); err != nil {
 		return fmt.Errorf("done barrier: %w", err)
 	}
 	in.done = true
+	in.live.stopWatching()
 	if !in.sc.Receiver(self) {
 		in.summary.Duration = time.Since(start).Seconds()
 	}
 	in.summary.Process = cpu.finish()
+	// Learn of every instance announced lost before the barrier opened (liveness.go).
+	if err := in.live.settle(in.waitCtx); err != nil {
+		return fmt.Errorf("status topic: %w", err)
+	}
+	if err := in.live.failure(); err != nil {
+		in.recordPartial()
+		return err
+	}
 	return in.parityErr
 }
 
@@ -352,7 +402,7 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 			return fmt.Errorf("frame recorder: %w", err)
 		}
 	}
-	if in.sc.RecordMessages {
+	if in.sc.RecordMessages || len(in.p.Faults) > 0 { // fault runs are accounted per message
 		var err error
 		if in.msgLog, err = result.CreateMessageLog(filepath.Join(in.runenv.TestOutputsPath, result.MessagesFile)); err != nil {
 			return fmt.Errorf("message log: %w", err)
@@ -379,6 +429,7 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 		WithCodecs(self.Codecs...), WithPayloadSSZ(in.p.Payload == "ssz"), WithTimeScale(in.p.TimeScale),
 		WithClient(self.Client), WithDirectPeers(direct), WithFlowControl(in.sc.FlowControl),
 		WithPeerRoles(func(id peer.ID) string { return roles[id] }), WithHeartbeatDelay(stagger),
+		WithLostLog(len(in.p.Faults) > 0), // faults.go
 	}
 	if in.rec != nil {
 		opts = append(opts, WithRecorder(in.rec))
@@ -465,17 +516,22 @@ func (in *instance) finish() error {
 			l.LateMeanMs, l.LateMaxMs = float64(st.LateMean)/1e6, float64(st.LateMax)/1e6
 		}
 	}
+	in.reliabilityRecords() // liveness.go
 	if werr := in.writeSummary(); werr != nil {
 		err = werr
 	}
 	in.recordPoints()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	if in.done {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if _, berr := in.client.SignalAndWait(ctx, in.stateFinished, in.runenv.TestInstanceCount); berr != nil && err == nil {
 			err = fmt.Errorf("finished barrier: %w", berr)
 		}
-		cancel()
+	} else if !in.signaled[in.stateFinished] {
+		// A failed instance does not hold the others at the finished barrier.
+		in.signaled[in.stateFinished] = true
+		in.client.SignalEntry(ctx, in.stateFinished)
 	}
+	cancel()
 	if in.node != nil {
 		in.node.Close()
 	} else if in.host != nil {

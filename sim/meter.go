@@ -168,6 +168,10 @@ type tracer struct {
 	mesh     map[string]map[peer.ID]bool // topic → mesh peers
 	host     *Host
 	notifiee *network.NotifyBundle
+	// lost records the ids of the messages behind drops, when the node keeps a lost log
+	// (faults.go).
+	lost  *lostLog
+	links *linkLog
 }
 
 var _ pubsub.RawTracer = (*tracer)(nil)
@@ -200,16 +204,26 @@ func (t *tracer) forget(p peer.ID) {
 }
 
 func (t *tracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
-func (t *tracer) OnClosedOutboundStream(p peer.ID)         { t.queues.Delete(p) }
-func (t *tracer) AddPeer(peer.ID, protocol.ID)             {}
-func (t *tracer) RemovePeer(p peer.ID)                     { t.forget(p) }
-func (t *tracer) Join(string)                              {}
-func (t *tracer) Leave(string)                             {}
-func (t *tracer) ValidateMessage(*pubsub.Message)          {}
-func (t *tracer) DeliverMessage(m *pubsub.Message)         { t.delivered[msgCategory(m)].Add(1) }
-func (t *tracer) DuplicateMessage(m *pubsub.Message)       { t.duplicates[msgCategory(m)].Add(1) }
-func (t *tracer) ThrottlePeer(peer.ID)                     { t.throttled.Add(1) }
-func (t *tracer) RecvRPC(*pubsub.RPC)                      {}
+func (t *tracer) OnClosedOutboundStream(p peer.ID) {
+	t.queues.Delete(p)
+	if t.links != nil {
+		t.links.outboundCleared(p) // the pair reset's order (faults.go)
+	}
+}
+func (t *tracer) AddPeer(peer.ID, protocol.ID)       {}
+func (t *tracer) RemovePeer(p peer.ID)               { t.forget(p) }
+func (t *tracer) Join(string)                        {}
+func (t *tracer) Leave(string)                       {}
+func (t *tracer) ValidateMessage(*pubsub.Message)    {}
+func (t *tracer) DeliverMessage(m *pubsub.Message)   { t.delivered[msgCategory(m)].Add(1) }
+func (t *tracer) DuplicateMessage(m *pubsub.Message) { t.duplicates[msgCategory(m)].Add(1) }
+func (t *tracer) ThrottlePeer(peer.ID)               { t.throttled.Add(1) }
+func (t *tracer) RecvRPC(rpc *pubsub.RPC) {
+	if t.links != nil {
+		t.links.receivedRPC(rpc) // link log (faults.go)
+	}
+}
+
 func (t *tracer) SendRPC(_ *pubsub.RPC, p peer.ID) {
 	q := t.queue(p)
 	b := q.queued.Add(1) - q.written.Load()
@@ -264,13 +278,19 @@ func (t *tracer) maxBacklog(except peer.ID) int64 {
 	})
 	return most
 }
-func (t *tracer) DropRPC(_ *pubsub.RPC, p peer.ID) {
+func (t *tracer) DropRPC(rpc *pubsub.RPC, p peer.ID) {
 	t.droppedRPCs.Add(1)
 	t.queue(p).dropped.Add(1)
+	t.lost.dropped(rpc, p)
 }
-func (t *tracer) UndeliverableMessage(*pubsub.Message) { t.undeliverable.Add(1) }
 
-func (t *tracer) RejectMessage(_ *pubsub.Message, reason string) {
+func (t *tracer) UndeliverableMessage(m *pubsub.Message) {
+	t.undeliverable.Add(1)
+	t.lost.message(result.LostUndeliverable, m)
+}
+
+func (t *tracer) RejectMessage(m *pubsub.Message, reason string) {
+	t.lost.message(result.LostRejected+": "+reason, m)
 	t.mu.Lock()
 	if t.rejected == nil {
 		t.rejected = map[string]int64{}

@@ -118,6 +118,8 @@ type config struct {
 	peerRole    func(peer.ID) string
 	heartbeat   time.Duration // initial delay of the first heartbeat (stagger), real time
 	queueSize   int
+	lostLog     bool // record the ids of lost messages (faults.go)
+	pairReset   bool // reset both gossip streams with a peer when one fails (faults.go)
 }
 
 // Option configures a Node, in go-libp2p-pubsub's style.
@@ -218,6 +220,7 @@ type Node struct {
 
 	streamErrors atomic.Int64
 	closeOnce    sync.Once
+	links        linkLog // per-peer link state and outages, fault actions (faults.go)
 
 	topicsMu sync.Mutex
 	topics   map[string]*pubsub.Topic
@@ -226,7 +229,7 @@ type Node struct {
 // NewNode runs GossipSub on h with the options; the node owns h from then on (Close closes it).
 func NewNode(h *Host, opts ...Option) (*Node, error) {
 	spec, _ := topology.ClientProfile("spec")
-	cfg := config{timeScale: 1, client: spec, flowControl: true, log: slog.Default(), queueSize: DefaultQueueSize}
+	cfg := config{timeScale: 1, client: spec, flowControl: true, log: slog.Default(), queueSize: DefaultQueueSize, pairReset: true}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err
@@ -236,6 +239,11 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 	n := &Node{cfg: cfg, host: h, ctx: ctx, cancel: cancel, log: cfg.log, recStart: time.Now()}
 	n.meter.sides = map[sideKey]*streamSide{}
 	n.tracer.init(h)
+	n.links.init(n, cfg.pairReset) // faults.go
+	n.tracer.links = &n.links
+	if cfg.lostLog {
+		n.tracer.lost = &lostLog{}
+	}
 	n.wrapped = &codecHost{Host: h.Host, node: n}
 
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.timeScale) }
@@ -350,6 +358,7 @@ func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.cancel()
 		n.tracer.close()
+		n.links.close()
 		err = n.host.Close()
 	})
 	return err

@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
@@ -30,6 +32,9 @@ const (
 	ParamSeed       = "seed"       // workload (and topology) seed
 	ParamRecord     = "record"     // "true": nodes record their frames
 	ParamValidators = "validators" // active validators of the workload
+	// Reliability parameters (faults.go, liveness.go, samples.go).
+	ParamTimeout     = "timeout"      // an instance's time budget
+	ParamSampleSlots = "sample_slots" // resource sampling period
 )
 
 // Defaults of slots and time_scale: about a minute of run that keeps up with the all-subnets
@@ -49,6 +54,9 @@ var commonParams = []Param{
 	{ParamSeed, "int", "", "1", "seed of the workload (and of the topology): the same seed gives the same messages, byte for byte"},
 	{ParamRecord, "bool", "", "false", "true: nodes record their gossipsub frames to a trace asset, for offline replay"},
 	{ParamValidators, "int", "validators", strconv.Itoa(workload.DefaultParams().Validators), "active validators the workload models (mainnet is about a million; at least 32)"},
+	{ParamFaults, "string", "", "", "fault schedule: " + FaultForms},
+	{ParamTimeout, "string", "", "", "an instance's time budget (a Go duration like 90s or 5m; empty: the slots' duration plus two slots and 4 minutes); an instance that exceeds it fails with a timeout naming it"},
+	{ParamSampleSlots, "float", "slots", "1", "period of the resource samples (heap, goroutines, streams) in slots; 0: none"},
 }
 
 // Params are a scenario instance's parameters: the common ones parsed, and every value as
@@ -62,6 +70,12 @@ type Params struct {
 	Seed       int64
 	Record     bool
 	Validators int
+	// Faults is the fault schedule (empty: none).
+	Faults []Fault
+	// Timeout is an instance's time budget; 0: the default (Budget).
+	Timeout time.Duration
+	// SampleSlots is the period of resource samples in slots; 0: none.
+	SampleSlots float64
 	// Values holds every declared parameter as a string, defaults applied.
 	Values map[string]string
 }
@@ -115,6 +129,17 @@ func ParseParams(decl []Param, m map[string]string) (*Params, error) {
 	if p.Validators, err = strconv.Atoi(get(ParamValidators)); err != nil {
 		return nil, paramError(ParamValidators, "%q is not an integer", get(ParamValidators))
 	}
+	if p.Faults, err = ParseFaults(get(ParamFaults), p.Slots); err != nil {
+		return nil, err
+	}
+	if v := get(ParamTimeout); v != "" {
+		if p.Timeout, err = time.ParseDuration(v); err != nil || p.Timeout <= 0 {
+			return nil, paramError(ParamTimeout, "%q is not a positive Go duration like 90s or 5m", v)
+		}
+	}
+	if p.SampleSlots, err = strconv.ParseFloat(get(ParamSampleSlots), 64); err != nil || p.SampleSlots < 0 || math.IsInf(p.SampleSlots, 0) {
+		return nil, paramError(ParamSampleSlots, "%q is not a non-negative number of slots", get(ParamSampleSlots))
+	}
 	// The workload owns the rule (and its message); every entry point asks it.
 	if err := p.Workload().Validate(); err != nil {
 		return nil, paramError(ParamValidators, "%w", err)
@@ -153,6 +178,16 @@ func (p *Params) Int(name string, lo int) (int, error) {
 		return 0, paramError(name, "%q is not an integer of at least %d", p.Values[name], lo)
 	}
 	return v, nil
+}
+
+// Budget is an instance's time budget: param timeout, or by default the run's slots plus two
+// slots and 4 minutes for setup, draining and the barriers.
+func (p *Params) Budget() time.Duration {
+	if p.Timeout > 0 {
+		return p.Timeout
+	}
+	slot := time.Duration(float64(workload.SlotDuration) / p.TimeScale)
+	return time.Duration(p.Slots+2)*slot + 4*time.Minute
 }
 
 // Workload returns the workload parameters of the run.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sync"
@@ -48,12 +49,15 @@ type codecStream struct {
 	rerr     error
 
 	closeOnce sync.Once
+
+	streamFaults // fault injection and the link log (faults.go)
 }
 
 func newCodecStream(n *Node, s network.Stream, spec codec.Spec) *codecStream {
 	cs := &codecStream{Stream: s, node: n, spec: spec, ssz: n.cfg.payloadSSZ && ProtocolFor(spec) != PlainProtocol}
 	cs.wire.w = s
 	cs.rwire.r = s
+	n.links.opened(cs) // link log (faults.go)
 	return cs
 }
 
@@ -94,6 +98,7 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		s.w = s.spec.NewWriter(&s.wire)
 		s.wside = s.node.meter.side(s.Stream, "out", s.spec)
 	}
+	s.node.links.holdFirst(s) // the pair reset's order (faults.go)
 	parts, err := gossip.SplitFrame(frame)
 	if err != nil {
 		// Not one whole frame: pubsub never does this; meter it as Other and send it as is.
@@ -112,8 +117,12 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 			parts = p
 		}
 	}
+	if s.cut { // fault schedule: reset mid-unit (faults.go)
+		return s.cutUnit(data)
+	}
 	before := s.wire.n
 	if _, err := s.w.Write(data); err != nil {
+		s.node.links.endedErr(s, err) // link log (faults.go)
 		return 0, err
 	}
 	s.wside.add(&parts, len(data), s.wire.n-before, statsDelta(s.w, &s.wlast))
@@ -133,6 +142,8 @@ func (s *codecStream) Read(p []byte) (int, error) {
 			if s.rwire.err == nil {
 				// The codec or the framing failed, not the transport.
 				s.fail(err)
+			} else {
+				s.node.links.endedErr(s, err) // link log (faults.go)
 			}
 			return 0, err
 		}
@@ -146,6 +157,9 @@ func (s *codecStream) Read(p []byte) (int, error) {
 func (s *codecStream) nextFrame() error {
 	if s.r == nil {
 		s.r = s.spec.NewReader(&s.rwire, codec.WithMaxUnitBytes(maxFrameBytes))
+	}
+	if s.Stat().Direction == network.DirInbound {
+		s.node.links.holdFirst(s) // the pair reset's order (faults.go)
 	}
 	s.node.awaitBacklog(s.Conn().RemotePeer())
 	var err error
@@ -164,6 +178,8 @@ func (s *codecStream) nextFrame() error {
 	// is one unit, so the delta is exactly this frame's, however the transport split reads.
 	cs := statsDelta(s.r, &s.rlast)
 	s.rside.add(&parts, len(s.frame), cs.WireBytes, cs)
+	s.frames.Add(1)
+	s.node.links.throttle(cmp.Or(cs.WireBytes, int64(len(s.frame)))) // slow-reader fault (faults.go)
 	out := s.frame
 	if s.ssz {
 		if s.snappyed, err = gossip.AppendSnappyFrame(s.snappyed[:0], s.frame); err != nil {
@@ -180,6 +196,7 @@ func (s *codecStream) nextFrame() error {
 // stream, the peer opens a fresh one (with fresh codec history).
 func (s *codecStream) fail(err error) {
 	s.node.streamError(s.Stream, err)
+	s.node.links.ended(s, "codec error: "+err.Error(), true) // link log (faults.go)
 	s.Stream.Reset()
 	s.release()
 }
@@ -213,6 +230,7 @@ func (s *codecStream) Close() error {
 	}
 	s.wclosed = true
 	s.wmu.Unlock()
+	s.node.links.ended(s, "closed", false) // link log (faults.go)
 	s.release()
 	if cerr := s.Stream.Close(); err == nil {
 		err = cerr
@@ -221,12 +239,14 @@ func (s *codecStream) Close() error {
 }
 
 func (s *codecStream) Reset() error {
+	s.node.links.ended(s, "reset by pubsub", true) // link log (faults.go); a no-op after a failure seen
 	err := s.Stream.Reset()
 	s.release()
 	return err
 }
 
 func (s *codecStream) ResetWithError(code network.StreamErrorCode) error {
+	s.node.links.ended(s, fmt.Sprintf("reset by pubsub (code %d)", code), true) // link log (faults.go)
 	err := s.Stream.ResetWithError(code)
 	s.release()
 	return err
