@@ -412,7 +412,7 @@ func TestBacklogOfAGonePeerDoesNotStallReads(t *testing.T) {
 	}
 	a.tracer.OnClosedOutboundStream(b.ID())
 	if d := stalled(a.Node); d >= backlogWait/2 {
-		t.Fatalf("after b's stream closed, reads waited %v", d)
+		t.Fatalf("after b.s stream closed, reads waited %v", d)
 	}
 	// The same after a disconnect.
 	for range backlogLimit + 10 {
