@@ -28,21 +28,55 @@ type ABReport struct {
 	Rows []ABRow       `json:"rows"`
 	// Latency is delivery latency per bandwidth and codec (means over seeds).
 	Latency []ABLatency `json:"latency"`
-	OK      bool        `json:"ok"`
+	// LatencyDiff is each codec's latency minus plain's in the same seed and link setting,
+	// per category, with its spread over seeds.
+	LatencyDiff []ABLatencyDiff `json:"latency_diff"`
+	OK          bool            `json:"ok"`
+}
+
+// ABLatencyDiff is one link setting, codec and category: the codec's delivery latency
+// percentiles minus plain's in the same seed's run (ms), mean and range over seeds. Only
+// runs that completed, with a plain baseline that completed, count; Saturated is set when
+// any of those runs (or its baseline) had the machine saturated.
+type ABLatencyDiff struct {
+	Bandwidth string          `json:"bandwidth,omitempty"`
+	Codec     string          `json:"codec"`
+	Category  gossip.Category `json:"category"`
+	Seeds     int             `json:"seeds"`
+	P50       Spread          `json:"p50_ms"`
+	P99       Spread          `json:"p99_ms"`
+	Saturated bool            `json:"saturated"`
+}
+
+// Spread is a mean with its range.
+type Spread struct {
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
+func spreadOf(vs []float64) Spread {
+	s := Spread{Min: math.Inf(1), Max: math.Inf(-1)}
+	for _, v := range vs {
+		s.Mean += v / float64(len(vs))
+		s.Min, s.Max = math.Min(s.Min, v), math.Max(s.Max, v)
+	}
+	return s
 }
 
 // ABLatency is one bandwidth and codec: delivery latency per category, the mean over seeds of
 // each run's percentile, with the machine's state next to it.
 type ABLatency struct {
-	Bandwidth string                      `json:"bandwidth,omitempty"`
-	Codec     string                      `json:"codec"`
-	Seeds     int                         `json:"seeds"`
-	P50Ms     map[gossip.Category]float64 `json:"p50_ms"`
-	P99Ms     map[gossip.Category]float64 `json:"p99_ms"`
-	T95Ms     map[gossip.Category]float64 `json:"t95_p50_ms"`
-	CPUShare  float64                     `json:"cpu_share"`      // mean process CPU share
-	PeakShare float64                     `json:"peak_cpu_share"` // busiest window over the runs
-	Saturated bool                        `json:"saturated"`
+	Bandwidth  string                      `json:"bandwidth,omitempty"`
+	Codec      string                      `json:"codec"`
+	Seeds      int                         `json:"seeds"`
+	P50Ms      map[gossip.Category]float64 `json:"p50_ms"`
+	P99Ms      map[gossip.Category]float64 `json:"p99_ms"`
+	T95Ms      map[gossip.Category]float64 `json:"t95_p50_ms"`
+	CPUShare   float64                     `json:"cpu_share"`      // mean process CPU share
+	PeakShare  float64                     `json:"peak_cpu_share"` // busiest window over the runs
+	SchedP99Ms float64                     `json:"sched_p99_ms"`   // worst run's scheduling delay p99
+	Saturated  bool                        `json:"saturated"`
 }
 
 // ABRunResult is one run's totals.
@@ -57,6 +91,7 @@ type ABRunResult struct {
 	LatencyT95Ms   map[gossip.Category]float64 `json:"latency_t95_p50_ms"`
 	CPUShare       float64                     `json:"cpu_share"`
 	PeakShare      float64                     `json:"peak_cpu_share"`
+	SchedP99Ms     float64                     `json:"sched_p99_ms"`
 	Saturated      bool                        `json:"saturated"`
 }
 
@@ -99,6 +134,7 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 		}
 		if r.Process != nil {
 			res.CPUShare, res.PeakShare, res.Saturated = r.Process.Utilization, r.Process.PeakUtilization, r.Process.Saturated()
+			res.SchedP99Ms = r.Process.SchedP99Ms
 		}
 		ab.Runs = append(ab.Runs, res)
 	}
@@ -164,7 +200,72 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 		return a.cat < b.cat
 	})
 	ab.Latency = abLatency(ab.Runs)
+	ab.LatencyDiff = abLatencyDiff(ab.Runs)
 	return ab
+}
+
+// abLatencyDiff compares each run's latency percentiles with plain's in the same seed and
+// link setting.
+func abLatencyDiff(runs []ABRunResult) []ABLatencyDiff {
+	type seedBW struct {
+		seed int64
+		bw   string
+	}
+	plain := map[seedBW]*ABRunResult{}
+	for i := range runs {
+		if runs[i].Codec == "plain" && runs[i].OK {
+			plain[seedBW{runs[i].Seed, runs[i].Bandwidth}] = &runs[i]
+		}
+	}
+	type key struct {
+		bw, codec string
+		cat       gossip.Category
+	}
+	type acc struct {
+		p50, p99  []float64
+		saturated bool
+	}
+	accs := map[key]*acc{}
+	var order []key
+	for _, r := range runs {
+		p := plain[seedBW{r.Seed, r.Bandwidth}]
+		if r.Codec == "plain" || !r.OK || p == nil {
+			continue
+		}
+		for _, c := range gossip.Categories() {
+			base, ok := p.LatencyP50Ms[c]
+			got, ok2 := r.LatencyP50Ms[c]
+			if !ok || !ok2 {
+				continue
+			}
+			k := key{r.Bandwidth, r.Codec, c}
+			a := accs[k]
+			if a == nil {
+				a = &acc{}
+				accs[k] = a
+				order = append(order, k)
+			}
+			a.p50 = append(a.p50, got-base)
+			a.p99 = append(a.p99, r.LatencyP99Ms[c]-p.LatencyP99Ms[c])
+			a.saturated = a.saturated || r.Saturated || p.Saturated
+		}
+	}
+	var out []ABLatencyDiff
+	for _, k := range order {
+		a := accs[k]
+		out = append(out, ABLatencyDiff{Bandwidth: k.bw, Codec: k.codec, Category: k.cat, Seeds: len(a.p50),
+			P50: spreadOf(a.p50), P99: spreadOf(a.p99), Saturated: a.saturated})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Bandwidth != out[j].Bandwidth {
+			return bandwidthLess(out[i].Bandwidth, out[j].Bandwidth)
+		}
+		if out[i].Codec != out[j].Codec {
+			return out[i].Codec < out[j].Codec
+		}
+		return out[i].Category < out[j].Category
+	})
+	return out
 }
 
 // abLatency averages each run's latency percentiles per bandwidth and codec.
@@ -200,6 +301,7 @@ func abLatency(runs []ABRunResult) []ABLatency {
 			}
 			l.CPUShare += r.CPUShare / n
 			l.PeakShare = max(l.PeakShare, r.PeakShare)
+			l.SchedP99Ms = max(l.SchedP99Ms, r.SchedP99Ms)
 			l.Saturated = l.Saturated || r.Saturated
 		}
 		out = append(out, l)
@@ -237,14 +339,26 @@ func WriteMeshABTable(w io.Writer, ab *ABReport) error {
 	}
 	fmt.Fprintln(w, "\ndelivery latency from publish (ms; mean over seeds of each run's percentile), with the machine's CPU")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "links\tcodec\tseeds\tatt p50\tatt p99\tatt t95\tagg p50\tblock p50\tblock p99\tcolumn p50\tCPU avg\tCPU peak\tsaturated\t")
+	fmt.Fprintln(tw, "links\tcodec\tseeds\tatt p50\tatt p99\tatt t95\tagg p50\tblock p50\tblock p99\tcolumn p50\tCPU avg\tCPU peak\tsched p99\tsaturated\t")
 	for _, l := range ab.Latency {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f %%\t%.0f %%\t%v\t\n", linksLabel(l.Bandwidth), l.Codec, l.Seeds,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f %%\t%.0f %%\t%.1f ms\t%v\t\n", linksLabel(l.Bandwidth), l.Codec, l.Seeds,
 			l.P50Ms[gossip.Attestation], l.P99Ms[gossip.Attestation], l.T95Ms[gossip.Attestation], l.P50Ms[gossip.Aggregate],
-			l.P50Ms[gossip.Block], l.P99Ms[gossip.Block], l.P50Ms[gossip.DataColumn], 100*l.CPUShare, 100*l.PeakShare, l.Saturated)
+			l.P50Ms[gossip.Block], l.P99Ms[gossip.Block], l.P50Ms[gossip.DataColumn], 100*l.CPUShare, 100*l.PeakShare, l.SchedP99Ms, l.Saturated)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(ab.LatencyDiff) > 0 {
+		fmt.Fprintln(w, "\ndelivery latency minus plain's in the same seed's run (ms; mean [min, max] over seeds)")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "links\tcodec\tcategory\tseeds\tp50\tp99\tsaturated\t")
+		for _, d := range ab.LatencyDiff {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%+.0f [%+.0f, %+.0f]\t%+.0f [%+.0f, %+.0f]\t%v\t\n", linksLabel(d.Bandwidth), d.Codec, d.Category, d.Seeds,
+				d.P50.Mean, d.P50.Min, d.P50.Max, d.P99.Mean, d.P99.Min, d.P99.Max, d.Saturated)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(w, "\nruns")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

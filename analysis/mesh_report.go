@@ -368,8 +368,9 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 			r.MaxBacklog, r.MaxBacklogLink))
 	}
 	if r.Process.Saturated() {
-		r.Notes = append(r.Notes, fmt.Sprintf("the machine was saturated (process CPU %.0f %% of %d cores on average, %.0f %% at peak, machine %.0f %% at peak, %.1f s at ≥ 85 %%): latency figures show queueing in this machine, not the network",
-			100*r.Process.Utilization, r.Process.Cores, 100*r.Process.PeakUtilization, 100*r.Process.MachinePeak, r.Process.SaturatedSeconds))
+		r.Notes = append(r.Notes, fmt.Sprintf("the machine was saturated (process CPU %.0f %% of %d cores on average, %.0f %% in the busiest window, machine %.0f %%, %.1f s of %.1f s at ≥ 85 %%; goroutines waited for a CPU %.1f ms at p99, limit %d ms): latency figures show queueing in this machine, not the network",
+			100*r.Process.Utilization, r.Process.Cores, 100*r.Process.PeakUtilization, 100*r.Process.MachinePeak, r.Process.SaturatedSeconds, r.Process.WallSeconds,
+			r.Process.SchedP99Ms, result.SchedDelayLimitMs))
 	}
 	if r.Process != nil && copiesTotal > 0 {
 		r.CopiesCost = r.Process.CPUSeconds * 1e6 / float64(copiesTotal)
@@ -454,6 +455,9 @@ func combineProcesses(procs map[[2]string]*result.Process) *result.Process {
 		out.SampleSeconds = p.SampleSeconds
 		out.MachinePeak = max(out.MachinePeak, p.MachinePeak)
 		out.MaxRSSBytes += p.MaxRSSBytes
+		out.SchedP99Ms = max(out.SchedP99Ms, p.SchedP99Ms)
+		out.SchedMaxMs = max(out.SchedMaxMs, p.SchedMaxMs)
+		out.SchedEvents += p.SchedEvents
 	}
 	for _, c := range hosts {
 		out.Cores += c
@@ -658,8 +662,8 @@ func WriteMeshTable(w io.Writer, r *MeshReport) error {
 	}
 	fmt.Fprintf(w, "\npubsub drops: %d; stream errors: %d; max publish lag %.0f ms (slot %.0f ms); build: %s\n", r.Drops, r.Errors, r.MaxLagMs, r.SlotMs, r.Build)
 	if p := r.Process; p != nil {
-		fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); %.1f µs per received copy; peak memory %s\n",
-			p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, r.CopiesCost, mb(p.MaxRSSBytes))
+		fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); goroutines waited for a CPU %.1f ms at p99 (max %.0f ms); %.1f µs per received copy; peak memory %s\n",
+			p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, p.SchedP99Ms, p.SchedMaxMs, r.CopiesCost, mb(p.MaxRSSBytes))
 		var state, dirs int64
 		for _, n := range r.nodes {
 			for _, st := range n.Streams {

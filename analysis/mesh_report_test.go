@@ -125,3 +125,46 @@ func TestMeshAB(t *testing.T) {
 		t.Fatal("all runs were OK")
 	}
 }
+
+// Latency differences are taken against plain in the same seed and link setting: a seed
+// whose baseline failed compares nothing, and a saturated run marks its row.
+func TestMeshABLatencyDiff(t *testing.T) {
+	att := gossip.Attestation
+	report := func(ok bool, p50, p99 float64, saturated bool) *MeshReport {
+		r := &MeshReport{OK: ok, Latency: map[gossip.Category]*Latency{att: {P50Ms: p50, P99Ms: p99}}}
+		if saturated {
+			r.Process = &result.Process{SchedP99Ms: result.SchedDelayLimitMs}
+		}
+		return r
+	}
+	runs := []ABRun{
+		{Seed: 1, Codec: "plain", Bandwidth: "10Mbit"}, {Seed: 1, Codec: "zstd", Bandwidth: "10Mbit"},
+		{Seed: 2, Codec: "plain", Bandwidth: "10Mbit"}, {Seed: 2, Codec: "zstd", Bandwidth: "10Mbit"},
+		{Seed: 3, Codec: "plain", Bandwidth: "10Mbit"}, {Seed: 3, Codec: "zstd", Bandwidth: "10Mbit"}, // baseline failed
+		{Seed: 1, Codec: "plain", Bandwidth: "50Mbit"}, {Seed: 1, Codec: "zstd", Bandwidth: "50Mbit"},
+	}
+	ab := MeshAB(runs, []*MeshReport{
+		report(true, 500, 3000, false), report(true, 400, 2000, false),
+		report(true, 600, 3200, false), report(true, 700, 2000, false),
+		report(false, 100, 100, false), report(true, 9000, 9000, false),
+		report(true, 100, 1000, false), report(true, 150, 1100, true),
+	})
+	if len(ab.LatencyDiff) != 2 {
+		t.Fatalf("diff rows %+v", ab.LatencyDiff)
+	}
+	d10, d50 := ab.LatencyDiff[0], ab.LatencyDiff[1]
+	if d10.Bandwidth != "10Mbit" || d10.Seeds != 2 || d10.P50 != (Spread{Mean: 0, Min: -100, Max: 100}) ||
+		d10.P99 != (Spread{Mean: -1100, Min: -1200, Max: -1000}) || d10.Saturated {
+		t.Fatalf("10 Mbit/s row %+v", d10)
+	}
+	if d50.Bandwidth != "50Mbit" || d50.Seeds != 1 || d50.P50.Mean != 50 || !d50.Saturated {
+		t.Fatalf("50 Mbit/s row %+v", d50)
+	}
+	var buf strings.Builder
+	if err := WriteMeshABTable(&buf, ab); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "-1100 [-1200, -1000]") {
+		t.Fatalf("table lacks the p99 difference:\n%s", buf.String())
+	}
+}

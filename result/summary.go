@@ -176,16 +176,40 @@ type Process struct {
 	MachinePeak float64 `json:"machine_peak_cpu_share"`
 	// MaxRSSBytes is the process's peak resident memory (Linux getrusage).
 	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
+	// SchedP99Ms and SchedMaxMs are how long goroutines that became runnable waited for a
+	// CPU (Go's /sched/latencies histogram over the interval; bucket upper bounds): the delay
+	// this machine added to every hand-off a message makes (read loop, pubsub's event loop,
+	// write loop, link scheduler). SchedEvents is how many waits the histogram counted.
+	SchedP99Ms  float64 `json:"sched_p99_ms,omitempty"`
+	SchedMaxMs  float64 `json:"sched_max_ms,omitempty"`
+	SchedEvents uint64  `json:"sched_events,omitempty"`
 }
 
 // SaturationShare is the CPU share at which a sampling window counts as saturated.
 const SaturationShare = 0.85
 
-// Saturated reports whether the process used nearly all the cores it had (85 % or more) over
-// the run or in any sampling window: then queueing in the machine, not the network, shaped
-// latency figures.
+// SchedDelayLimitMs is the goroutine scheduling delay (p99) above which the machine, not the
+// network, shapes latency figures: a message makes a handful of goroutine hand-offs per hop
+// and a few hops, so a 1 % chance of waiting this long per hand-off moves the tail of a
+// delivery latency measured in tens to hundreds of milliseconds.
+const SchedDelayLimitMs = 10
+
+// SaturatedShareLimit is the share of the interval spent in saturated sampling windows above
+// which a run counts as saturated even when its scheduling delay stayed low.
+const SaturatedShareLimit = 0.10
+
+// Saturated reports whether the machine, not the network, shaped latency figures: the process
+// used nearly all its cores (85 % or more) on average or for more than a tenth of the
+// interval, or goroutines waited SchedDelayLimitMs or more for a CPU at the 99th percentile.
+// A single busy window (a block's columns arriving at once) is not saturation by itself;
+// the scheduling delay says whether it delayed anything.
 func (p *Process) Saturated() bool {
-	return p != nil && (p.Utilization >= SaturationShare || p.PeakUtilization >= SaturationShare || p.MachinePeak >= SaturationShare)
+	if p == nil {
+		return false
+	}
+	return p.Utilization >= SaturationShare ||
+		(p.WallSeconds > 0 && p.SaturatedSeconds >= SaturatedShareLimit*p.WallSeconds) ||
+		p.SchedP99Ms >= SchedDelayLimitMs
 }
 
 // summaryV1 is the part of a version-1 summary that changed shape.

@@ -5,16 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"
 )
 
@@ -242,87 +238,4 @@ func (in *instance) receive(ctx context.Context, results chan *resultRecord) err
 			in.node.Protocols()[0], in.summary.Parity.Diff(want))}
 	}
 	return nil
-}
-
-// processCPU is the process's user+system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// cpuSampler samples the process's CPU use in fixed windows during the measured phase.
-type cpuSampler struct {
-	start    time.Time
-	cpuStart time.Duration
-	stop     chan struct{}
-	done     chan struct{}
-	peak     float64
-	busy     time.Duration
-	// machinePeak is the busiest window's share of the whole machine's CPU (/proc/stat),
-	// other processes included; -1 where /proc/stat is unreadable.
-	machinePeak float64
-}
-
-// sampleWindow is the sampler's window: short enough to catch the attestation burst.
-const sampleWindow = 250 * time.Millisecond
-
-func startCPUSampler() *cpuSampler {
-	s := &cpuSampler{start: time.Now(), cpuStart: processCPU(), stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		cores := float64(runtime.GOMAXPROCS(0))
-		tick := time.NewTicker(sampleWindow)
-		defer tick.Stop()
-		last, lastAt := s.cpuStart, s.start
-		mBusy, mTotal, mOK := link.MachineBusy()
-		if !mOK {
-			s.machinePeak = -1
-		}
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-tick.C:
-				// The tick's own time is when it was sent; under load this goroutine runs
-				// later, so measure the interval up to the CPU reading itself.
-				cpu, now := processCPU(), time.Now()
-				share := (cpu - last).Seconds() / now.Sub(lastAt).Seconds() / cores
-				s.peak = max(s.peak, share)
-				if share >= result.SaturationShare {
-					s.busy += now.Sub(lastAt)
-				}
-				last, lastAt = cpu, now
-				if b, t, ok := link.MachineBusy(); ok && mOK && t > mTotal {
-					m := float64(b-mBusy) / float64(t-mTotal)
-					s.machinePeak = max(s.machinePeak, m)
-					if m >= result.SaturationShare && share < result.SaturationShare {
-						s.busy += sampleWindow
-					}
-					mBusy, mTotal = b, t
-				}
-			}
-		}
-	}()
-	return s
-}
-
-// finish stops sampling and returns the process's CPU use over the phase.
-func (s *cpuSampler) finish() *result.Process {
-	close(s.stop)
-	<-s.done
-	wall := time.Since(s.start).Seconds()
-	cpu := (processCPU() - s.cpuStart).Seconds()
-	cores := runtime.GOMAXPROCS(0)
-	host, _ := os.Hostname()
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	p := &result.Process{Host: host, PID: os.Getpid(), CPUSeconds: cpu, WallSeconds: wall, Cores: cores, MaxRSSBytes: ru.Maxrss << 10,
-		PeakUtilization: s.peak, SaturatedSeconds: s.busy.Seconds(), SampleSeconds: sampleWindow.Seconds(), MachinePeak: s.machinePeak}
-	if wall > 0 {
-		p.Utilization = cpu / wall / float64(cores)
-	}
-	return p
 }

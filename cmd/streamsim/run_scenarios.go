@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -174,6 +175,11 @@ func runMeshAB(ctx context.Context, runs []meshRun, base map[string]string, node
 		}
 		reports = append(reports, rep)
 		labels = append(labels, analysis.ABRun{Seed: r.seed, Codec: r.codec, Bandwidth: r.bandwidth})
+		// A run's nodes are gone once it returns (the heap is back to a few MB), but Go keeps
+		// the pages of its peak (about 5 GB for a 48-node zstd run: the encoders' and decoders'
+		// windows, one pair per stream) until its scavenger gets to them; hand them back now so
+		// that a long A/B does not hold the sum of its runs' peaks.
+		debug.FreeOSMemory()
 	}
 	ab := analysis.MeshAB(labels, reports)
 	var err error

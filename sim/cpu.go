@@ -1,0 +1,161 @@
+package sim
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"syscall"
+	"time"
+
+	"github.com/streamsim/streamsim/link"
+	"github.com/streamsim/streamsim/result"
+)
+
+// processCPU is the process's user+system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuSampler samples the process's CPU use in fixed windows during the measured phase, and
+// how long its goroutines waited for a CPU.
+type cpuSampler struct {
+	start    time.Time
+	cpuStart time.Duration
+	sched    *metrics.Float64Histogram // /sched/latencies at the start
+	stop     chan struct{}
+	done     chan struct{}
+	peak     float64
+	busy     time.Duration
+	// machinePeak is the busiest window's share of the whole machine's CPU (/proc/stat),
+	// other processes included; -1 where /proc/stat is unreadable.
+	machinePeak float64
+	// The open window, for finish to close.
+	last   time.Duration
+	lastAt time.Time
+}
+
+// sampleWindow is the sampler's window. A second is long enough that getrusage's lag (the
+// CPU time of threads running on other cores is accounted at their next tick) stays within
+// a few percent, and short enough to see a block's columns arriving at once. Whether such a
+// burst delayed anything is the scheduling delay's to say.
+const sampleWindow = time.Second
+
+// schedLatencies is Go's histogram of the time goroutines spent runnable before running.
+const schedLatencies = "/sched/latencies:seconds"
+
+func readSchedLatencies() *metrics.Float64Histogram {
+	s := []metrics.Sample{{Name: schedLatencies}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return nil
+	}
+	return s[0].Value.Float64Histogram()
+}
+
+// schedDelay returns the 99th percentile and the largest wait (bucket upper bounds, in ms)
+// of the waits counted between two readings of the histogram, and how many there were.
+func schedDelay(from, to *metrics.Float64Histogram) (p99Ms, maxMs float64, n uint64) {
+	if from == nil || to == nil || len(from.Counts) != len(to.Counts) {
+		return 0, 0, 0
+	}
+	counts := make([]uint64, len(to.Counts))
+	for i := range counts {
+		counts[i] = to.Counts[i] - from.Counts[i]
+		n += counts[i]
+	}
+	if n == 0 {
+		return 0, 0, 0
+	}
+	upper := func(i int) float64 { // a bucket's upper bound, or its lower one for the open last bucket
+		if b := to.Buckets[i+1]; !math.IsInf(b, 1) {
+			return b * 1e3
+		}
+		return to.Buckets[i] * 1e3
+	}
+	target := uint64(math.Ceil(0.99 * float64(n)))
+	var cum uint64
+	for i, c := range counts {
+		if c == 0 {
+			continue
+		}
+		cum += c
+		if p99Ms == 0 && cum >= target {
+			p99Ms = upper(i)
+		}
+		maxMs = upper(i)
+	}
+	return p99Ms, maxMs, n
+}
+
+func startCPUSampler() *cpuSampler {
+	s := &cpuSampler{start: time.Now(), cpuStart: processCPU(), sched: readSchedLatencies(), stop: make(chan struct{}), done: make(chan struct{})}
+	s.last, s.lastAt = s.cpuStart, s.start
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(sampleWindow)
+		defer tick.Stop()
+		mBusy, mTotal, mOK := link.MachineBusy()
+		if !mOK {
+			s.machinePeak = -1
+		}
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+				// The tick's own time is when it was sent; under load this goroutine runs
+				// later, so measure the interval up to the CPU reading itself.
+				share := s.closeWindow(processCPU(), time.Now())
+				if b, t, ok := link.MachineBusy(); ok && mOK && t > mTotal {
+					m := float64(b-mBusy) / float64(t-mTotal)
+					s.machinePeak = max(s.machinePeak, m)
+					if m >= result.SaturationShare && share < result.SaturationShare {
+						s.busy += sampleWindow
+					}
+					mBusy, mTotal = b, t
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// closeWindow ends the open window at (cpu, now), counts it and returns its CPU share.
+func (s *cpuSampler) closeWindow(cpu time.Duration, now time.Time) float64 {
+	share := (cpu - s.last).Seconds() / now.Sub(s.lastAt).Seconds() / float64(runtime.GOMAXPROCS(0))
+	s.peak = max(s.peak, share)
+	if share >= result.SaturationShare {
+		s.busy += now.Sub(s.lastAt)
+	}
+	s.last, s.lastAt = cpu, now
+	return share
+}
+
+// finish stops sampling and returns the process's CPU use over the phase.
+func (s *cpuSampler) finish() *result.Process {
+	close(s.stop)
+	<-s.done
+	cpuNow, now := processCPU(), time.Now()
+	// The last, partial window counts when it is long enough for getrusage to be accurate.
+	if now.Sub(s.lastAt) >= sampleWindow/2 {
+		s.closeWindow(cpuNow, now)
+	}
+	wall := now.Sub(s.start).Seconds()
+	cpu := (cpuNow - s.cpuStart).Seconds()
+	cores := runtime.GOMAXPROCS(0)
+	host, _ := os.Hostname()
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	p := &result.Process{Host: host, PID: os.Getpid(), CPUSeconds: cpu, WallSeconds: wall, Cores: cores, MaxRSSBytes: ru.Maxrss << 10,
+		PeakUtilization: s.peak, SaturatedSeconds: s.busy.Seconds(), SampleSeconds: sampleWindow.Seconds(), MachinePeak: s.machinePeak}
+	p.SchedP99Ms, p.SchedMaxMs, p.SchedEvents = schedDelay(s.sched, readSchedLatencies())
+	if wall > 0 {
+		p.Utilization = cpu / wall / float64(cores)
+	}
+	return p
+}
