@@ -17,7 +17,7 @@ import (
 // hour-long forms are in the README (Reliability).
 func TestSoakShort(t *testing.T) {
 	if os.Getenv("STREAMSIM_SOAK") != "short" {
-		t.Skip("soak short form: set STREAMSIM_SOAK=short (about 4 minutes; .ci/run runs it on its own)")
+		t.Skip("soak short form: set STREAMSIM_SOAK=short (about 4 minutes; .ci/run runs it as its own step)")
 	}
 	dir := t.TempDir()
 	specs, _ := ParseCodecs("plain,snappy-stream,zstd")
