@@ -17,6 +17,9 @@
 # `campaign` again later to go on where the log says. CAMPAIGN_ORDER=reverse walks the targets
 # from the end, for a second campaign on the other core while nothing is timed.
 #
+# Do not pause a running campaign with SIGSTOP: the fuzz coordinator then loses its worker and
+# reports a "hung or terminated" failure with an input that replays clean.
+#
 # A failing input is written by go test to PKG/testdata/fuzz/FuzzName (it stays there as a
 # regression seed); the row records "FAIL" and the campaign stops so that it is looked at.
 set -euo pipefail
@@ -107,9 +110,9 @@ campaign)
 	;;
 totals)
 	[ -f "$LOG" ] || { echo "no campaign log ($LOG)" >&2; exit 1; }
-	awk -F'\t' 'NR>1 {e[$2]+=$3; s[$2]+=$4; n[$2]+=$5; r[$2]++; if ($6!="ok") f[$2]++}
-		END {printf "%-36s %14s %9s %6s %9s %s\n", "target", "executions", "seconds", "runs", "new", "failures";
-		     for (t in e) printf "%-36s %14d %9d %6d %9d %d\n", t, e[t], s[t], r[t], n[t], f[t]+0}' "$LOG" | sort
+	printf "%-36s %14s %9s %6s %9s %s\n" target executions seconds runs new failures
+	awk -F'\t' 'NR>1 {e[$2]+=$3; s[$2]+=$4; n[$2]+=$5; r[$2]++; if ($6=="FAIL") f[$2]++}
+		END {for (t in e) printf "%-36s %14d %9d %6d %9d %d\n", t, e[t], s[t], r[t], n[t], f[t]+0}' "$LOG" | sort
 	;;
 *)
 	echo "usage: $0 run PKG/FuzzName EXECS | campaign | totals" >&2
