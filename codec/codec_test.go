@@ -318,3 +318,50 @@ func TestZstdDictionary(t *testing.T) {
 		t.Errorf("snappy-stream writer with a dictionary: %v, want an error naming the zstd option", err)
 	}
 }
+
+// A stream can be released (its reader closed) between two reads of a unit: the next Read
+// must fail, or at most hand out what the reader already holds and then fail, and never
+// panic. A 1-byte read leaves the rest of the first unit in the reader's output buffer,
+// which is where a closed snappy-stream Reader once panicked (found by the mesh soak).
+func TestReadAfterCloseMidUnit(t *testing.T) {
+	specs := []string{"plain", "snappy-stream", "snappy-stream:0", "snappy-stream:4KiB:better", "zstd", "zstd:1:64KiB"}
+	if c, _ := Parse("zstd-c"); c.Available() == nil {
+		specs = append(specs, "zstd-c")
+	}
+	for _, spec := range specs {
+		t.Run(spec, func(t *testing.T) {
+			s, err := Parse(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wire bytes.Buffer
+			w := s.NewWriter(&wire)
+			msgs := units(rand.New(rand.NewSource(2)), 3)
+			for _, m := range msgs {
+				if _, err := w.Write(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := s.NewReader(&wire)
+			one := make([]byte, 1)
+			if n, err := r.Read(one); n != 1 || err != nil {
+				t.Fatalf("first read: %d, %v", n, err)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			buf := make([]byte, 64)
+			held := 0
+			for i := 0; ; i++ {
+				n, err := r.Read(buf)
+				held += n
+				if err != nil {
+					break
+				}
+				if i > 1000 || held > len(msgs[0])+len(msgs[1])+len(msgs[2]) {
+					t.Fatalf("reads after Close go on: %d bytes", held)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -201,6 +202,9 @@ func (s *codecStream) fail(err error) {
 	s.release()
 }
 
+// errStreamReleased is what Read returns once the stream's codec state is released.
+var errStreamReleased = errors.New("gossip stream closed")
+
 func (s *codecStream) release() {
 	s.closeOnce.Do(func() {
 		go func() {
@@ -215,6 +219,11 @@ func (s *codecStream) release() {
 			s.rmu.Lock()
 			if s.r != nil {
 				s.r.Close()
+			}
+			if s.rerr == nil {
+				// pubsub's read loop may call Read again after the stream was closed under
+				// it (a pair reset, a peer removed): it gets this, not the closed codec.
+				s.rerr = errStreamReleased
 			}
 			s.rmu.Unlock()
 		}()

@@ -90,9 +90,11 @@ func (r *Reader) Blocks() int64 { return r.blocksDone }
 // StateBytes returns the memory the Reader holds: history plus its block buffers.
 func (r *Reader) StateBytes() int { return r.dec.StateBytes() + cap(r.in) + cap(r.out) }
 
-// Close releases the Reader's buffers; it does not close the underlying reader.
+// Close releases the Reader's buffers; it does not close the underlying reader. A Read
+// after Close returns an error, also when Close came in the middle of a block's output.
 func (r *Reader) Close() error {
 	r.in, r.out = nil, nil
+	r.start, r.end, r.outPos, r.inBlock = 0, 0, 0, false
 	if r.err == nil {
 		r.err = errors.New("snappystream: read from closed Reader")
 	}
