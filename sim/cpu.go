@@ -110,7 +110,15 @@ func startCPUSampler() *cpuSampler {
 			case <-tick.C:
 				// The tick's own time is when it was sent; under load this goroutine runs
 				// later, so measure the interval up to the CPU reading itself.
-				share := s.closeWindow(processCPU(), time.Now())
+				cpu, now := processCPU(), time.Now()
+				if now.Sub(s.lastAt) < sampleWindow/2 {
+					// A tick that waited in the channel while this goroutine could not run
+					// arrives right after the previous one: over so short an interval
+					// getrusage's per-tick accounting reads as many cores. Let the window
+					// run on to the next tick.
+					continue
+				}
+				share := s.closeWindow(cpu, now)
 				if b, t, ok := link.MachineBusy(); ok && mOK && t > mTotal {
 					m := float64(b-mBusy) / float64(t-mTotal)
 					s.machinePeak = max(s.machinePeak, m)
