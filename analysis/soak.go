@@ -12,6 +12,7 @@ import (
 
 // The soak check: a node's resources stay flat after warm-up. Warm-up is the longer of the
 // first quarter of the run's samples (param sample_slots) and the node's seen-message TTL
+// (the longest of the nodes sharing its OS process, whose heap they share)
 // plus two minutes: pubsub remembers every message id for the TTL (two epochs in every client
 // profile, scaled by the time scale) and sweeps expired ids once a minute of real time
 // (go-libp2p-pubsub timecache), so its seen caches hold up to TTL + 1 minute of ids, a size
@@ -99,9 +100,35 @@ func BuildSoakReport(nodes []*result.NodeSummary) *SoakReport {
 	r.GoMemFirstMiB = float64(first[0].GoMemBytes) / (1 << 20)
 	r.GoMemLastMiB = float64(first[len(first)-1].GoMemBytes) / (1 << 20)
 	r.Judged = true
+	// Nodes in one OS process share its heap, so each is judged after the longest warm-up
+	// among them: a node with a short seen TTL would otherwise compare the process's heap
+	// while its neighbours' caches still fill (a 48-node mesh with one Lodestar node read as
+	// growing for that reason).
+	type proc struct {
+		host string
+		pid  int
+	}
+	procWarm := map[proc]int64{}
+	procOf := func(n *result.NodeSummary) (proc, bool) {
+		if n.Process == nil || n.Process.PID == 0 {
+			return proc{}, false
+		}
+		return proc{n.Process.Host, n.Process.PID}, true
+	}
+	ownWarm := func(n *result.NodeSummary) int64 {
+		return max(n.Samples[len(n.Samples)/4].AtNs, n.SeenTTLNs+2*int64(seenSweep))
+	}
+	for _, n := range sampled {
+		if p, ok := procOf(n); ok {
+			procWarm[p] = max(procWarm[p], ownWarm(n))
+		}
+	}
 	after := map[*result.NodeSummary][]result.Sample{}
 	for _, n := range sampled {
-		warm := max(n.Samples[len(n.Samples)/4].AtNs, n.SeenTTLNs+2*int64(seenSweep))
+		warm := ownWarm(n)
+		if p, ok := procOf(n); ok {
+			warm = procWarm[p]
+		}
 		r.WarmupS = max(r.WarmupS, float64(warm)/1e9)
 		i := 0
 		for i < len(n.Samples) && n.Samples[i].AtNs < warm {

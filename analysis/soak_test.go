@@ -48,3 +48,26 @@ func TestSoakTrend(t *testing.T) {
 		t.Error("a report without samples")
 	}
 }
+
+// Nodes of one process share its heap: a node with a short seen TTL is judged after its
+// process neighbours' longer warm-up, so their caches filling is not read as its growth.
+// The same node alone in its process is judged after its own warm-up.
+func TestSoakWarmupPerProcess(t *testing.T) {
+	const mib = 1 << 20
+	// The process heap grows until sample 200 (the long-TTL node's warm-up: 80 s + two
+	// sweeps), flat after.
+	heap := func(i int) int64 { return 200*mib + int64(min(i, 200))*2*mib }
+	flatG := func(int) int64 { return 900 }
+	mk := func(ttl time.Duration, pid int) *result.NodeSummary {
+		return &result.NodeSummary{Group: "nodes", Samples: samples(260, heap, flatG), SeenTTLNs: int64(ttl),
+			Process: &result.Process{Host: "h", PID: pid}}
+	}
+	shared := BuildSoakReport([]*result.NodeSummary{mk(5*time.Second, 1), mk(80*time.Second, 1)})
+	if !shared.Judged || !shared.OK || shared.WarmupS != 200 {
+		t.Fatalf("shared process: %+v", shared)
+	}
+	alone := BuildSoakReport([]*result.NodeSummary{mk(5*time.Second, 2), mk(80*time.Second, 1)})
+	if !alone.Judged || alone.OK {
+		t.Fatalf("a short-TTL node in its own process whose heap grows after its warm-up must be caught: %+v", alone.Checks)
+	}
+}
