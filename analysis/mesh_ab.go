@@ -108,14 +108,27 @@ type ABRow struct {
 	cat       gossip.Category // "total" rows use Other's slot
 }
 
+// abBaseline names the plain run a codec's run is compared with: the same seed (topology
+// and workload) and link setting.
+type abBaseline struct {
+	seed int64
+	bw   string
+}
+
+// plainBaselines indexes the plain runs by seed and link setting.
+func plainBaselines(runs []ABRunResult) map[abBaseline]*ABRunResult {
+	plain := map[abBaseline]*ABRunResult{}
+	for i := range runs {
+		if runs[i].Codec == "plain" {
+			plain[abBaseline{runs[i].Seed, runs[i].Bandwidth}] = &runs[i]
+		}
+	}
+	return plain
+}
+
 // MeshAB builds the comparison; runs and reports are parallel.
 func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 	ab := &ABReport{OK: true}
-	type seedBW struct {
-		seed int64
-		bw   string
-	}
-	plain := map[seedBW]*ABRunResult{}
 	for i, r := range reports {
 		res := ABRunResult{ABRun: runs[i], OK: r.OK, ObservedInWire: map[gossip.Category]int64{}, AllInWire: map[gossip.Category]int64{},
 			Copies: r.Copies, LatencyP50Ms: map[gossip.Category]float64{}, LatencyP99Ms: map[gossip.Category]float64{},
@@ -138,17 +151,13 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 		}
 		ab.Runs = append(ab.Runs, res)
 	}
-	for i := range ab.Runs {
-		if ab.Runs[i].Codec == "plain" {
-			plain[seedBW{ab.Runs[i].Seed, ab.Runs[i].Bandwidth}] = &ab.Runs[i]
-		}
-	}
+	plain := plainBaselines(ab.Runs)
 	type key struct {
 		bw, codec, scope, cat string
 	}
 	rel := map[key][]float64{}
 	for _, r := range ab.Runs {
-		p := plain[seedBW{r.Seed, r.Bandwidth}]
+		p := plain[abBaseline{r.Seed, r.Bandwidth}]
 		if p == nil || r.Codec == "plain" || !r.OK || !p.OK {
 			continue // a failed run (or its baseline) compares nothing
 		}
@@ -174,11 +183,8 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 		}
 	}
 	for k, vs := range rel {
-		row := ABRow{Bandwidth: k.bw, Codec: k.codec, Scope: k.scope, Category: k.cat, Seeds: len(vs), Min: math.Inf(1), Max: math.Inf(-1)}
-		for _, v := range vs {
-			row.Mean += v / float64(len(vs))
-			row.Min, row.Max = math.Min(row.Min, v), math.Max(row.Max, v)
-		}
+		sp := spreadOf(vs)
+		row := ABRow{Bandwidth: k.bw, Codec: k.codec, Scope: k.scope, Category: k.cat, Seeds: len(vs), Mean: sp.Mean, Min: sp.Min, Max: sp.Max}
 		if c, err := gossip.ParseCategory(k.cat); err == nil {
 			row.cat = c
 		} else {
@@ -207,16 +213,7 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 // abLatencyDiff compares each run's latency percentiles with plain's in the same seed and
 // link setting.
 func abLatencyDiff(runs []ABRunResult) []ABLatencyDiff {
-	type seedBW struct {
-		seed int64
-		bw   string
-	}
-	plain := map[seedBW]*ABRunResult{}
-	for i := range runs {
-		if runs[i].Codec == "plain" && runs[i].OK {
-			plain[seedBW{runs[i].Seed, runs[i].Bandwidth}] = &runs[i]
-		}
-	}
+	plain := plainBaselines(runs)
 	type key struct {
 		bw, codec string
 		cat       gossip.Category
@@ -228,8 +225,8 @@ func abLatencyDiff(runs []ABRunResult) []ABLatencyDiff {
 	accs := map[key]*acc{}
 	var order []key
 	for _, r := range runs {
-		p := plain[seedBW{r.Seed, r.Bandwidth}]
-		if r.Codec == "plain" || !r.OK || p == nil {
+		p := plain[abBaseline{r.Seed, r.Bandwidth}]
+		if r.Codec == "plain" || !r.OK || p == nil || !p.OK {
 			continue
 		}
 		for _, c := range gossip.Categories() {

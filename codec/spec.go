@@ -308,7 +308,7 @@ func (s Spec) Implementation() string {
 		if s.ZstdImpl == ZstdC {
 			return zstdCImplementation()
 		}
-		return "klauspost/compress " + moduleVersion("github.com/klauspost/compress")
+		return "klauspost/compress " + ModuleVersion("github.com/klauspost/compress")
 	}
 	return "none"
 }
@@ -362,9 +362,9 @@ func FormatSize(n int) string {
 	return strconv.Itoa(n)
 }
 
-// moduleVersion returns the version of a module linked into this binary, "(devel)" for
-// the main module, "unknown" where the binary carries no build information.
-func moduleVersion(path string) string {
+// ModuleVersion returns the version of a module linked into this binary (its replacement's
+// when replaced), "unknown" where the binary carries no build information or not the module.
+func ModuleVersion(path string) string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"

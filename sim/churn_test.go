@@ -121,17 +121,7 @@ func TestChurnMesh(t *testing.T) {
 		dir = d
 	}
 	schedule := "0.4:disconnect:nodes/3:0.3, 1:reset:nodes/5, 1.5:garbage:nodes/7, 2:rogue:nodes/4, 2.2:slow:nodes/2:0.5"
-	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: 14}},
-		Params: map[string]string{ParamSlots: "3", ParamTimeScale: "3", ParamValidators: "32768", ParamSeed: "3",
-			ParamCodec: "snappy-stream", "compressed_share": "0.5", "observed_peers": "13", "degree": "5",
-			"mix": "default:0.6,all-subnets:0.2,supernode:0.2", ParamFaults: schedule}}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	runErr := e.Run(ctx)
-	r, err := analysis.LoadMeshRun(dir)
-	if err != nil {
-		t.Fatalf("load: %v (run: %v)", err, runErr)
-	}
+	r, runErr := runMesh(t, dir, 14, smallMeshParams(map[string]string{ParamSlots: "3", ParamFaults: schedule}), 4*time.Minute)
 	var table strings.Builder
 	analysis.WriteFaultAccounting(&table, r.Faults)
 	t.Log("\n" + table.String())

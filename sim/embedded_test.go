@@ -37,6 +37,33 @@ func runEmbedded(t *testing.T, leaves string, params map[string]string) (*analys
 	return r, dir
 }
 
+// smallMeshParams are the 14-node test mesh's parameters (half the nodes on snappy-stream),
+// with extra added or overriding.
+func smallMeshParams(extra map[string]string) map[string]string {
+	p := map[string]string{ParamTimeScale: "3", ParamValidators: "32768", ParamSeed: "3",
+		ParamCodec: "snappy-stream", "compressed_share": "0.5", "observed_peers": "13", "degree": "5",
+		"mix": "default:0.6,all-subnets:0.2,supernode:0.2"}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// runMesh runs an embedded mesh of n nodes into dir and loads its report; the run's own
+// error is the caller's to judge.
+func runMesh(t *testing.T, dir string, n int, params map[string]string, timeout time.Duration) (*analysis.MeshReport, error) {
+	t.Helper()
+	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: n}}, Params: params}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	runErr := e.Run(ctx)
+	r, err := analysis.LoadMeshRun(dir)
+	if err != nil {
+		t.Fatalf("load: %v (run: %v)", err, runErr)
+	}
+	return r, runErr
+}
+
 // Parity holds for every codec in both payload modes, and a compressed leaf's attestation
 // wire bytes are below the plain leaf's.
 func TestHubLeavesParity(t *testing.T) {
@@ -200,18 +227,7 @@ func TestMeshDeliversEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 14-node mesh")
 	}
-	dir := t.TempDir()
-	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: 14}},
-		Params: map[string]string{ParamSlots: "1", ParamTimeScale: "3", ParamValidators: "32768", ParamSeed: "3",
-			ParamCodec: "snappy-stream", "compressed_share": "0.5", "observed_peers": "13", "degree": "5",
-			"mix": "default:0.6,all-subnets:0.2,supernode:0.2"}}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	runErr := e.Run(ctx)
-	r, err := analysis.LoadMeshRun(dir)
-	if err != nil {
-		t.Fatalf("load: %v (run: %v)", err, runErr)
-	}
+	r, runErr := runMesh(t, t.TempDir(), 14, smallMeshParams(map[string]string{ParamSlots: "1"}), 3*time.Minute)
 	if runErr != nil || !r.Delivery.Complete {
 		t.Fatalf("run: %v; incomplete: %v; problems %v", runErr, r.Delivery.Incomplete, r.Problems)
 	}
@@ -235,18 +251,9 @@ func TestMeshOverShapedLinks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 10-node mesh for a slot in real time")
 	}
-	dir := t.TempDir()
-	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: 10}},
-		Params: map[string]string{ParamSlots: "1", ParamTimeScale: "1", ParamValidators: "32768", ParamSeed: "2",
-			ParamCodec: "snappy-stream", "compressed_share": "1", "observed_peers": "9", "degree": "4",
-			"mix": "default:0.5,all-subnets:0.25,supernode:0.25", ParamLinks: "true"}}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	runErr := e.Run(ctx)
-	r, err := analysis.LoadMeshRun(dir)
-	if err != nil {
-		t.Fatalf("load: %v (run: %v)", err, runErr)
-	}
+	r, runErr := runMesh(t, t.TempDir(), 10, map[string]string{ParamSlots: "1", ParamTimeScale: "1", ParamValidators: "32768", ParamSeed: "2",
+		ParamCodec: "snappy-stream", "compressed_share": "1", "observed_peers": "9", "degree": "4",
+		"mix": "default:0.5,all-subnets:0.25,supernode:0.25", ParamLinks: "true"}, 3*time.Minute)
 	if runErr != nil || !r.Delivery.Complete {
 		t.Fatalf("run: %v; incomplete: %v; problems %v", runErr, r.Delivery.Incomplete, r.Problems)
 	}

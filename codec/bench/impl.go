@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	gsnappy "github.com/golang/snappy"
 	"github.com/klauspost/compress/s2"
@@ -190,27 +189,12 @@ func (s *specCoder) decode(e *Encoded, visit func(int, []byte)) error {
 	return nil
 }
 
-// moduleVersion returns the version of a module linked into this binary.
-func moduleVersion(path string) string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == path {
-				if m.Replace != nil {
-					return m.Replace.Version
-				}
-				return m.Version
-			}
-		}
-	}
-	return "(version unknown)"
-}
-
 // Impls returns the implementations this build has, in table order: the per-message
 // Snappy implementations, snappy-stream per message (window 0) and with history, and
 // zstd's two implementations flushed per message.
 func Impls() []Impl {
-	golang := "golang/snappy " + moduleVersion("github.com/golang/snappy")
-	klauspost := "klauspost/compress " + moduleVersion("github.com/klauspost/compress")
+	golang := "golang/snappy " + codec.ModuleVersion("github.com/golang/snappy")
+	klauspost := "klauspost/compress " + codec.ModuleVersion("github.com/klauspost/compress")
 	impls := []Impl{
 		{Name: "golang-snappy", Label: golang, Snappy: true, new: func() coder {
 			return &perMessage{enc: gsnappy.Encode, dec: gsnappy.Decode}
