@@ -430,6 +430,7 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 		WithClient(self.Client), WithDirectPeers(direct), WithFlowControl(in.sc.FlowControl),
 		WithPeerRoles(func(id peer.ID) string { return roles[id] }), WithHeartbeatDelay(stagger),
 		WithLostLog(len(in.p.Faults) > 0), // faults.go
+		WithNodeSeed(in.p.Seed, in.me),    // validation.go
 	}
 	if in.rec != nil {
 		opts = append(opts, WithRecorder(in.rec))

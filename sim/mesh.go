@@ -58,6 +58,9 @@ var Mesh = &Scenario{
 		if _, err := p.Int(ParamQueue, 1); err != nil {
 			return err
 		}
+		if _, err := ParseValidationDelays(p.Values[ParamValidationDelay]); err != nil {
+			return err
+		}
 		if _, _, err := meshLinkParams(p); err != nil {
 			return err
 		}
@@ -90,7 +93,11 @@ var Mesh = &Scenario{
 		if err != nil {
 			return nil, err
 		}
-		return []Option{WithQueueSize(q)}, nil
+		vd, err := ParseValidationDelays(p.Values[ParamValidationDelay])
+		if err != nil {
+			return nil, err
+		}
+		return []Option{WithQueueSize(q), WithValidationDelay(vd)}, nil
 	},
 }
 
@@ -119,6 +126,7 @@ func meshParams() []Param {
 		{ParamLinks, "bool", "", "false", "true: every node's TCP connections go through a shaped link (package link): uplink and downlink at its class's rate and the one-way latency between the two nodes' regions (gossipsub-interop's eight regions, drawn by topology_seed); needs time_scale 1, as rates and latencies are real time"},
 		{ParamOrdinaryBandwidth, "string", "bit/s", "50Mbit", "with links: uplink and downlink of every node but supernodes (e.g. 10Mbit, 50Mbit, 1Gbit)"},
 		{ParamSupernodeBandwidth, "string", "bit/s", "1024Mbit", "with links: uplink and downlink of supernodes (the mix's supernode kind)"},
+		{ParamValidationDelay, "string", "", "off", "seeded validation delay per category before a node forwards (category:min-max, comma-separated, e.g. " + DefaultValidationDelay + "; off: none, as the mesh's published figures ran; validation.go cites the figures)"},
 		{topology.ParamCompressedShare, "float", "", strconv.FormatFloat(d.CompressedShare, 'g', -1, 64), "share of nodes offering the codec param's compressed protocol (0..1); the rest speak plain"},
 	}
 }

@@ -118,8 +118,10 @@ type config struct {
 	peerRole    func(peer.ID) string
 	heartbeat   time.Duration // initial delay of the first heartbeat (stagger), real time
 	queueSize   int
-	lostLog     bool // record the ids of lost messages (faults.go)
-	pairReset   bool // reset both gossip streams with a peer when one fails (faults.go)
+	lostLog     bool             // record the ids of lost messages (faults.go)
+	pairReset   bool             // reset both gossip streams with a peer when one fails (faults.go)
+	validation  ValidationDelays // per-category validation delay (validation.go)
+	nodeSeed    validationSeed   // seed of the node's own draws (validation.go)
 }
 
 // Option configures a Node, in go-libp2p-pubsub's style.
@@ -135,7 +137,9 @@ func WithCodecs(specs ...codec.Spec) Option {
 // run must agree; plain streams always carry ssz_snappy.
 func WithPayloadSSZ(on bool) Option { return func(c *config) error { c.payloadSSZ = on; return nil } }
 
-// WithTimeScale divides heartbeat, fanout TTL and seen TTL by scale (a speed-up over real time).
+// WithTimeScale divides every GossipSub duration by scale (a speed-up over real time):
+// heartbeat, fanout and seen TTLs, the backoffs and the rest (timing.go). Every node of a
+// process must use the same scale.
 func WithTimeScale(scale float64) Option {
 	return func(c *config) error {
 		if !(scale > 0) {
@@ -220,6 +224,7 @@ type Node struct {
 
 	streamErrors atomic.Int64
 	closeOnce    sync.Once
+	releaseScale func()  // releases the process-wide time scale (timing.go)
 	links        linkLog // per-peer link state and outages, fault actions (faults.go)
 
 	topicsMu sync.Mutex
@@ -246,15 +251,20 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 	}
 	n.wrapped = &codecHost{Host: h.Host, node: n}
 
-	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.timeScale) }
 	cl := cfg.client
 	params := pubsub.DefaultGossipSubParams()
 	params.D, params.Dlo, params.Dhi, params.Dlazy = cl.D, cl.Dlo, cl.Dhi, cl.Dlazy
 	params.Dscore, params.Dout, params.GossipFactor = cl.Dscore, cl.Dout, cl.GossipFactor
 	params.HistoryLength, params.HistoryGossip = cl.HistoryLength, cl.HistoryGossip
-	params.HeartbeatInterval = scale(cl.Heartbeat)
-	params.HeartbeatInitialDelay = scale(100*time.Millisecond + cfg.heartbeat)
-	params.FanoutTTL = scale(cl.FanoutTTL)
+	// Every pubsub duration follows the time scale (timing.go), the process-wide backoff
+	// slack included, held until Close.
+	dil := Dilate(cl, cfg.timeScale)
+	dil.apply(&params, cfg.heartbeat)
+	if err := acquireTimeScale(dil); err != nil {
+		cancel()
+		return nil, err
+	}
+	n.releaseScale = releaseTimeScale
 	if cl.IDontWantThresholdBytes > 0 {
 		params.IDontWantMessageThreshold = cl.IDontWantThresholdBytes
 	}
@@ -264,7 +274,7 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
 		pubsub.WithNoAuthor(),
 		pubsub.WithMessageIdFn(gossip.PubsubMsgID),
-		pubsub.WithSeenMessagesTTL(scale(cl.SeenTTL)),
+		pubsub.WithSeenMessagesTTL(dil.SeenTTL),
 		pubsub.WithFloodPublish(cl.FloodPublish),
 		pubsub.WithMaxMessageSize(MaxMessageBytes),
 		pubsub.WithPeerOutboundQueueSize(cfg.queueSize),
@@ -278,6 +288,7 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 	ps, err := pubsub.NewGossipSub(ctx, n.wrapped, psOpts...)
 	if err != nil {
 		cancel()
+		releaseTimeScale()
 		return nil, fmt.Errorf("gossipsub: %w", err)
 	}
 	n.ps = ps
@@ -291,6 +302,9 @@ func (n *Node) Topic(name string) (*pubsub.Topic, error) {
 	defer n.topicsMu.Unlock()
 	if t := n.topics[name]; t != nil {
 		return t, nil
+	}
+	if err := n.registerValidator(name); err != nil { // validation.go
+		return nil, err
 	}
 	t, err := n.ps.Join(name)
 	if err != nil {
@@ -360,6 +374,9 @@ func (n *Node) Close() error {
 		n.tracer.close()
 		n.links.close()
 		err = n.host.Close()
+		if n.releaseScale != nil {
+			n.releaseScale()
+		}
 	})
 	return err
 }
