@@ -93,3 +93,32 @@ func TestValidationDelaysForwarding(t *testing.T) {
 		t.Fatalf("20 messages through a relay validating %v each (scaled %v) arrived in %v", delay, delay/10, el)
 	}
 }
+
+// The mesh takes validation_delay; a bad value is refused before any node starts, naming it.
+func TestMeshValidationDelayParam(t *testing.T) {
+	p, err := Mesh.ParseParams(map[string]string{ParamValidationDelay: DefaultValidationDelay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Mesh.Check(p, map[string]int{GroupNodes: 48}); err != nil {
+		t.Fatalf("default delays refused: %v", err)
+	}
+	opts, err := Mesh.NodeOptions(p)
+	if err != nil || len(opts) != 2 {
+		t.Fatalf("node options %d, %v", len(opts), err)
+	}
+	var c config
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.validation[gossip.Aggregate] != (DelayRange{5 * time.Millisecond, 20 * time.Millisecond}) {
+		t.Errorf("mesh node validation %v", c.validation)
+	}
+	p.Values[ParamValidationDelay] = "block:50ms-10ms"
+	var pe *ParamError
+	if err := Mesh.Check(p, map[string]int{GroupNodes: 48}); !errors.As(err, &pe) || pe.Name != ParamValidationDelay {
+		t.Errorf("bad delay: %v", err)
+	}
+}
