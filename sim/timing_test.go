@@ -131,7 +131,7 @@ func TestMeshTimeScaleInvariance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four 20-node meshes for 5 slots each")
 	}
-	slow, fast := 1.5, 4.0
+	slow, fast := 1.5, 3.0
 	if v := os.Getenv("STREAMSIM_DILATION_SCALES"); v != "" {
 		a, b, _ := strings.Cut(v, ",")
 		slow, _ = strconv.ParseFloat(a, 64)
@@ -171,7 +171,22 @@ func TestMeshTimeScaleInvariance(t *testing.T) {
 	if ref["graft"] == 0 || ref["ihave_ids"] == 0 {
 		t.Fatalf("the reference run has no GRAFT or IHAVE at the observed node: %v", ref)
 	}
-	got := run(seeds[0], fast)
+	var fastLag, fastSlot float64
+	got := func() map[string]float64 {
+		r, err := runMesh(t, t.TempDir(), 20, params(seeds[0], fast), 4*time.Minute)
+		if err != nil || !r.Delivery.Complete {
+			t.Fatalf("seed %d scale %g: %v; incomplete %v; problems %v", seeds[0], fast, err, r.Delivery.Incomplete, r.Problems)
+		}
+		fastLag, fastSlot = r.MaxLagMs, r.SlotMs
+		f := dilationFigures(r)
+		t.Logf("seed %d scale %g: %s (max lag %.0f ms, slot %.0f ms)", seeds[0], fast, fmtFigures(f), r.MaxLagMs, r.SlotMs)
+		return f
+	}()
+	// Dilation holds only while the machine keeps up: measured on a machine at load 13 on
+	// two cores, 4× ran up to a third of a slot late and its IHAVE per message rose by half.
+	if fastLag > fastSlot/10 {
+		t.Skipf("the machine did not keep up at %g× (max lag %.0f ms in a %.0f ms slot): dilation cannot be judged", fast, fastLag, fastSlot)
+	}
 	for k, v := range got {
 		// Within the seeds' range, widened by half its width on each side (three seeds
 		// under-sample the spread), and by 0.01 per message: IWANT, for one, follows how

@@ -1,0 +1,323 @@
+// Package periphery is the rest of the network as a neighbourhood's real nodes see it: boundary
+// peers that speak GossipSub's wire protocol (/meshsub/1.2.0, varint-delimited pb.RPC) to one
+// real node each, without running go-libp2p-pubsub. A boundary peer subscribes to its topics,
+// keeps grafting (as a popular node below Dlo does on mainnet), delivers the messages it is
+// given, answers IWANT, gossips IHAVE while the real node keeps it out of its mesh, obeys PRUNE
+// backoffs, and forwards nothing. It never touches the links between the observed node and
+// its peers: it only ever talks to the one real node it was given.
+//
+// It stands apart from the real nodes (package sim) on purpose: nothing here is a model of
+// the nodes whose bytes are measured, only of the pressure and the traffic mainnet puts on
+// them from outside.
+package periphery
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/streamsim/streamsim/gossip"
+)
+
+// Protocol is the GossipSub protocol a boundary peer speaks (plain v1.2: IDONTWANT capable).
+const Protocol = protocol.ID("/meshsub/1.2.0")
+
+// Config describes a boundary peer's behaviour. Durations are already divided by the run's
+// time scale.
+type Config struct {
+	// Topics the peer subscribes to and grafts on.
+	Topics []string
+	// Heartbeat is how often the peer grafts again where it is out of the real node's mesh
+	// and not backing off, and gossips IHAVE where it is out.
+	Heartbeat time.Duration
+	// PruneBackoff is the backoff obeyed after a PRUNE that carries none (the sender's
+	// backoff is obeyed when given, in whole seconds, as pubsub sends it).
+	PruneBackoff time.Duration
+	// HistoryGossip is how many heartbeats a message id stays in IHAVE (pubsub's 3).
+	HistoryGossip int
+	// MaxRPC bounds one received RPC (the real node's max message size).
+	MaxRPC int
+}
+
+// Stats counts what a boundary peer did and received.
+type Stats struct {
+	Published     int64 // messages sent in full (mesh delivery or IWANT answer)
+	IWantAnswered int64 // message ids answered
+	IHaveIDs      int64 // ids advertised
+	GraftsSent    int64
+	PrunesIn      int64
+	GraftsIn      int64
+	MessagesIn    int64 // full messages received from the real node (discarded)
+	FramesIn      int64
+}
+
+// Peer is one boundary peer of one real node.
+type Peer struct {
+	h      host.Host
+	cfg    Config
+	target peer.ID
+
+	outMu sync.Mutex
+	out   network.Stream
+	buf   []byte
+
+	mu      sync.Mutex
+	inMesh  map[string]bool      // the real node has not pruned us (we grafted)
+	backoff map[string]time.Time // no GRAFT before
+	store   map[string]*pb.Message
+	windows [][]string          // ids per heartbeat window, newest last, for IHAVE and expiry
+	pending map[string][]string // ids of this window per topic, for IHAVE
+
+	stats struct {
+		published, iwant, ihave, grafts, prunes, graftsIn, msgsIn, frames atomic.Int64
+	}
+	done chan struct{}
+}
+
+// New makes a boundary peer on h (a host of its own: its peer id is its identity) and
+// registers its stream handler, so that the real node's stream to it is read.
+func New(h host.Host, cfg Config) (*Peer, error) {
+	if len(cfg.Topics) == 0 || cfg.Heartbeat <= 0 || cfg.PruneBackoff <= 0 {
+		return nil, fmt.Errorf("periphery: a peer needs topics, a heartbeat and a prune backoff: %+v", cfg)
+	}
+	if cfg.HistoryGossip < 1 {
+		cfg.HistoryGossip = 3
+	}
+	if cfg.MaxRPC <= 0 {
+		cfg.MaxRPC = 1 << 20
+	}
+	p := &Peer{h: h, cfg: cfg, inMesh: map[string]bool{}, backoff: map[string]time.Time{},
+		store: map[string]*pb.Message{}, pending: map[string][]string{}, done: make(chan struct{})}
+	h.SetStreamHandler(Protocol, p.read)
+	return p, nil
+}
+
+// Start opens the peer's stream to the real node (already connected), announces its
+// subscriptions and grafts, and runs its heartbeat until ctx ends.
+func (p *Peer) Start(ctx context.Context, target peer.ID) error {
+	p.target = target
+	s, err := p.h.NewStream(ctx, target, Protocol)
+	if err != nil {
+		return fmt.Errorf("periphery: stream to %s: %w", target, err)
+	}
+	p.out = s
+	rpc := &pb.RPC{Control: &pb.ControlMessage{}}
+	for _, t := range p.cfg.Topics {
+		sub := true
+		rpc.Subscriptions = append(rpc.Subscriptions, &pb.RPC_SubOpts{Subscribe: &sub, Topicid: &t})
+		rpc.Control.Graft = append(rpc.Control.Graft, &pb.ControlGraft{TopicID: &t})
+		p.inMesh[t] = true
+	}
+	p.stats.grafts.Add(int64(len(p.cfg.Topics)))
+	if err := p.send(rpc); err != nil {
+		return err
+	}
+	go p.heartbeat(ctx)
+	return nil
+}
+
+// Publish delivers one message from outside: in full if the real node keeps us in its mesh,
+// else by IHAVE at the next heartbeat (and in full on IWANT). data is the gossip payload as
+// pubsub carries it (ssz_snappy).
+func (p *Peer) Publish(topic string, data []byte) error {
+	m := &pb.Message{Data: data, Topic: &topic}
+	id := gossip.PubsubMsgID(m)
+	p.mu.Lock()
+	p.store[id] = m
+	if len(p.windows) == 0 {
+		p.windows = append(p.windows, nil)
+	}
+	p.windows[len(p.windows)-1] = append(p.windows[len(p.windows)-1], id)
+	meshed := p.inMesh[topic]
+	if !meshed {
+		p.pending[topic] = append(p.pending[topic], id)
+	}
+	p.mu.Unlock()
+	if !meshed {
+		return nil
+	}
+	p.stats.published.Add(1)
+	return p.send(&pb.RPC{Publish: []*pb.Message{m}})
+}
+
+// Stats returns the peer's counters.
+func (p *Peer) Stats() Stats {
+	return Stats{Published: p.stats.published.Load(), IWantAnswered: p.stats.iwant.Load(), IHaveIDs: p.stats.ihave.Load(),
+		GraftsSent: p.stats.grafts.Load(), PrunesIn: p.stats.prunes.Load(), GraftsIn: p.stats.graftsIn.Load(),
+		MessagesIn: p.stats.msgsIn.Load(), FramesIn: p.stats.frames.Load()}
+}
+
+// Host is the peer's libp2p host.
+func (p *Peer) Host() host.Host { return p.h }
+
+// InMesh reports whether the peer currently considers itself in the real node's mesh of topic.
+func (p *Peer) InMesh(topic string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inMesh[topic]
+}
+
+// send writes one RPC as pubsub does: varint length and protobuf in one Write.
+func (p *Peer) send(rpc *pb.RPC) error {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	if p.out == nil {
+		return errors.New("periphery: not started")
+	}
+	b, err := gossip.AppendFrame(p.buf[:0], rpc)
+	if err != nil {
+		return fmt.Errorf("periphery: marshal: %w", err)
+	}
+	p.buf = b
+	if _, err := p.out.Write(b); err != nil {
+		return fmt.Errorf("periphery: write to %s: %w", p.target, err)
+	}
+	return nil
+}
+
+// heartbeat grafts again where out of the mesh and not backing off, gossips IHAVE of the
+// messages held back, and ages the message store.
+func (p *Peer) heartbeat(ctx context.Context) {
+	t := time.NewTicker(p.cfg.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			p.tick(now)
+		}
+	}
+}
+
+func (p *Peer) tick(now time.Time) {
+	rpc := &pb.RPC{Control: &pb.ControlMessage{}}
+	p.mu.Lock()
+	for _, topic := range p.cfg.Topics {
+		if p.inMesh[topic] {
+			continue
+		}
+		if now.After(p.backoff[topic]) {
+			tp := topic
+			rpc.Control.Graft = append(rpc.Control.Graft, &pb.ControlGraft{TopicID: &tp})
+			p.inMesh[topic] = true
+		}
+	}
+	// IHAVE: ids of the last HistoryGossip windows of topics we are out of, as pubsub does.
+	for topic, ids := range p.pending {
+		if len(ids) > 0 {
+			tp := topic
+			rpc.Control.Ihave = append(rpc.Control.Ihave, &pb.ControlIHave{TopicID: &tp, MessageIDs: append([]string(nil), ids...)})
+			p.stats.ihave.Add(int64(len(ids)))
+		}
+	}
+	// Age: a new window; ids older than HistoryGossip windows leave IHAVE and the store.
+	p.windows = append(p.windows, nil)
+	if len(p.windows) > p.cfg.HistoryGossip {
+		for _, id := range p.windows[0] {
+			delete(p.store, id)
+		}
+		p.windows = p.windows[1:]
+	}
+	live := map[string]bool{}
+	for _, w := range p.windows {
+		for _, id := range w {
+			live[id] = true
+		}
+	}
+	for topic, ids := range p.pending {
+		kept := ids[:0]
+		for _, id := range ids {
+			if live[id] {
+				kept = append(kept, id)
+			}
+		}
+		p.pending[topic] = kept
+	}
+	p.mu.Unlock()
+	p.stats.grafts.Add(int64(len(rpc.Control.Graft)))
+	if len(rpc.Control.Graft) > 0 || len(rpc.Control.Ihave) > 0 {
+		_ = p.send(rpc) // a closed stream ends the peer's part; the real node's side says why
+	}
+}
+
+// read reads the real node's stream: full messages are discarded (a boundary peer forwards
+// nothing), PRUNE starts a backoff, IWANT is answered from the store.
+func (p *Peer) read(s network.Stream) {
+	defer s.Close()
+	r := bufio.NewReader(s)
+	var buf []byte
+	for {
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			return
+		}
+		if n > uint64(p.cfg.MaxRPC) {
+			s.Reset()
+			return
+		}
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return
+		}
+		p.stats.frames.Add(1)
+		var rpc pb.RPC
+		if err := proto.Unmarshal(buf, &rpc); err != nil {
+			s.Reset()
+			return
+		}
+		p.stats.msgsIn.Add(int64(len(rpc.Publish)))
+		if rpc.Control != nil {
+			p.control(rpc.Control)
+		}
+	}
+}
+
+func (p *Peer) control(c *pb.ControlMessage) {
+	var answer []*pb.Message
+	p.mu.Lock()
+	now := time.Now()
+	for _, pr := range c.Prune {
+		t := pr.GetTopicID()
+		p.inMesh[t] = false
+		d := p.cfg.PruneBackoff
+		if b := pr.GetBackoff(); b > 0 {
+			d = time.Duration(b) * time.Second
+		}
+		if until := now.Add(d); until.After(p.backoff[t]) {
+			p.backoff[t] = until
+		}
+		p.stats.prunes.Add(1)
+	}
+	p.stats.graftsIn.Add(int64(len(c.Graft)))
+	for _, w := range c.Iwant {
+		for _, id := range w.MessageIDs {
+			if m, ok := p.store[id]; ok {
+				answer = append(answer, m)
+			}
+		}
+	}
+	p.mu.Unlock()
+	if len(answer) > 0 {
+		p.stats.iwant.Add(int64(len(answer)))
+		p.stats.published.Add(int64(len(answer)))
+		_ = p.send(&pb.RPC{Publish: answer})
+	}
+}

@@ -1,0 +1,224 @@
+package periphery_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+
+	"github.com/golang/snappy"
+
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/periphery"
+	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/topology"
+)
+
+const scale = 30.0
+
+var topic = gossip.Topic("8c9f62fe", gossip.AttestationTopic(0))
+
+// realTracer records, at the real node, GRAFTs received and PRUNEs sent per peer, and mesh
+// additions.
+type realTracer struct {
+	mu     sync.Mutex
+	grafts map[peer.ID][]time.Time // GRAFT received
+	prunes map[peer.ID][]time.Time // PRUNE sent
+	meshed map[peer.ID]int         // Graft events (peer added to our mesh)
+	iwant  map[peer.ID]int         // IWANT ids sent
+}
+
+func newRealTracer() *realTracer {
+	return &realTracer{grafts: map[peer.ID][]time.Time{}, prunes: map[peer.ID][]time.Time{}, meshed: map[peer.ID]int{}, iwant: map[peer.ID]int{}}
+}
+
+func (r *realTracer) RecvRPC(rpc *pubsub.RPC) {
+	if rpc.Control == nil || len(rpc.Control.Graft) == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.grafts[rpc.From()] = append(r.grafts[rpc.From()], time.Now())
+	r.mu.Unlock()
+}
+
+func (r *realTracer) SendRPC(rpc *pubsub.RPC, p peer.ID) {
+	if rpc.Control == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(rpc.Control.Prune) > 0 {
+		r.prunes[p] = append(r.prunes[p], time.Now())
+	}
+	for _, w := range rpc.Control.Iwant {
+		r.iwant[p] += len(w.MessageIDs)
+	}
+}
+
+func (r *realTracer) Graft(p peer.ID, _ string) {
+	r.mu.Lock()
+	r.meshed[p]++
+	r.mu.Unlock()
+}
+
+func (*realTracer) AddPeer(peer.ID, protocol.ID)                         {}
+func (*realTracer) RemovePeer(peer.ID)                                   {}
+func (*realTracer) OnNewOutboundStream(peer.ID, protocol.ID)             {}
+func (*realTracer) OnClosedOutboundStream(peer.ID)                       {}
+func (*realTracer) Join(string)                                          {}
+func (*realTracer) Leave(string)                                         {}
+func (*realTracer) Prune(peer.ID, string)                                {}
+func (*realTracer) ValidateMessage(*pubsub.Message)                      {}
+func (*realTracer) DeliverMessage(*pubsub.Message)                       {}
+func (*realTracer) RejectMessage(*pubsub.Message, string)                {}
+func (*realTracer) DuplicateMessage(*pubsub.Message)                     {}
+func (*realTracer) ThrottlePeer(peer.ID)                                 {}
+func (*realTracer) SendRPCCompleted(*pubsub.RPC, peer.ID, time.Duration) {}
+func (*realTracer) DropRPC(*pubsub.RPC, peer.ID)                         {}
+func (*realTracer) UndeliverableMessage(*pubsub.Message)                 {}
+
+// Against an unmodified go-libp2p-pubsub node (Dhi 2, time scale 30): two boundary peers
+// graft and are meshed, a third is refused at Dhi (it dialled), gets PRUNE with the dilated
+// backoff and grafts again only after it; what the meshed peers publish is delivered in full,
+// what the refused one publishes reaches the real node by IHAVE → IWANT → message; and the
+// real node's forwards reach the boundary peers, who discard them.
+func TestBoundaryPeersAgainstPubsub(t *testing.T) {
+	cl, _ := topology.ClientProfile("spec")
+	cl.D, cl.Dlo, cl.Dhi, cl.Dscore, cl.Dout, cl.Dlazy = 2, 1, 2, 1, 0, 3
+	d := sim.Dilate(cl, scale)
+	tr := newRealTracer()
+	rh, err := sim.NewHost("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := sim.NewNode(rh, sim.WithTimeScale(scale), sim.WithClient(cl), sim.WithRawTracers(tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer real.Close()
+	rt, err := real.Topic(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := rt.Subscribe(pubsub.WithBufferSize(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var delivered sync.Map
+	go func() {
+		for {
+			m, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			delivered.Store(m.ID, true)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var peers []*periphery.Peer
+	for i := range 3 {
+		h, err := sim.NewHost("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		p, err := periphery.New(h.Host, periphery.Config{Topics: []string{topic}, Heartbeat: d.Heartbeat, PruneBackoff: d.PruneBackoff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Connect(ctx, real.AddrInfo()); err != nil {
+			t.Fatal(err)
+		}
+		// The real node must have seen the previous peer's GRAFT first, so that the third
+		// finds it at Dhi.
+		time.Sleep(100 * time.Millisecond)
+		if err := p.Start(ctx, real.ID()); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, fmt.Sprintf("peer %d's GRAFT", i), func() bool {
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			return len(tr.grafts[h.ID()]) > 0
+		})
+		peers = append(peers, p)
+	}
+	ids := func(i int) peer.ID { return peers[i].Host().ID() }
+	tr.mu.Lock()
+	if tr.meshed[ids(0)] == 0 || tr.meshed[ids(1)] == 0 || tr.meshed[ids(2)] != 0 || len(tr.prunes[ids(2)]) == 0 {
+		t.Fatalf("meshed %v, prunes to the third %d", tr.meshed, len(tr.prunes[ids(2)]))
+	}
+	tr.mu.Unlock()
+	waitFor(t, "the third peer's PRUNE", func() bool { return peers[2].Stats().PrunesIn > 0 && !peers[2].InMesh(topic) })
+
+	// Messages: from a meshed peer in full, from the refused one by IHAVE/IWANT.
+	payload := func(i int) []byte {
+		return snappy.Encode(nil, fmt.Appendf(nil, "attestation %06d ........................", i))
+	}
+	want := map[string]bool{}
+	for i := range 40 {
+		from := peers[i%3]
+		data := payload(i)
+		if err := from.Publish(topic, data); err != nil {
+			t.Fatal(err)
+		}
+		tp := topic
+		want[gossip.PubsubMsgID(&pb.Message{Topic: &tp, Data: data})] = true
+	}
+	waitFor(t, "every message at the real node", func() bool {
+		for id := range want {
+			if _, ok := delivered.Load(id); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	s2 := peers[2].Stats()
+	tr.mu.Lock()
+	iwant := tr.iwant[ids(2)]
+	tr.mu.Unlock()
+	if s2.IHaveIDs == 0 || s2.IWantAnswered == 0 || iwant == 0 {
+		t.Errorf("refused peer: %+v; real node sent it %d IWANT ids", s2, iwant)
+	}
+	// The real node forwards what one meshed peer sent to the other.
+	waitFor(t, "forwards to the boundary", func() bool { return peers[1].Stats().MessagesIn > 0 })
+
+	// Keep grafting: the refused peer grafts again, never inside the backoff the PRUNE gave.
+	waitFor(t, "a second GRAFT of the refused peer", func() bool {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return len(tr.grafts[ids(2)]) >= 2
+	})
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	g, pr := tr.grafts[ids(2)], tr.prunes[ids(2)]
+	for _, gt := range g[1:] {
+		var last time.Time
+		for _, p := range pr {
+			if p.Before(gt) {
+				last = p
+			}
+		}
+		// 50 ms: the PRUNE's send and receive are timed on different sides of the stream.
+		if gt.Sub(last) < d.PruneBackoff-50*time.Millisecond {
+			t.Errorf("GRAFT %v after a PRUNE, inside the %v backoff", gt.Sub(last), d.PruneBackoff)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
