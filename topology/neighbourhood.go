@@ -1,0 +1,337 @@
+package topology
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/holiman/uint256"
+
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/workload"
+)
+
+// The neighbourhood: the recorded node and its ~45 peers as real nodes, and for each peer a
+// periphery of boundary peers standing for mainnet beyond (docs/neighbourhood.md). This file
+// draws the population; the periphery's behaviour is package periphery's.
+
+// Parameters of the neighbourhood population (ParseNeighbourhoodParams), beside
+// ParamTopologySeed, ParamObservedPeers, ParamObservedClient, ParamMix and ParamClients.
+const (
+	ParamSubnets      = "subnets"       // attestation subnets of the observed node: the first n (64: the full form)
+	ParamDegrees      = "degrees"       // each client's own peer count on mainnet, client:min-max
+	ParamDialledShare = "dialled_share" // share of the observed node's links it dialled
+	ParamBoundary     = "boundary"      // boundary peers per real peer, at most its degree − 1
+)
+
+// DefaultDegrees are the clients' own peer counts (reference.md §7): Lighthouse target peers
+// 200 (its nodes run 100–200), Prysm max peers 70, Teku 64–100. Lodestar 100 and Nimbus 160
+// are their default targets as remembered, unverified; spec stands for a go node at Prysm's.
+const DefaultDegrees = "lighthouse:100-200,prysm:70-70,teku:64-100,lodestar:100-100,nimbus:160-160,spec:70-70"
+
+// NeighbourhoodParams describe the observed node's neighbourhood.
+type NeighbourhoodParams struct {
+	Seed           int64
+	Peers          int    // the observed node's peers (the recording's ~45)
+	ObservedClient string // the recording ran Teku
+	// Subnets is how many attestation subnets (0..Subnets−1) the observed node subscribes
+	// to and the workload carries: a few in the calibration form, 64 in the full form.
+	Subnets int
+	// Mix is the peers' population by kind (MixKinds), Clients their client mix.
+	Mix, Clients map[string]float64
+	// Degrees is each client's own peer count range on mainnet.
+	Degrees map[string][2]int
+	// DialledShare is the share of the observed node's links it dialled (the peer at Dhi
+	// refuses GRAFTs on links it did not dial).
+	DialledShare float64
+	// Boundary is the number of boundary peers of each real peer (capped at its degree − 1).
+	Boundary   int
+	ForkDigest string
+}
+
+// DefaultNeighbourhoodParams is the calibration form's population: 45 peers of which 30 %
+// on all subnets, as reference.md §9's arithmetic needs (10–20 subscribed peers per subnet
+// among 45 to make ≈ 12 IHAVE mentions per attestation). These are inputs; the run's
+// calibration table says how far the output is from the recording.
+func DefaultNeighbourhoodParams() NeighbourhoodParams {
+	d, _ := parseDegrees(ParamDegrees, DefaultDegrees)
+	return NeighbourhoodParams{
+		Seed: 1, Peers: 45, ObservedClient: "teku", Subnets: 4,
+		Mix:          map[string]float64{KindDefault: 0.6, KindAllSubnets: 0.3, KindSupernode: 0.1},
+		Clients:      DefaultMeshParams().Clients,
+		Degrees:      d,
+		DialledShare: 0.5,
+		Boundary:     16,
+		ForkDigest:   workload.DefaultParams().ForkDigest,
+	}
+}
+
+// ParseNeighbourhoodParams reads string parameters over the defaults; each bad value is an
+// error naming its parameter.
+func ParseNeighbourhoodParams(m map[string]string) (NeighbourhoodParams, error) {
+	p := DefaultNeighbourhoodParams()
+	get := func(k string) (string, bool) {
+		v, ok := m[k]
+		v = strings.TrimSpace(v)
+		return v, ok && v != ""
+	}
+	var err error
+	if v, ok := get(ParamTopologySeed); ok {
+		if p.Seed, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return p, fmt.Errorf("param %s: %q is not an integer", ParamTopologySeed, v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{ParamObservedPeers, &p.Peers}, {ParamSubnets, &p.Subnets}, {ParamBoundary, &p.Boundary}} {
+		if v, ok := get(f.name); ok {
+			if *f.dst, err = strconv.Atoi(v); err != nil {
+				return p, fmt.Errorf("param %s: %q is not an integer", f.name, v)
+			}
+		}
+	}
+	if v, ok := get(ParamObservedClient); ok {
+		p.ObservedClient = v
+	}
+	if v, ok := get(ParamMix); ok {
+		if p.Mix, err = parseShares(ParamMix, v, MixKinds); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := get(ParamClients); ok {
+		if p.Clients, err = parseShares(ParamClients, v, ClientNames); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := get(ParamDegrees); ok {
+		if p.Degrees, err = parseDegrees(ParamDegrees, v); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := get(ParamDialledShare); ok {
+		if p.DialledShare, err = strconv.ParseFloat(v, 64); err != nil {
+			return p, fmt.Errorf("param %s: %q is not a number in 0..1", ParamDialledShare, v)
+		}
+	}
+	return p, p.Validate()
+}
+
+// parseDegrees parses "client:min-max,..." (or client:n); every client of ClientNames must
+// be given.
+func parseDegrees(param, v string) (map[string][2]int, error) {
+	out := map[string][2]int{}
+	for part := range strings.SplitSeq(v, ",") {
+		name, rng, ok := strings.Cut(strings.TrimSpace(part), ":")
+		name = strings.TrimSpace(name)
+		if !ok {
+			return nil, fmt.Errorf("param %s: %q is not client:min-max (e.g. lighthouse:100-200)", param, part)
+		}
+		if !slices.Contains(ClientNames, name) {
+			return nil, fmt.Errorf("param %s: unknown client %q (allowed: %s)", param, name, strings.Join(ClientNames, ", "))
+		}
+		lo, hi, isRange := strings.Cut(rng, "-")
+		if !isRange {
+			hi = lo
+		}
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("param %s: %s: %q is not min-max peers (non-negative integers)", param, name, rng)
+		}
+		out[name] = [2]int{a, b}
+	}
+	return out, nil
+}
+
+// Validate reports the first parameter out of range, by name. The check that every subnet
+// has a subscribed peer is Neighbourhood's (it depends on the draw).
+func (p NeighbourhoodParams) Validate() error {
+	if p.Peers < 1 {
+		return fmt.Errorf("param %s: %d: want at least 1", ParamObservedPeers, p.Peers)
+	}
+	if p.Subnets < 1 || p.Subnets > gossip.AttestationSubnets {
+		return fmt.Errorf("param %s: %d: want 1..%d (64 is the full form)", ParamSubnets, p.Subnets, gossip.AttestationSubnets)
+	}
+	if _, err := ClientProfile(p.ObservedClient); err != nil {
+		return fmt.Errorf("param %s: %w", ParamObservedClient, err)
+	}
+	if err := checkShares(ParamMix, p.Mix, MixKinds); err != nil {
+		return err
+	}
+	if err := checkShares(ParamClients, p.Clients, ClientNames); err != nil {
+		return err
+	}
+	for _, c := range ClientNames {
+		d, ok := p.Degrees[c]
+		switch {
+		case !ok && p.Clients[c] > 0:
+			return fmt.Errorf("param %s: no degree for client %s, which param %s gives a share", ParamDegrees, c, ParamClients)
+		case d[0] < 0 || d[1] < 0:
+			return fmt.Errorf("param %s: %s: %d-%d: degrees must not be negative", ParamDegrees, c, d[0], d[1])
+		case d[1] < d[0]:
+			return fmt.Errorf("param %s: %s: %d-%d: want min ≤ max", ParamDegrees, c, d[0], d[1])
+		case ok && d[0] < 1 && p.Clients[c] > 0:
+			return fmt.Errorf("param %s: %s: %d-%d: a peer of the observed node has at least 1 peer", ParamDegrees, c, d[0], d[1])
+		}
+	}
+	if !(p.DialledShare >= 0 && p.DialledShare <= 1) {
+		return fmt.Errorf("param %s: %v: want 0..1", ParamDialledShare, p.DialledShare)
+	}
+	if p.Boundary < 0 {
+		return fmt.Errorf("param %s: %d: must not be negative", ParamBoundary, p.Boundary)
+	}
+	if p.ForkDigest == "" {
+		return fmt.Errorf("neighbourhood: fork digest not set")
+	}
+	return nil
+}
+
+// NeighbourPeer is one real peer of the observed node.
+type NeighbourPeer struct {
+	Kind   string // MixKinds
+	Client Client
+	// Degree is the peer's own peer count on mainnet, drawn from its client's range.
+	Degree int
+	// Dialled: the observed node dialled this link (it is outbound at the observed node).
+	Dialled bool
+	// Topics it subscribes to (within the form's subnets), sorted.
+	Topics []string
+	// Boundary is its number of boundary peers: min(param boundary, Degree − 1).
+	Boundary int
+}
+
+// NeighbourhoodPlan is the drawn neighbourhood.
+type NeighbourhoodPlan struct {
+	ObservedClient Client
+	ObservedTopics []string
+	Peers          []NeighbourPeer
+	// Subscribers maps each of the observed node's topics to the peers subscribed to it.
+	Subscribers map[string][]int
+	// BoundaryTotal is the number of boundary peers over all real peers.
+	BoundaryTotal int
+}
+
+// Neighbourhood draws the population from the seed: kinds and clients apportioned like the
+// mesh's, then shuffled; degrees uniform in each client's range; which links the observed
+// node dialled; topics by kind (default nodes 2 consecutive subnets and custody 4,
+// all-subnets nodes every subnet and custody 8, supernodes 2 subnets and custody 128), of
+// which only the form's subnets are kept. It fails, naming the parameter, when one of the
+// observed node's topics has no subscribed peer.
+func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	obsClient, _ := ClientProfile(p.ObservedClient)
+	kindRng := rand.New(rand.NewPCG(uint64(p.Seed), 11))
+	clientRng := rand.New(rand.NewPCG(uint64(p.Seed), 12))
+	degreeRng := rand.New(rand.NewPCG(uint64(p.Seed), 13))
+	subnetRng := rand.New(rand.NewPCG(uint64(p.Seed), 14))
+	idRng := rand.New(rand.NewPCG(uint64(p.Seed), 15))
+	kinds := apportion(p.Mix, MixKinds, p.Peers)
+	kindRng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	clients := apportion(p.Clients, ClientNames, p.Peers)
+	clientRng.Shuffle(len(clients), func(i, j int) { clients[i], clients[j] = clients[j], clients[i] })
+	dialled := int(p.DialledShare*float64(p.Peers) + 0.5)
+
+	fd := p.ForkDigest
+	keep := func(t string) bool {
+		_, name, err := gossip.ParseTopic(t)
+		if err != nil {
+			return false
+		}
+		s := gossip.Subnet(name)
+		return s < 0 || !strings.Contains(name, "beacon_attestation_") || s < p.Subnets
+	}
+	observed, err := workload.ParseProfile("all-subnets")
+	if err != nil {
+		return nil, err
+	}
+	plan := &NeighbourhoodPlan{ObservedClient: obsClient, Subscribers: map[string][]int{}}
+	for _, t := range observed.Topics(fd) {
+		if keep(t) {
+			plan.ObservedTopics = append(plan.ObservedTopics, t)
+		}
+	}
+	def, err := workload.ParseProfile("default")
+	if err != nil {
+		return nil, err
+	}
+	var global []string
+	for _, t := range def.Topics(fd) {
+		if _, name, err := gossip.ParseTopic(t); err == nil && gossip.Subnet(name) < 0 {
+			global = append(global, t)
+		}
+	}
+	for i := range p.Peers {
+		cl, _ := ClientProfile(clients[i])
+		rg := p.Degrees[clients[i]]
+		deg := rg[0]
+		if rg[1] > rg[0] {
+			deg += degreeRng.IntN(rg[1] - rg[0] + 1)
+		}
+		var id [32]byte
+		for k := 0; k < len(id); k += 8 {
+			v := idRng.Uint64()
+			for b := range 8 {
+				id[k+b] = byte(v >> (8 * b))
+			}
+		}
+		var att, sync []int
+		custody := 4
+		first := subnetRng.IntN(gossip.AttestationSubnets)
+		switch kinds[i] {
+		case KindDefault:
+			att = []int{first, (first + 1) % gossip.AttestationSubnets}
+		case KindSupernode:
+			att, custody = []int{first, (first + 1) % gossip.AttestationSubnets}, gossip.DataColumnSubnets
+		case KindAllSubnets:
+			att, sync, custody = upTo(gossip.AttestationSubnets), upTo(gossip.SyncCommitteeSubnets), 8
+		}
+		topics := slices.Clone(global)
+		for _, s := range att {
+			topics = append(topics, gossip.Topic(fd, gossip.AttestationTopic(s)))
+		}
+		for _, s := range sync {
+			topics = append(topics, gossip.Topic(fd, gossip.SyncCommitteeTopic(s)))
+		}
+		for _, c := range workload.CustodyColumns(new(uint256.Int).SetBytes32(id[:]), custody) {
+			topics = append(topics, gossip.Topic(fd, gossip.DataColumnTopic(c)))
+		}
+		topics = slices.DeleteFunc(topics, func(t string) bool { return !keep(t) })
+		slices.Sort(topics)
+		b := min(p.Boundary, max(deg-1, 0))
+		plan.Peers = append(plan.Peers, NeighbourPeer{Kind: kinds[i], Client: cl, Degree: deg, Dialled: i < dialled, Topics: topics, Boundary: b})
+		plan.BoundaryTotal += b
+	}
+	for i, pr := range plan.Peers {
+		for _, t := range pr.Topics {
+			if slices.Contains(plan.ObservedTopics, t) {
+				plan.Subscribers[t] = append(plan.Subscribers[t], i)
+			}
+		}
+	}
+	for _, t := range plan.ObservedTopics {
+		if len(plan.Subscribers[t]) == 0 {
+			_, name, _ := gossip.ParseTopic(t)
+			return nil, fmt.Errorf("param %s: with %d peers and this mix no peer subscribes to %s of the observed node (raise the all-subnets or supernode share, param %s, or the peers, param %s)",
+				ParamMix, p.Peers, name, ParamMix, ParamObservedPeers)
+		}
+	}
+	return plan, nil
+}
+
+// PeripheryCapacity checks that the periphery fits: boundary peers × bytes each plus the
+// real nodes × bytes each must stay within available bytes. The error names param boundary
+// and says what the run would need.
+func (pl *NeighbourhoodPlan) PeripheryCapacity(perBoundary, perReal, available int64) error {
+	need := int64(pl.BoundaryTotal)*perBoundary + int64(len(pl.Peers)+1)*perReal
+	if need > available {
+		return fmt.Errorf("param %s: %d boundary peers (%.0f MiB) and %d real nodes (%.0f MiB) need %.0f MiB, this machine has %.0f MiB available: lower %s or %s",
+			ParamBoundary, pl.BoundaryTotal, float64(int64(pl.BoundaryTotal)*perBoundary)/(1<<20), len(pl.Peers)+1,
+			float64(int64(len(pl.Peers)+1)*perReal)/(1<<20), float64(need)/(1<<20), float64(available)/(1<<20), ParamBoundary, ParamObservedPeers)
+	}
+	return nil
+}
