@@ -128,8 +128,10 @@ func dilationFigures(r *analysis.MeshReport) map[string]float64 {
 // the same copies, within the spread between seeds at one scale. A mesh with Dhi pressure
 // (observed node at the hub of 20 nodes of degree 8) so that GRAFT and PRUNE happen.
 func TestMeshTimeScaleInvariance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs four 20-node meshes for 5 slots each")
+	// Two and a half minutes of four meshes: run on demand (docs/neighbourhood.md has the
+	// figures measured so far), not inside go test ./....
+	if os.Getenv("STREAMSIM_DILATION") == "" {
+		t.Skip("set STREAMSIM_DILATION=1: runs four 20-node meshes for 5 slots each")
 	}
 	slow, fast := 1.5, 3.0
 	if v := os.Getenv("STREAMSIM_DILATION_SCALES"); v != "" {
