@@ -11,7 +11,7 @@ import (
 
 // WriteLatencyCharts draws, per category (attestation, block), delivery latency against the
 // ordinary nodes' link rate: p50 and p99 per codec. Runs without shaped links are left out.
-func (ab *ABReport) WriteLatencyCharts(dir string) ([]string, error) {
+func (ab *ABReport) WriteCharts(dir string) ([]string, error) {
 	var files []string
 	codecs := map[string][]ABLatency{}
 	var names []string
