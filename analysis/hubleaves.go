@@ -14,9 +14,9 @@ import (
 // RunReport is a hub-leaves run read back from its outputs: the live-check table's content.
 // Its JSON form is what `streamsim run --json` and `streamsim report --json` print.
 type RunReport struct {
-	Dir        string   `json:"dir"`
-	Profile    string   `json:"profile"`
-	Payload    string   `json:"payload"`
+	Dir        string `json:"dir"`
+	Profile    string `json:"profile"`
+	Payload    string `json:"payload"`
 	Publishers int    `json:"publishers"`
 	Verdict
 	Parity   ParityReport     `json:"parity"`

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	
+
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
