@@ -99,6 +99,8 @@ var Mesh = &Scenario{
 		}
 		return []Option{WithQueueSize(q), WithValidationDelay(vd)}, nil
 	},
+	Report: "gossip-mesh",
+	Flags:  meshFlags,
 }
 
 func init() { Register(Mesh) }

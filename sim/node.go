@@ -229,7 +229,12 @@ type Node struct {
 
 	topicsMu sync.Mutex
 	topics   map[string]*pubsub.Topic
+
+	heartbeat time.Duration // the heartbeat interval pubsub was given
 }
+
+// Heartbeat is the GossipSub heartbeat interval the node's pubsub runs with (scaled).
+func (n *Node) Heartbeat() time.Duration { return n.heartbeat }
 
 // NewNode runs GossipSub on h with the options; the node owns h from then on (Close closes it).
 func NewNode(h *Host, opts ...Option) (*Node, error) {
@@ -292,6 +297,7 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("gossipsub: %w", err)
 	}
 	n.ps = ps
+	n.heartbeat = params.HeartbeatInterval
 	return n, nil
 }
 
