@@ -86,6 +86,7 @@ type event struct {
 	peer int           // real peer
 	bp   int           // boundary peer of that real peer
 	m    *workload.Message
+	id   string
 }
 
 type realNode struct {
@@ -278,11 +279,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if observedTopics[m.Topic] && s >= cfg.Warmup {
 					rep.expected[m.Category]++
 				}
+				mid := gossip.MessageID(m.Topic, m.Data)
 				for _, i := range peers {
-					r := drawRng(cfg.Seed, m, i)
+					r := drawRng(cfg.Seed, mid, i)
 					at := m.At + draw(r, cfg.Arrival.First)
 					for _, bp := range pickDistinct(r, len(reals[i].boundary), cfg.Copies) {
-						evs = append(evs, event{at: at, peer: i, bp: bp, m: m})
+						evs = append(evs, event{at: at, peer: i, bp: bp, m: m, id: string(mid[:])})
 						at += draw(r, cfg.Arrival.Spread)
 					}
 				}
@@ -319,7 +321,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 			}
 			maxLag = max(maxLag, time.Since(target))
-			if err := reals[e.peer].boundary[e.bp].Publish(e.m.Topic, e.m.Data); err != nil {
+			if err := reals[e.peer].boundary[e.bp].PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
 				return nil, fmt.Errorf("boundary delivery: %w", err)
 			}
 		}
@@ -348,8 +350,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 // drawRng seeds the draws of one message's deliveries to one real peer.
-func drawRng(seed int64, m *workload.Message, peerIdx int) *rand.Rand {
-	id := gossip.MessageID(m.Topic, m.Data)
+func drawRng(seed int64, id [gossip.MessageIDBytes]byte, peerIdx int) *rand.Rand {
 	h := sha256.New()
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], uint64(seed))

@@ -71,9 +71,9 @@ type Peer struct {
 	cfg    Config
 	target peer.ID
 
-	outMu sync.Mutex
 	out   network.Stream
-	buf   []byte
+	queue chan *pb.RPC
+	werr  atomic.Value // the writer's error
 
 	mu      sync.Mutex
 	inMesh  map[string]bool      // the real node has not pruned us (we grafted)
@@ -101,7 +101,7 @@ func New(h host.Host, cfg Config) (*Peer, error) {
 		cfg.MaxRPC = 1 << 20
 	}
 	p := &Peer{h: h, cfg: cfg, inMesh: map[string]bool{}, backoff: map[string]time.Time{},
-		store: map[string]*pb.Message{}, pending: map[string][]string{}, done: make(chan struct{})}
+		store: map[string]*pb.Message{}, pending: map[string][]string{}, done: make(chan struct{}), queue: make(chan *pb.RPC, queueLen)}
 	h.SetStreamHandler(Protocol, p.read)
 	return p, nil
 }
@@ -123,6 +123,7 @@ func (p *Peer) Start(ctx context.Context, target peer.ID) error {
 		p.inMesh[t] = true
 	}
 	p.stats.grafts.Add(int64(len(p.cfg.Topics)))
+	go p.writer(ctx)
 	if err := p.send(rpc); err != nil {
 		return err
 	}
@@ -134,8 +135,13 @@ func (p *Peer) Start(ctx context.Context, target peer.ID) error {
 // else by IHAVE at the next heartbeat (and in full on IWANT). data is the gossip payload as
 // pubsub carries it (ssz_snappy).
 func (p *Peer) Publish(topic string, data []byte) error {
+	id := gossip.MessageID(topic, data)
+	return p.PublishID(topic, data, string(id[:]))
+}
+
+// PublishID is Publish with the message id (gossip.MessageID) already known.
+func (p *Peer) PublishID(topic string, data []byte, id string) error {
 	m := &pb.Message{Data: data, Topic: &topic}
-	id := gossip.PubsubMsgID(m)
 	p.mu.Lock()
 	p.store[id] = m
 	if len(p.windows) == 0 {
@@ -171,22 +177,48 @@ func (p *Peer) InMesh(topic string) bool {
 	return p.inMesh[topic]
 }
 
-// send writes one RPC as pubsub does: varint length and protobuf in one Write.
+// queueLen bounds the RPCs waiting for the writer: deep enough that a real node busy for a
+// while does not hold up the periphery's schedule for every other peer (a full queue blocks
+// the caller: backpressure, which the schedule's lag then shows).
+const queueLen = 1 << 14
+
+// send queues one RPC for the writer.
 func (p *Peer) send(rpc *pb.RPC) error {
-	p.outMu.Lock()
-	defer p.outMu.Unlock()
 	if p.out == nil {
 		return errors.New("periphery: not started")
 	}
-	b, err := gossip.AppendFrame(p.buf[:0], rpc)
-	if err != nil {
-		return fmt.Errorf("periphery: marshal: %w", err)
+	if err, _ := p.werr.Load().(error); err != nil {
+		return err
 	}
-	p.buf = b
-	if _, err := p.out.Write(b); err != nil {
-		return fmt.Errorf("periphery: write to %s: %w", p.target, err)
+	select {
+	case p.queue <- rpc:
+		return nil
+	case <-p.done:
+		return errors.New("periphery: peer stopped")
 	}
-	return nil
+}
+
+// writer writes queued RPCs as pubsub does: varint length and protobuf in one Write.
+func (p *Peer) writer(ctx context.Context) {
+	defer close(p.done)
+	var buf []byte
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case rpc := <-p.queue:
+			b, err := gossip.AppendFrame(buf[:0], rpc)
+			if err != nil {
+				p.werr.Store(fmt.Errorf("periphery: marshal: %w", err))
+				return
+			}
+			buf = b
+			if _, err := p.out.Write(b); err != nil {
+				p.werr.Store(fmt.Errorf("periphery: write to %s: %w", p.target, err))
+				return
+			}
+		}
+	}
 }
 
 // heartbeat grafts again where out of the mesh and not backing off, gossips IHAVE of the
