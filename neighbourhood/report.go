@@ -50,10 +50,14 @@ type Report struct {
 	Boundary struct {
 		Published, IWantAnswered, IHaveIDs, GraftsSent, PrunesIn, MessagesIn int64
 	}
-	MaxLag    time.Duration
-	Wall      time.Duration
-	Simulated time.Duration // measured slots, simulated time
-	CPU       time.Duration // process CPU over the run
+	// BoundaryErrors counts deliveries a boundary peer could not make (its link failed).
+	BoundaryErrors int64
+	// ObservedPeers is the observed node's connected peers at the end: its real peers only.
+	ObservedPeers int
+	MaxLag        time.Duration
+	Wall          time.Duration
+	Simulated     time.Duration // measured slots, simulated time
+	CPU           time.Duration // process CPU over the run
 }
 
 // SubnetView is the prediction the recording could confirm for one subnet.
@@ -216,8 +220,8 @@ func (r *Report) Print(w io.Writer) {
 	g, p := r.Control["graft"].Entries, r.Control["prune"].Entries
 	fmt.Fprintf(w, "GRAFT received %.0f/h, PRUNE received %.0f/h\n", float64(g)*perHour, float64(p)*perHour)
 	b := r.Boundary
-	fmt.Fprintf(w, "periphery: %d messages delivered (%d of them on IWANT), %d IHAVE ids, %d GRAFTs sent, %d PRUNEs received, %d forwards discarded\n",
-		b.Published, b.IWantAnswered, b.IHaveIDs, b.GraftsSent, b.PrunesIn, b.MessagesIn)
+	fmt.Fprintf(w, "periphery: %d messages delivered (%d of them on IWANT), %d IHAVE ids, %d GRAFTs sent, %d PRUNEs received, %d forwards discarded, %d failed deliveries\n",
+		b.Published, b.IWantAnswered, b.IHaveIDs, b.GraftsSent, b.PrunesIn, b.MessagesIn, r.BoundaryErrors)
 }
 
 func kindsLine(pl *topology.NeighbourhoodPlan) string {

@@ -1,0 +1,74 @@
+package neighbourhood
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/topology"
+)
+
+// A small neighbourhood with grafting pressure (8 peers, each with 14 boundary peers, more
+// than any client's Dhi): the observed node gets every message of its topics from its real
+// peers only, and the pressure shows as PRUNEs to it and IHAVE gossip from peers that keep it
+// out of their meshes.
+func TestSmallNeighbourhood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 9 real nodes and 112 boundary peers for 5 slots at 2×")
+	}
+	cfg := DefaultConfig()
+	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", topology.ParamSubnets: "1",
+		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Population, cfg.Slots, cfg.Warmup, cfg.TimeScale, cfg.Validators = pop, 2, 2, 2, 200_000
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	r.Print(&b)
+	t.Log("\n" + b.String())
+	if !r.Complete() {
+		t.Fatalf("delivery incomplete: delivered %v, expected %v", r.Delivered, r.Expected)
+	}
+	if r.ObservedPeers != 8 {
+		t.Errorf("the observed node has %d peers, want its 8 real peers only", r.ObservedPeers)
+	}
+	if r.IHaveIDs[gossip.Attestation] == 0 || r.Control["prune"].Entries == 0 || r.Boundary.PrunesIn == 0 {
+		t.Errorf("no grafting pressure: attestation IHAVE ids %d, PRUNEs to the observed node %d, to the boundary %d",
+			r.IHaveIDs[gossip.Attestation], r.Control["prune"].Entries, r.Boundary.PrunesIn)
+	}
+	if r.In[gossip.Attestation].RawBytes == 0 || r.MiBh(gossip.Attestation) <= 0 {
+		t.Errorf("attestation bytes %+v", r.In[gossip.Attestation])
+	}
+}
+
+// Bad configurations are refused before any node starts.
+func TestRunRejects(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Copies = 20 // more than the 16 boundary peers
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "param boundary") {
+		t.Errorf("copies above the boundary: %v", err)
+	}
+	cfg = DefaultConfig()
+	cfg.MemoryBytes = 64 << 20 // 720 boundary peers need about 280 MiB
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "MiB available") {
+		t.Errorf("a periphery larger than the machine: %v", err)
+	}
+	cfg = DefaultConfig()
+	cfg.Arrival.First.Min = -time.Second
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "arrival") {
+		t.Errorf("negative arrival: %v", err)
+	}
+	cfg = DefaultConfig()
+	cfg.Population.Mix = map[string]float64{topology.KindDefault: 0.5}
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "param mix") {
+		t.Errorf("shares not summing to 1: %v", err)
+	}
+}
