@@ -434,7 +434,8 @@ func TestBacklogOfAGonePeerDoesNotStallReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := NewNode(h, WithFlowControl(false))
+	// testNode's time scale: pubsub's backoff slack is one value per process (timing.go).
+	off, err := NewNode(h, WithFlowControl(false), WithTimeScale(10))
 	if err != nil {
 		t.Fatal(err)
 	}
