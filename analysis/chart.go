@@ -15,7 +15,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/link"
+	"github.com/streamsim/streamsim/units"
 )
 
 // historyPoint is one snappy-stream fast result at one window size.
@@ -49,7 +49,7 @@ func historyAxis(p *plot.Plot, pts []historyPoint) {
 	p.X.Scale = plot.LogScale{}
 	var ticks []plot.Tick
 	for _, pt := range pts {
-		ticks = append(ticks, plot.Tick{Value: float64(pt.window), Label: codec.FormatSize(pt.window)})
+		ticks = append(ticks, plot.Tick{Value: float64(pt.window), Label: units.FormatSize(pt.window)})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Add(plotter.NewGrid())
@@ -246,7 +246,7 @@ func (ab *ABReport) WriteLatencyCharts(dir string) ([]string, error) {
 			for _, q := range []string{"p50", "p99"} {
 				var xys plotter.XYs
 				for _, l := range codecs[name] {
-					bps, err := link.ParseBitsPerSec(l.Bandwidth)
+					bps, err := units.ParseBitsPerSec(l.Bandwidth)
 					if err != nil || bps == 0 {
 						continue
 					}

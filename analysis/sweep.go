@@ -32,7 +32,7 @@ type Config struct {
 }
 
 // ConfigForms lists the accepted configuration forms.
-const ConfigForms = "none, zstd+dict[:<level>[:<window>]], or a codec spec: " + codec.Forms
+var ConfigForms = "none, zstd+dict[:<level>[:<window>]], or a codec spec: " + codec.Forms
 
 // ParseConfig parses one grid entry.
 func ParseConfig(s string) (Config, error) {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/codec"
-	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/units"
 )
 
 // scenarioFlags are the run command's flags for scenarios other than hub-leaves: how their
@@ -79,7 +79,7 @@ func (f *scenarioFlags) abRuns(seed int64) ([]meshRun, error) {
 		bws = nil
 		for _, b := range strings.Split(*f.bandwidths, ",") {
 			b = strings.TrimSpace(b)
-			if _, err := link.ParseBitsPerSec(b); err != nil {
+			if _, err := units.ParseBitsPerSec(b); err != nil {
 				return nil, fmt.Errorf("--bandwidths: %w", err)
 			}
 			bws = append(bws, b)
