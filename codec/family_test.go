@@ -127,7 +127,7 @@ func TestGoldenProtocolIDs(t *testing.T) {
 }
 
 func TestParamDescription(t *testing.T) {
-	if got, want := ParamDescription(), "stream codec spec: "+goldenForms; got != want {
+	if got, want := ParamDescription(), "stream codec spec: "+Forms; got != want || !strings.Contains(got, goldenForms) {
 		t.Errorf("ParamDescription() = %q\nwant %q", got, want)
 	}
 }

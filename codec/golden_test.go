@@ -56,13 +56,27 @@ func TestGoldenNames(t *testing.T) {
 	}
 }
 
-// goldenForms is Forms as it was before the table of families.
+// goldenForms is Forms as it was before the table of families, when it held plain,
+// snappy-stream, zstd and zstd-c.
 const goldenForms = "plain, snappy-stream[:<window>[:fast|better]] (window 0..16MiB, default 64KiB:fast), " +
 	"zstd[:<level>[:<window>]] (klauspost/compress; level 1, 3, 7 or 11, default 3; window a power of two 1KiB..16MiB, default 2MiB), " +
 	"zstd-c[:<level>[:<window>]] (libzstd through cgo; level 1..19, default 3; window as for zstd)"
 
+// TestGoldenForms: Forms lists every family's Form in table order, and those of the four
+// original families read as they did.
 func TestGoldenForms(t *testing.T) {
-	if Forms != goldenForms {
-		t.Errorf("Forms = %q\nwant %q", Forms, goldenForms)
+	var all, original []string
+	for _, f := range Families() {
+		all = append(all, f.Form)
+		switch f.Name {
+		case "plain", "snappy-stream", "zstd", "zstd-c":
+			original = append(original, f.Form)
+		}
+	}
+	if Forms != strings.Join(all, ", ") {
+		t.Errorf("Forms = %q, want the families' forms %q", Forms, all)
+	}
+	if got := strings.Join(original, ", "); got != goldenForms {
+		t.Errorf("forms of plain, snappy-stream, zstd, zstd-c:\n%q\nwant %q", got, goldenForms)
 	}
 }
