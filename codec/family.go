@@ -18,7 +18,8 @@ var families = []*Family{
 }
 
 // Family is one codec family: the first field of its specs, their syntax and their
-// representative members, and the functions that parse, name and run them.
+// representative members, and the functions that parse, name and run them. (Spec.Family
+// names the wire format, the Kind, which the zstd and zstd-c families share.)
 type Family struct {
 	// Name is the spec's first field, e.g. "snappy-stream".
 	Name string
