@@ -185,12 +185,7 @@ func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 		case result.RolePublisher:
 			pubs = append(pubs, n)
 		}
-		r.DropsBy["dropped_rpcs"] += n.Pubsub.DroppedRPCs
-		r.DropsBy["undeliverable"] += n.Pubsub.Undeliverable
-		for _, v := range n.Pubsub.Rejected {
-			r.DropsBy["rejected"] += v
-		}
-		r.Drops += n.Pubsub.Drops()
+		r.Drops += addDrops(r.DropsBy, n)
 		r.Errors += n.StreamErrors
 		if n.Failure != nil && n.Failure.Kind != result.FailParity { // parity is reported below
 			r.Problem("%s %s/%d: %s", n.Role, n.Group, n.Instance, n.Failure.Message)

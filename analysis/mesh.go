@@ -226,12 +226,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		if n.Failure != nil && n.Failure.Kind != result.FailParity {
 			r.Problem("node %s/%d: %s", n.Group, n.Instance, n.Failure.Message)
 		}
-		r.DropsBy["dropped_rpcs"] += n.Pubsub.DroppedRPCs
-		r.DropsBy["undeliverable"] += n.Pubsub.Undeliverable
-		for _, v := range n.Pubsub.Rejected {
-			r.DropsBy["rejected"] += v
-		}
-		r.Drops += n.Pubsub.Drops()
+		r.Drops += addDrops(r.DropsBy, n)
 		r.Errors += n.StreamErrors
 		if n.Schedule != nil {
 			r.MaxLagMs = max(r.MaxLagMs, float64(n.Schedule.MaxLagNs)/1e6)

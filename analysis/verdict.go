@@ -109,3 +109,14 @@ func percentOf(a, b int64) *float64 {
 	}
 	return &v
 }
+
+// addDrops adds a node's pubsub losses to dropsBy by kind (dropped_rpcs, undeliverable,
+// rejected) and returns their sum.
+func addDrops(dropsBy map[string]int64, n *result.NodeSummary) int64 {
+	dropsBy["dropped_rpcs"] += n.Pubsub.DroppedRPCs
+	dropsBy["undeliverable"] += n.Pubsub.Undeliverable
+	for _, v := range n.Pubsub.Rejected {
+		dropsBy["rejected"] += v
+	}
+	return n.Pubsub.Drops()
+}

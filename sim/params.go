@@ -38,7 +38,7 @@ const (
 )
 
 // Defaults of slots and time_scale: about a minute of run that keeps up with the all-subnets
-// workload on a loaded two-core machine (README, "Running the live check").
+// workload on a loaded two-core machine (docs/running.md).
 const (
 	DefaultSlots     = 2
 	DefaultTimeScale = 0.5
