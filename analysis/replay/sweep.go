@@ -505,5 +505,4 @@ func viewCoverage(infos []TraceInfo, view workload.Profile) []string {
 	return notes
 }
 
-
 var percentOf = result.PercentOf
