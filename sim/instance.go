@@ -28,12 +28,12 @@ const TraceFile = "frames.trace.gz"
 
 // peerRecord is what each instance announces in the address exchange.
 type peerRecord struct {
-	Group    string   `json:"group"`
-	Instance int      `json:"instance"`
-	Role     string   `json:"role"`
-	ID       string   `json:"id"`
-	Addrs    []string `json:"addrs"`
-	Codec    string   `json:"codec"`
+	Group    string     `json:"group"`
+	Instance int        `json:"instance"`
+	Role     string     `json:"role"`
+	ID       string     `json:"id"`
+	Addrs    []string   `json:"addrs"`
+	Codec    codec.Spec `json:"codec"` // its canonical spec string on the wire (Spec.MarshalText)
 	// Error is set when the instance failed before it could announce an address.
 	Error string `json:"error,omitempty"`
 }
@@ -320,7 +320,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 // exchange announces this instance's address and collects every instance's, sorted by group
 // and sequence number; in.members, in.infos and in.me describe them.
 func (in *instance) exchange(ctx context.Context, n int) error {
-	self := peerRecord{Role: string(in.role), Group: in.group, Instance: in.seq, ID: in.host.ID().String(), Codec: in.p.Codec.String()}
+	self := peerRecord{Role: string(in.role), Group: in.group, Instance: in.seq, ID: in.host.ID().String(), Codec: in.p.Codec}
 	for _, a := range in.host.Addrs() {
 		self.Addrs = append(self.Addrs, a.String())
 	}
@@ -357,11 +357,7 @@ func (in *instance) exchange(ctx context.Context, n int) error {
 	in.infos = make([]peer.AddrInfo, n)
 	in.me = -1
 	for i, r := range records {
-		spec, err := codec.Parse(r.Codec)
-		if err != nil {
-			return fmt.Errorf("instance %s/%d codec: %w", r.Group, r.Instance, err)
-		}
-		in.members[i] = topology.Member{Group: r.Group, Instance: r.Instance, Role: topology.Role(r.Role), Codec: spec}
+		in.members[i] = topology.Member{Group: r.Group, Instance: r.Instance, Role: topology.Role(r.Role), Codec: r.Codec}
 		id, err := peer.Decode(r.ID)
 		if err != nil {
 			return fmt.Errorf("peer record %s/%d: %w", r.Group, r.Instance, err)
@@ -505,7 +501,7 @@ func (in *instance) finish() error {
 	if in.node != nil {
 		// BandwidthCounter totals are swept once a second.
 		time.Sleep(1200 * time.Millisecond)
-		in.summary.Streams = in.node.Stats()
+		in.summary.Streams = in.node.FreezeStats() // the recording stops here too
 		in.summary.Pubsub = in.node.PubsubStats()
 		in.summary.Bandwidth = in.node.Bandwidth()
 		in.summary.StreamErrors = in.node.StreamErrors()
