@@ -14,7 +14,7 @@ import (
 
 // requireNode skips the test when Node.js ≥ 20 or npm is missing, saying what is missing; in
 // CI (CI=true) it fails instead, so the interop tests can never pass there by not running.
-func requireNode(t *testing.T) {
+func requireNode(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping the js-libp2p interop test in -short mode (it starts Node.js)")
