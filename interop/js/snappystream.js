@@ -161,8 +161,10 @@ export class Encoder {
   constructor (windowBytes = DEFAULT_WINDOW_BYTES) {
     checkWindow(windowBytes)
     this.hist = new History(windowBytes)
-    // Buffer index of the last position with each hash; -1 for none.
+    // Stream coordinate (buffer index + this.base) of the last position with each hash; -1
+    // for none. Coordinates spare the table a rewrite each time the history slides.
     this.table = new Int32Array(1 << HASH_BITS).fill(-1)
+    this.base = 0
     this.blocks = 0
   }
 
@@ -171,7 +173,9 @@ export class Encoder {
     const n = src.length
     const hist = this.hist
     const bs = hist.reserve(n)
-    if (hist.dropped > 0) this.rebase(hist.dropped)
+    this.base += hist.dropped
+    if (this.base + bs + n > 2 ** 31 - 1) this.rebase()
+    const base = this.base
     const buf = hist.buf
     buf.set(src, bs)
     const end = bs + n
@@ -189,8 +193,8 @@ export class Encoder {
     while (i + 4 <= end) {
       const v = load32(buf, i)
       const h = Math.imul(v, HASH_MUL) >>> (32 - HASH_BITS)
-      let c = table[h]
-      table[h] = i
+      let c = table[h] - base
+      table[h] = i + base
       if (c < lo || load32(buf, c) !== v) {
         // Over incompressible bytes look at fewer positions: one step per 32 misses more.
         i += skip >> 5
@@ -213,7 +217,7 @@ export class Encoder {
       if (i > lit) d = emitLiteral(out, d, buf, lit, i)
       d = emitCopy(out, d, offset, length)
       // Index the match's last position so a repeat right after it is found.
-      if (m - 1 > i && m + 3 <= end) table[Math.imul(load32(buf, m - 1), HASH_MUL) >>> (32 - HASH_BITS)] = m - 1
+      if (m - 1 > i && m + 3 <= end) table[Math.imul(load32(buf, m - 1), HASH_MUL) >>> (32 - HASH_BITS)] = m - 1 + base
       i = m
       lit = m
       skip = 32
@@ -222,15 +226,19 @@ export class Encoder {
     return out.subarray(0, d)
   }
 
-  // rebase shifts table entries after the history dropped `drop` bytes from its front.
-  rebase (drop) {
+  // rebase restarts stream coordinates at 0 before they outgrow the table's 31 bits (after
+  // 2 GiB of stream); entries older than the history are forgotten.
+  rebase () {
     const t = this.table
-    for (let k = 0; k < t.length; k++) t[k] = t[k] >= drop ? t[k] - drop : -1
+    const base = this.base
+    for (let k = 0; k < t.length; k++) t[k] = t[k] >= base ? t[k] - base : -1
+    this.base = 0
   }
 
   reset () {
     this.hist = new History(this.hist.windowBytes)
     this.table.fill(-1)
+    this.base = 0
     this.blocks = 0
   }
 }
@@ -247,6 +255,10 @@ function emitLiteral (out, d, buf, from, to) {
     const bytes = n < 0x100 ? 1 : n < 0x10000 ? 2 : n < 0x1000000 ? 3 : 4
     out[d++] = (59 + bytes) << 2 | TAG_LITERAL
     for (let k = 0, x = n; k < bytes; k++, x >>>= 8) out[d++] = x & 0xff
+  }
+  if (to - from <= 32) {
+    for (let k = from; k < to; k++) out[d++] = buf[k]
+    return d
   }
   out.set(buf.subarray(from, to), d)
   return d + to - from
@@ -360,7 +372,12 @@ export class Decoder {
           length = x + 1
           if (length > end - o) throw new SnappyStreamError(ERR_CORRUPT, `block ${blk}: literal of ${length} bytes at output byte ${o - bs} runs past the declared length ${n}`)
           if (length > src.length - s) throw new SnappyStreamError(ERR_TRUNCATED, `block ${blk}: literal of ${length} bytes at output byte ${o - bs}, only ${src.length - s} bytes left in the input`)
-          buf.set(src.subarray(s, s + length), o)
+          if (length <= 32) {
+            // Short literals (most of them) are cheaper moved by hand than through a view.
+            for (let k = 0; k < length; k++) buf[o + k] = src[s + k]
+          } else {
+            buf.set(src.subarray(s, s + length), o)
+          }
           o += length
           s += length
           continue
@@ -387,13 +404,9 @@ export class Decoder {
         throw new SnappyStreamError(ERR_CORRUPT, `block ${blk}: copy offset ${offset} at output byte ${o - bs}, valid offsets are 1..${o - lo} (${bs - lo} history + ${o - bs} decoded)`)
       }
       if (length > end - o) throw new SnappyStreamError(ERR_CORRUPT, `block ${blk}: copy of ${length} bytes at output byte ${o - bs} runs past the declared length ${n}`)
-      if (offset >= length) {
-        buf.copyWithin(o, o - offset, o - offset + length)
-        o += length
-      } else {
-        // Overlap: each byte repeats the one `offset` back, as a forward byte copy gives.
-        for (const stop = o + length; o < stop; o++) buf[o] = buf[o - offset]
-      }
+      // A copy is at most 64 bytes: a forward byte loop, which is also what an overlapping
+      // copy (offset < length) means, each byte repeating the one `offset` back.
+      for (const stop = o + length; o < stop; o++) buf[o] = buf[o - offset]
     }
     return s - s0
   }
