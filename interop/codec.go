@@ -197,13 +197,18 @@ type BenchResult struct {
 	WireBytes    int64   `json:"wire_bytes"`
 	EncodeNs     float64 `json:"encode_ns"` // wall time per pass
 	DecodeNs     float64 `json:"decode_ns"`
+	EncodeCPUNs  float64 `json:"encode_cpu_ns"` // process CPU time per pass, every thread
+	DecodeCPUNs  float64 `json:"decode_cpu_ns"`
 	EncodePasses int     `json:"encode_passes"`
 	DecodePasses int     `json:"decode_passes"`
 }
 
-// EncodeMBps and DecodeMBps are raw (decoded) megabytes (10^6 B) per second.
-func (b BenchResult) EncodeMBps() float64 { return float64(b.RawBytes) / b.EncodeNs * 1e3 }
-func (b BenchResult) DecodeMBps() float64 { return float64(b.RawBytes) / b.DecodeNs * 1e3 }
+// EncodeMBps and DecodeMBps are raw (decoded) megabytes (10^6 B) per second of wall time,
+// EncodeCPUMBps and DecodeCPUMBps per second of CPU time.
+func (b BenchResult) EncodeMBps() float64    { return float64(b.RawBytes) / b.EncodeNs * 1e3 }
+func (b BenchResult) DecodeMBps() float64    { return float64(b.RawBytes) / b.DecodeNs * 1e3 }
+func (b BenchResult) EncodeCPUMBps() float64 { return float64(b.RawBytes) / b.EncodeCPUNs * 1e3 }
+func (b BenchResult) DecodeCPUMBps() float64 { return float64(b.RawBytes) / b.DecodeCPUNs * 1e3 }
 
 // Bench times the JS encoder and decoder on frames, repeating passes for at least min.
 func (c *Codec) Bench(windowBytes int, frames [][]byte, min time.Duration) (BenchResult, error) {

@@ -13,9 +13,11 @@
 //        -> {"outputs":[B64],"error_at":I,"error":E,"code":C}
 //      each block given to Decoder.decode in turn (error_at -1 when all decoded)
 //   {"op":"bench","window":W,"frames":[B64],"min_ms":T}
-//        -> {"raw_bytes","wire_bytes","encode_ns","decode_ns","encode_passes","decode_passes"}
+//        -> {"raw_bytes","wire_bytes","encode_ns","decode_ns","encode_cpu_ns","decode_cpu_ns",
+//            "encode_passes","decode_passes"}
 //      each pass codes the frames as one stream with a fresh encoder or decoder; passes repeat
-//      until min_ms of wall time have passed; times are wall-clock nanoseconds per pass
+//      until min_ms of wall time have passed; times are nanoseconds per pass, of wall clock
+//      and of the process's CPU (user + system, all threads: V8's compiler and collector too)
 // A request that cannot be carried out replies {"fail":E}.
 
 import { createInterface } from 'node:readline'
@@ -80,13 +82,15 @@ const ops = {
     const time = (pass) => {
       let passes = 0
       const t0 = process.hrtime.bigint()
+      const c0 = process.cpuUsage()
       let t
       do {
         pass()
         passes++
         t = process.hrtime.bigint() - t0
       } while (Number(t) / 1e6 < minMs)
-      return { ns: Number(t) / passes, passes }
+      const c = process.cpuUsage(c0)
+      return { ns: Number(t) / passes, cpuNs: (c.user + c.system) * 1e3 / passes, passes }
     }
     const e = time(() => {
       const enc = new Encoder(window)
@@ -97,7 +101,10 @@ const ops = {
       const dec = new Decoder(window)
       for (const b of blocks) dec.decode(b)
     })
-    return { raw_bytes: raw, wire_bytes: wire, encode_ns: e.ns, decode_ns: d.ns, encode_passes: e.passes, decode_passes: d.passes }
+    return {
+      raw_bytes: raw, wire_bytes: wire, encode_ns: e.ns, decode_ns: d.ns, encode_cpu_ns: e.cpuNs, decode_cpu_ns: d.cpuNs,
+      encode_passes: e.passes, decode_passes: d.passes
+    }
   }
 }
 

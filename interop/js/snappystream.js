@@ -196,9 +196,11 @@ export class Encoder {
       let c = table[h] - base
       table[h] = i + base
       if (c < lo || load32(buf, c) !== v) {
-        // Over incompressible bytes look at fewer positions: one step per 32 misses more.
-        i += skip >> 5
-        skip++
+        // Over incompressible bytes look at fewer positions: the step grows by one for every
+        // 32 bytes without a match (Snappy's heuristic).
+        const step = skip >> 5
+        i += step
+        skip += step
         continue
       }
       let m = i + 4
