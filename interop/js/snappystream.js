@@ -165,6 +165,7 @@ export class Encoder {
     // for none. Coordinates spare the table a rewrite each time the history slides.
     this.table = new Int32Array(1 << HASH_BITS).fill(-1)
     this.base = 0
+    this.scratch = new Uint8Array(0)
     this.blocks = 0
   }
 
@@ -182,7 +183,11 @@ export class Encoder {
     hist.len = end
     this.blocks++
 
-    const out = new Uint8Array(maxEncodedLen(n))
+    // Elements go to a scratch buffer kept across blocks; the block returned is a copy of its
+    // used part (small ones from Node's Buffer pool): allocating a worst-case array per block
+    // costs more than the copy.
+    if (this.scratch.length < maxEncodedLen(n)) this.scratch = new Uint8Array(maxEncodedLen(n))
+    const out = this.scratch
     putUvarint(n, out, 0)
     let d = uvarintLength(n)
     const lo = hist.lowest(bs)
@@ -225,7 +230,9 @@ export class Encoder {
       skip = 32
     }
     if (end > lit) d = emitLiteral(out, d, buf, lit, end)
-    return out.subarray(0, d)
+    const block = Buffer.allocUnsafe(d)
+    block.set(out.subarray(0, d))
+    return block
   }
 
   // rebase restarts stream coordinates at 0 before they outgrow the table's 31 bits (after
@@ -290,19 +297,26 @@ function emitCopy (out, d, offset, length) {
   return d
 }
 
-// readHeader parses a block's declared length from b[0:]: {n, hdr} with hdr the header's
-// size, or null when b ends inside the header. It throws on a header longer than 5 bytes or a
-// length above maxBlockBytes, before anything is allocated for the block.
+// headerBytes is the size of the header readHeader parsed last (a module variable rather than
+// a result object: one allocation fewer per block).
+let headerBytes = 0
+
+// readHeader parses a block's declared length from b[0:] and sets headerBytes, or returns -1
+// when b ends inside the header. It throws on a header longer than 5 bytes or a length above
+// maxBlockBytes, before anything is allocated for the block.
 function readHeader (b, maxBlockBytes, block) {
   let v = 0
+  let mult = 1
   for (let k = 0; ; k++) {
-    if (k === b.length) return null
+    if (k === b.length) return -1
     if (k === MAX_HEADER_BYTES) throw new SnappyStreamError(ERR_CORRUPT, `block ${block}: length header longer than ${MAX_HEADER_BYTES} bytes`)
     const c = b[k]
-    v += (c & 0x7f) * 2 ** (7 * k)
+    v += (c & 0x7f) * mult
+    mult *= 128
     if (c < 0x80) {
       if (v > maxBlockBytes) throw new SnappyStreamError(ERR_BLOCK_TOO_LARGE, `block ${block}: declares ${v} bytes, bound is ${maxBlockBytes}`)
-      return { n: v, hdr: k + 1 }
+      headerBytes = k + 1
+      return v
     }
   }
 }
@@ -324,14 +338,18 @@ export class Decoder {
   decode (block) {
     if (this.err != null) throw this.err
     try {
-      const h = readHeader(block, this.maxBlockBytes, this.blocks)
-      if (h == null) throw new SnappyStreamError(ERR_TRUNCATED, `block ${this.blocks}: length header truncated after ${block.length} bytes`)
-      const used = h.hdr + this.decodeElements(block, h.hdr, h.n)
+      const n = readHeader(block, this.maxBlockBytes, this.blocks)
+      if (n < 0) throw new SnappyStreamError(ERR_TRUNCATED, `block ${this.blocks}: length header truncated after ${block.length} bytes`)
+      const hdr = headerBytes
+      const used = hdr + this.decodeElements(block, hdr, n)
       if (used !== block.length) throw new SnappyStreamError(ERR_CORRUPT, `block ${this.blocks}: ${block.length - used} bytes after the end of the block`)
       const bs = this.hist.len
-      this.hist.len = bs + h.n
+      this.hist.len = bs + n
       this.blocks++
-      return this.hist.buf.slice(bs, bs + h.n)
+      // A copy the caller owns (the history moves on); small ones come from Node's pool.
+      const out = Buffer.allocUnsafe(n)
+      out.set(this.hist.buf.subarray(bs, bs + n))
+      return out
     } catch (err) {
       this.err = err instanceof SnappyStreamError ? err : new SnappyStreamError(ERR_CORRUPT, `block ${this.blocks}: ${err.message}`)
       throw this.err
@@ -354,7 +372,6 @@ export class Decoder {
     const end = bs + n
     let o = bs
     let s = s0
-    const cut = () => new SnappyStreamError(ERR_TRUNCATED, `block ${blk}: element at output byte ${o - bs} cut off (${o - bs} of ${n} bytes produced)`)
     while (o < end) {
       if (s >= src.length) throw new SnappyStreamError(ERR_TRUNCATED, `block ${blk}: block ends after ${o - bs} of ${n} declared bytes`)
       const tag = src[s]
@@ -366,7 +383,7 @@ export class Decoder {
             s++
           } else {
             const bytes = x - 59
-            if (s + 1 + bytes > src.length) throw cut()
+            if (s + 1 + bytes > src.length) throw truncatedElement(blk, o - bs, n)
             x = 0
             for (let k = bytes; k >= 1; k--) x = x * 256 + src[s + k]
             s += 1 + bytes
@@ -385,19 +402,19 @@ export class Decoder {
           continue
         }
         case TAG_COPY1:
-          if (s + 2 > src.length) throw cut()
+          if (s + 2 > src.length) throw truncatedElement(blk, o - bs, n)
           length = 4 + ((tag >>> 2) & 7)
           offset = (tag >>> 5) << 8 | src[s + 1]
           s += 2
           break
         case TAG_COPY2:
-          if (s + 3 > src.length) throw cut()
+          if (s + 3 > src.length) throw truncatedElement(blk, o - bs, n)
           length = 1 + (tag >>> 2)
           offset = src[s + 1] | src[s + 2] << 8
           s += 3
           break
         default:
-          if (s + 5 > src.length) throw cut()
+          if (s + 5 > src.length) throw truncatedElement(blk, o - bs, n)
           length = 1 + (tag >>> 2)
           offset = (src[s + 1] | src[s + 2] << 8 | src[s + 3] << 16 | src[s + 4] << 24) >>> 0
           s += 5
@@ -418,6 +435,10 @@ export class Decoder {
     this.blocks = 0
     this.err = null
   }
+}
+
+function truncatedElement (block, o, n) {
+  return new SnappyStreamError(ERR_TRUNCATED, `block ${block}: element at output byte ${o} cut off (${o} of ${n} bytes produced)`)
 }
 
 // StreamDecoder cuts a byte stream (chunks as the transport delivers them) into blocks and
@@ -486,15 +507,15 @@ export class StreamDecoder {
     const buf = this.in.subarray(this.start, this.filled)
     if (this.block == null) {
       if (buf.length === 0) return false
-      let h
+      let n
       try {
-        h = readHeader(buf, this.dec.maxBlockBytes, this.dec.blocks)
+        n = readHeader(buf, this.dec.maxBlockBytes, this.dec.blocks)
       } catch (err) {
         this.dec.err = err
         throw err
       }
-      if (h == null) return false
-      this.block = { n: h.n, hdr: h.hdr, scanned: 0, produced: 0 }
+      if (n < 0) return false
+      this.block = { n, hdr: headerBytes, scanned: 0, produced: 0 }
     }
     const b = this.block
     let s = b.hdr + b.scanned
