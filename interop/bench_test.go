@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/bench"
 	"github.com/streamsim/streamsim/codec"
-	"github.com/streamsim/streamsim/codec/bench"
 	"github.com/streamsim/streamsim/codec/snappystream"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/golang/snappy"
 
+	"github.com/streamsim/streamsim/bench"
 	"github.com/streamsim/streamsim/codec"
-	"github.com/streamsim/streamsim/codec/bench"
 	"github.com/streamsim/streamsim/codec/snappystream"
 	"github.com/streamsim/streamsim/sim"
 )
