@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
@@ -41,6 +43,21 @@ func mustSpecs(t *testing.T, specs ...string) []codec.Spec {
 		out = append(out, c)
 	}
 	return out
+}
+
+// jsIdentity returns a seeded Ed25519 key for a JS peer and appends its peer id (no
+// addresses yet) to direct.
+func jsIdentity(t *testing.T, seed int64, direct []peer.AddrInfo) (crypto.PrivKey, []peer.AddrInfo) {
+	t.Helper()
+	key, _, err := crypto.GenerateEd25519Key(rand.New(rand.NewSource(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := peer.IDFromPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, append(direct, peer.AddrInfo{ID: id})
 }
 
 // jsLeaf is a JS peer as a leaf of the hub, with the codec it offers and the protocol the
@@ -124,24 +141,32 @@ func TestJSPeerAsLeaf(t *testing.T) {
 	go4K := newGoNode(t, "snappy-stream:4KiB")
 	goLeaves := []*goNode{plain, goSnap, go4K}
 	goNames := []string{"go plain", "go snappy-stream", "go snappy-stream:4KiB"}
-	for _, l := range leaves {
+	// The hub's GossipSub runs before a JS leaf dials it: a leaf that connected earlier
+	// would find only some of the hub's protocol handlers registered and could negotiate a
+	// later ID of its list. So the JS leaves' ids are fixed first, by their keys.
+	direct := []peer.AddrInfo{plain.addrInfo(), goSnap.addrInfo(), go4K.addrInfo()}
+	keys := make([]crypto.PrivKey, len(leaves))
+	for i := range leaves {
+		keys[i], direct = jsIdentity(t, int64(i+1), direct)
+	}
+	if err := hub.start(direct); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range leaves {
 		if l.peer, err = Start(ctx, Options{Direct: []peer.AddrInfo{hub.addrInfo()}, Topics: topics, TimeScale: timeScale,
-			Codecs: mustSpecs(t, l.codecs...)}); err != nil {
+			Codecs: mustSpecs(t, l.codecs...), PrivateKey: keys[i]}); err != nil {
 			t.Fatal(err)
 		}
 		defer l.peer.Stop()
+		if l.peer.ID() != direct[3+i].ID {
+			t.Fatalf("%s runs as %s, its key gives %s", l.name, l.peer.ID(), direct[3+i].ID)
+		}
+		direct[3+i] = l.peer.AddrInfo()
 	}
 	// The side hubs of the upstream comparison, each with one publishing leaf.
 	sideHubSnap, sideSnap := newGoNode(t, "snappy-stream"), newGoNode(t, "snappy-stream")
 	sideHubPlain, sidePlain := newGoNode(t, "snappy-stream"), newGoNode(t)
 
-	direct := []peer.AddrInfo{plain.addrInfo(), goSnap.addrInfo(), go4K.addrInfo()}
-	for _, l := range leaves {
-		direct = append(direct, l.peer.AddrInfo())
-	}
-	if err := hub.start(direct); err != nil {
-		t.Fatal(err)
-	}
 	for _, leaf := range goLeaves {
 		if err := leaf.start([]peer.AddrInfo{hub.addrInfo()}); err != nil {
 			t.Fatal(err)

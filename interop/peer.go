@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	ma "github.com/multiformats/go-multiaddr"
@@ -65,6 +66,10 @@ type Options struct {
 	// Codecs are the snappy-stream specs offered before plain, in order of preference (the
 	// JS encoder has the fast level only). None: plain only.
 	Codecs []codec.Spec
+	// PrivateKey is the JS peer's identity, so that its peer id is known before it starts (a
+	// Go node's direct peers are fixed when it is built). Nil: the JS peer makes one. It is
+	// passed on the command line: test identities only.
+	PrivateKey crypto.PrivKey
 	// TimeScale divides the heartbeat, fanout TTL and seen TTL, as sim.Config.TimeScale does
 	// on the Go side. Default 1.
 	TimeScale float64
@@ -245,6 +250,13 @@ func (o Options) args(script string) ([]string, error) {
 	}
 	for _, t := range o.Topics {
 		args = append(args, "--topic", t)
+	}
+	if o.PrivateKey != nil {
+		b, err := crypto.MarshalPrivateKey(o.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("private key: %w", err)
+		}
+		args = append(args, "--key", base64.StdEncoding.EncodeToString(b))
 	}
 	for _, c := range o.Codecs {
 		if c.Kind != codec.SnappyStream || c.SnappyLevel != snappystream.Fast {

@@ -52,17 +52,18 @@ func TestJSPeerResetsBadStream(t *testing.T) {
 	topics := prof.Topics(workload.DefaultParams().ForkDigest)
 
 	hub := newGoNode(t, "snappy-stream")
+	key, direct := jsIdentity(t, 1, nil)
+	if err := hub.start(direct); err != nil {
+		t.Fatal(err)
+	}
 	var stderr lockedBuffer
 	const maxRPC = 1 << 20
 	js, err := Start(ctx, Options{Direct: []peer.AddrInfo{hub.addrInfo()}, Topics: topics, TimeScale: timeScale,
-		Codecs: mustSpecs(t, "snappy-stream"), MaxRPCBytes: maxRPC, Log: &stderr})
+		Codecs: mustSpecs(t, "snappy-stream"), MaxRPCBytes: maxRPC, Log: &stderr, PrivateKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer js.Stop()
-	if err := hub.start([]peer.AddrInfo{js.AddrInfo()}); err != nil {
-		t.Fatal(err)
-	}
 	if err := hub.connect(js.AddrInfo()); err != nil {
 		t.Fatal(err)
 	}

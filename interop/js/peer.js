@@ -5,13 +5,15 @@
 //
 // Usage:
 //   node peer.js [--listen MA] [--dial MA]... [--direct MA]... [--topic T]...
-//                [--codec SPEC]... [--time-scale X] [--max-rpc-bytes N] [--out FILE]
+//                [--codec SPEC]... [--key B64] [--time-scale X] [--max-rpc-bytes N] [--out FILE]
 //
 // MA is a multiaddr; --dial and --direct need its /p2p/<peer id> part. --direct peers get every
 // message of a topic they subscribe to and no gossip (GossipSub direct peers), and are dialled.
 // SPEC is a snappy-stream codec spec as streamsim's Go nodes take it (snappy-stream,
 // snappy-stream:4KiB, ...); its protocol ID (/snappy-stream/meshsub/1.2.0 for the proposal's
 // 64 KiB history) is offered before the plain ones, in the order given, as the Go nodes do.
+// --key is the node's private key (libp2p's protobuf encoding, base64), so that a test can
+// know the peer id before the node starts; without it the node makes a new one.
 //
 // stdout carries JSON lines only, each with an "event":
 //   {"event":"ready","peer_id","addrs":[MA],"protocols":[...]}                  once, on start
@@ -47,13 +49,14 @@ import { parseArgs } from 'node:util'
 import { gossipsub } from '@chainsafe/libp2p-gossipsub'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
+import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
 import { identify } from '@libp2p/identify'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { tcp } from '@libp2p/tcp'
 import { multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p } from 'libp2p'
 
-import { Encoder, StreamDecoder, PLAIN_PROTOCOL, parseSpec } from './snappystream.js'
+import { Encoder, StreamDecoder, SnappyStreamError, PLAIN_PROTOCOL, parseSpec } from './snappystream.js'
 
 // snappy-wasm (the Rust snap crate's raw format in WebAssembly, the decoder Lodestar
 // benchmarks for gossip) ships its Node.js build as CommonJS; its ES build fetches the wasm,
@@ -83,6 +86,7 @@ const flagOptions = {
   direct: { type: 'string', multiple: true, default: [] },
   topic: { type: 'string', multiple: true, default: [] },
   codec: { type: 'string', multiple: true, default: [] },
+  key: { type: 'string' },
   'time-scale': { type: 'string', default: '1' },
   // Largest RPC accepted: the Snappy worst case of a maximal payload plus room for the topic
   // and protobuf framing, as streamsim's Go nodes allow.
@@ -124,6 +128,14 @@ const codecs = flags.codec.map((spec) => {
 const codecByProtocol = new Map(codecs.map((c) => [c.protocol, c]))
 const PROTOCOLS = [...codecByProtocol.keys(), ...PLAIN_PROTOCOLS]
 const dial = flags.dial.map((s) => addrInfo('--dial', s))
+let privateKey
+if (flags.key != null) {
+  try {
+    privateKey = privateKeyFromProtobuf(Buffer.from(flags.key, 'base64'))
+  } catch (err) {
+    usage(`--key: not a base64 libp2p private key (${err.message})`)
+  }
+}
 
 // snappyMaxEncodedLen is the block format's worst case (snappy's MaxCompressedLength).
 function snappyMaxEncodedLen (n) {
@@ -242,7 +254,7 @@ function compressed (raw, peerId) {
       }
       dec.finish()
     } catch (err) {
-      if (err.code == null || !err.code.startsWith('ERR_')) throw err
+      if (!(err instanceof SnappyStreamError)) throw err // the transport's own errors
       // A codec error puts this stream out of step with its sender: reset it (gossipsub
       // then drops the peer's inbound stream); other streams are untouched.
       streamErrors++
@@ -284,6 +296,7 @@ function ethereumGossipsub (opts) {
 }
 
 const node = await createLibp2p({
+  privateKey,
   addresses: { listen: [flags.listen] },
   transports: [tcp()],
   connectionEncrypters: [noise()],
