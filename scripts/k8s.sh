@@ -24,7 +24,9 @@ readonly PAUSE_IMAGE=registry.k8s.io/pause:3.10
 readonly APISERVER_PORT=6443
 readonly ETCD_PORT=2379
 readonly ETCD_PEER_PORT=2380
-readonly NODE_NAME=streamsim-node
+# The node's name is its address: the kubelet refuses a loopback node IP, so the API server
+# reaches the kubelet (logs, stats) through the Hostname address, which is this.
+readonly NODE_NAME=127.0.0.1
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 KDIR=${STREAMSIM_K8S_DIR:-$ROOT/.k8s}
@@ -348,6 +350,8 @@ cmd_up() {
     port_busy "${p%%:*}" && die "port ${p%%:*} (${p#*:}) is in use on 127.0.0.1: another cluster or etcd runs here; stop it first"
   done
   write_configs
+  # A start-up that fails half-way leaves nothing running.
+  trap 'rc=$?; if [[ $rc -ne 0 ]]; then log "start-up failed: stopping what started"; cmd_down quiet; fi' EXIT
   local sock=$STATE/containerd/containerd.sock
   ((${#sock} < 100)) || die "containerd's socket path $sock is too long for a unix socket: set STREAMSIM_K8S_DIR to a shorter path"
 
@@ -362,13 +366,13 @@ cmd_up() {
     --cert-dir "$STATE/pki" --token-auth-file "$STATE/pki/tokens.csv" --authorization-mode RBAC \
     --service-account-key-file "$STATE/pki/sa.pub" --service-account-signing-key-file "$STATE/pki/sa.key" \
     --service-account-issuer https://kubernetes.default.svc --service-cluster-ip-range 10.96.0.0/24 \
-    --endpoint-reconciler-type none --kubelet-preferred-address-types InternalIP \
+    --endpoint-reconciler-type none --kubelet-preferred-address-types Hostname \
     --enable-priority-and-fairness=false --profiling=false
   wait_for kube-apiserver 120 "$BIN/kubectl" get --raw /readyz
 
   start_bg kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$KUBECONFIG" \
     --bind-address 127.0.0.1 --service-account-private-key-file "$STATE/pki/sa.key" \
-    --use-service-account-credentials=false --controllers '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-route' \
+    --use-service-account-credentials=false --controllers '*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-route' \
     --leader-elect=false --profiling=false
   start_bg kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$KUBECONFIG" --bind-address 127.0.0.1 --leader-elect=false --profiling=false
   start_bg kube-proxy "$BIN/kube-proxy" --kubeconfig "$KUBECONFIG" --proxy-mode iptables \
@@ -380,21 +384,24 @@ cmd_up() {
   import_image "$BIN/pause" "$PAUSE_IMAGE" pause
 
   start_bg kubelet "$BIN/kubelet" --config "$STATE/kubelet/config.yaml" --kubeconfig "$KUBECONFIG" \
-    --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" --hostname-override "$NODE_NAME" --node-ip 127.0.0.1
+    --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" --hostname-override "$NODE_NAME"
   wait_for kubelet 120 node_ready
   local up=$((SECONDS - build_done))
   log "node $NODE_NAME Ready: cluster up in $((SECONDS - start)) s (of which start-up $up s, build/install $((build_done - start)) s)"
   printf '%s %s\n' "$((SECONDS - start))" "$up" >"$RUNDIR/up-seconds"
+  trap - EXIT
 }
 
+# node_ready: Ready, and the node lifecycle controller has lifted its not-ready taint.
 node_ready() {
-  [[ $("$BIN/kubectl" get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
+  [[ $("$BIN/kubectl" get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints}' 2>/dev/null) == "True " ]]
 }
 
 # import_image wraps a static binary as a FROM-scratch image and loads it into the node's
 # containerd (namespace k8s.io, the one the kubelet's CRI uses).
 import_image() {
-  local binary=$1 ref=$2 entry=$3 tar=$KDIR/images/${entry}.tar
+  local binary=$1 ref=$2 entry=$3
+  local tar=$KDIR/images/$entry.tar
   mkdir -p "$KDIR/images"
   if [[ ! -x $BIN/streamsim ]]; then
     (cd "$ROOT" && go build -o "$BIN/streamsim" ./cmd/streamsim) || die "building ./cmd/streamsim failed"
