@@ -328,7 +328,7 @@ func (f *fakeAPI) Pods(_ context.Context, _ string, sel string) ([]Pod, error) {
 	f.calls++
 	return f.pods(f.calls), nil
 }
-func (f *fakeAPI) Nodes(context.Context) ([]Node, error)   { return f.nodes, nil }
+func (f *fakeAPI) Nodes(context.Context) ([]Node, error)  { return f.nodes, nil }
 func (f *fakeAPI) AllPods(context.Context) ([]Pod, error) { return f.others, nil }
 func (f *fakeAPI) Logs(_ context.Context, _, pod string, tail int) (string, error) {
 	l, ok := f.logs[pod]
@@ -355,6 +355,11 @@ func readyNode(cpu, mem, pods string) Node {
 	var n Node
 	n.Metadata.Name = "node-a"
 	n.Status.Allocatable = map[string]string{"cpu": cpu, "memory": mem, "pods": pods}
+	n.Status.Images = append(n.Status.Images, struct {
+		Names []string `json:"names"`
+	}{[]string{"docker.io/library/plan:1", "docker.io/library/plan@sha256:00"}}, struct {
+		Names []string `json:"names"`
+	}{[]string{"docker.io/library/sync:1"}})
 	n.Status.Conditions = append(n.Status.Conditions, struct {
 		Type   string `json:"type"`
 		Status string `json:"status"`
@@ -407,7 +412,10 @@ func TestExecuteCrashedPodNamedWithLogs(t *testing.T) {
 	api := &fakeAPI{
 		nodes: []Node{readyNode("2", "8Gi", "110")},
 		logs: map[string]string{crashed: "line 1\nline 2\npanic: boom\ngoroutine 1 [running]:\n",
-			r.JobName("hub") + "-0-x": "hub ok\n"},
+			r.JobName("hub") + "-0-x": "hub ok\n" + successEvent,
+			// Exits 0 but recorded a failure: the SDK does that.
+			r.JobName("leaf-0-plain") + "-0-x": "x\n" + `{"ts":1,"event":{"failure_event":{"group":"leaf-0-plain","error":"parity: 3 messages missing"}}}` + "\n",
+			r.JobName("publishers") + "-0-x":   successEvent, r.JobName("publishers") + "-1-x": successEvent},
 		pods: func(call int) []Pod {
 			return allPods(r, func(g string, i int) Pod {
 				if call < 3 {
@@ -425,22 +433,25 @@ func TestExecuteCrashedPodNamedWithLogs(t *testing.T) {
 	opts.Progress = &progress
 	opts.LogTail = 2
 	o, err := Execute(context.Background(), api, r, opts)
-	if err == nil || !strings.Contains(err.Error(), "1 of 5 pods did not succeed") || !strings.Contains(err.Error(), crashed) {
+	if err == nil || !strings.Contains(err.Error(), "2 of 5 pods did not succeed") || !strings.Contains(err.Error(), crashed) {
 		t.Fatalf("error %v, want the crashed pod named", err)
 	}
 	f := o.Failed()
-	if len(f) != 1 || f[0].Group != "leaf-1-zstd" || f[0].Index != 0 || *f[0].ExitCode != 2 || f[0].Reason != "Error" {
+	if len(f) != 2 || f[1].Group != "leaf-1-zstd" || f[1].Index != 0 || *f[1].ExitCode != 2 || f[1].Reason != "Error" || f[1].Outcome != OutcomeNone {
 		t.Fatalf("failed %+v", f)
 	}
-	if strings.Join(f[0].LogTail, "\n") != "panic: boom\ngoroutine 1 [running]:" {
-		t.Fatalf("log tail %q, want the last 2 lines", f[0].LogTail)
+	if f[0].Group != "leaf-0-plain" || f[0].Phase != "Succeeded" || f[0].Outcome != OutcomeFailure || f[0].Reason != "InstanceFailure" || f[0].Message != "parity: 3 messages missing" {
+		t.Fatalf("an instance that recorded a failure and exited 0: %+v", f[0])
+	}
+	if strings.Join(f[1].LogTail, "\n") != "panic: boom\ngoroutine 1 [running]:" {
+		t.Fatalf("log tail %q, want the last 2 lines", f[1].LogTail)
 	}
 	rep := progress.String()
-	if !strings.Contains(rep, "FAILED "+crashed+" (leaf-1-zstd/0): Failed, exit code 2, Error") || !strings.Contains(rep, "    | panic: boom") {
+	if !strings.Contains(rep, "FAILED "+crashed+" (leaf-1-zstd/0): Failed, exit code 2, outcome none, Error") || !strings.Contains(rep, "    | panic: boom") {
 		t.Fatalf("report does not name the pod with its log lines:\n%s", rep)
 	}
 	// Logs land in each instance's outputs directory; the outcome next to them.
-	if b, err := os.ReadFile(filepath.Join(out, "hub", "0", PodLogFile)); err != nil || string(b) != "hub ok\n" {
+	if b, err := os.ReadFile(filepath.Join(out, "hub", "0", PodLogFile)); err != nil || string(b) != "hub ok\n"+successEvent {
 		t.Fatalf("hub log %q %v", b, err)
 	}
 	var back Outcome
@@ -498,7 +509,9 @@ func TestExecuteDeadline(t *testing.T) {
 	api := &fakeAPI{
 		nodes: []Node{readyNode("2", "8Gi", "110")},
 		logs:  map[string]string{},
-		pods:  func(int) []Pod { return allPods(r, func(g string, i int) Pod { return instancePod(r, g, i, "Running") }) },
+		pods: func(int) []Pod {
+			return allPods(r, func(g string, i int) Pod { return instancePod(r, g, i, "Running") })
+		},
 	}
 	o, err := Execute(context.Background(), api, r, fastOptions(out))
 	if err == nil || !strings.Contains(err.Error(), "before the deadline") || !o.DeadlineHit {
@@ -546,6 +559,32 @@ func TestCapacityUnschedulableGroupSize(t *testing.T) {
 	api.nodes = []Node{n}
 	if err := CheckCapacity(context.Background(), api, r); err == nil || !strings.Contains(err.Error(), "no Ready, schedulable node") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+func TestImageNotLoadedBeforeAnyPod(t *testing.T) {
+	defer func(w time.Duration) { imageWait = w }(imageWait)
+	imageWait = 10 * time.Millisecond
+	r := testRun(t, hubLeavesComposition)
+	r.Image = "streamsim-plan:other"
+	api := &fakeAPI{nodes: []Node{readyNode("2", "8Gi", "110")}}
+	_, err := Execute(context.Background(), api, r, fastOptions(t.TempDir()))
+	if err == nil || !strings.Contains(err.Error(), "image streamsim-plan:other is not on node node-a") || !strings.Contains(err.Error(), "-pull-policy IfNotPresent") {
+		t.Fatalf("error %v", err)
+	}
+	if len(api.applied) != 0 {
+		t.Fatal("applied although the image is missing")
+	}
+	// A registry image is the registry's business.
+	r.PullPolicy = "IfNotPresent"
+	if err := CheckImages(context.Background(), api, r, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// Short names resolve as the runtime resolves them.
+	for ref, want := range map[string]bool{"plan:1": true, "docker.io/library/plan:1": true, "library/plan:1": true, "plan": false, "plan:2": false, "example.com/plan:1": false} {
+		if got := nodeHasImage(api.nodes[0], ref); got != want {
+			t.Errorf("%s: %v, want %v", ref, got, want)
+		}
 	}
 }
 
@@ -614,6 +653,23 @@ func TestKubectlUnreachable(t *testing.T) {
 	_, err = k.Check(ctx)
 	if err == nil || !strings.Contains(err.Error(), "is not reachable") || !strings.Contains(err.Error(), kc) {
 		t.Fatalf("error %v", err)
+	}
+}
+
+const successEvent = `{"ts":2,"msg":"","event":{"success_event":{"group":"g"}}}` + "\n"
+
+func TestInstanceOutcome(t *testing.T) {
+	for log, want := range map[string]string{
+		"":           OutcomeNone,
+		successEvent: OutcomeSuccess,
+		`{"event":{"crash_event":{"error":"boom","stacktrace":"x"}}}`:               OutcomeCrash,
+		`{"event":{"failure_event":{"error":"e"}}}` + "\n" + successEvent:           OutcomeSuccess,
+		successEvent + `{"event":{"failure_event":{"error":"late"}}}`:               OutcomeFailure,
+		`not json "success_event"` + "\n" + `{"event":{"message_event":{"m":"x"}}}`: OutcomeNone,
+	} {
+		if got, _ := instanceOutcome(log); got != want {
+			t.Errorf("%q: %s, want %s", log, got, want)
+		}
 	}
 }
 

@@ -3,12 +3,17 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // API is what a run needs from a cluster. Kubectl implements it; tests use a fake.
@@ -90,7 +95,10 @@ type Node struct {
 	} `json:"spec"`
 	Status struct {
 		Allocatable map[string]string `json:"allocatable"`
-		Conditions  []struct {
+		Images      []struct {
+			Names []string `json:"names"`
+		} `json:"images"`
+		Conditions []struct {
 			Type   string `json:"type"`
 			Status string `json:"status"`
 		} `json:"conditions"`
@@ -237,16 +245,50 @@ func (k *Kubectl) Delete(ctx context.Context, namespace, selector string) error 
 	return err
 }
 
+// Stats reads the kubelet's summary through the API server's node proxy. The API server does
+// not proxy to loopback addresses, so a node that is this machine's loopback (the one-node
+// cluster of scripts/k8s.sh, whose kubelet serves the summary to anonymous callers on
+// loopback only) is asked directly.
 func (k *Kubectl) Stats(ctx context.Context, node string) (*NodeStats, error) {
 	out, err := k.run(ctx, nil, "get", "--raw", "/api/v1/nodes/"+node+"/proxy/stats/summary")
 	if err != nil {
-		return nil, err
+		ip := net.ParseIP(node)
+		if ip == nil || !ip.IsLoopback() {
+			return nil, err
+		}
+		if out, err = kubeletSummary(ctx, node); err != nil {
+			return nil, err
+		}
 	}
 	var s NodeStats
 	if err := json.Unmarshal(out, &s); err != nil {
 		return nil, fmt.Errorf("stats summary of %s: %w", node, err)
 	}
 	return &s, nil
+}
+
+func kubeletSummary(ctx context.Context, node string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+net.JoinHostPort(node, "10250")+"/stats/summary", nil)
+	if err != nil {
+		return nil, err
+	}
+	// The kubelet's serving certificate is self-signed; the address is this machine's loopback.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet summary on %s: %w", node, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("kubelet summary on %s: %w", node, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("kubelet summary on %s: %s: %s", node, resp.Status, lastLines(string(b), 2))
+	}
+	return b, nil
 }
 
 // lastLines is the last n lines of s.

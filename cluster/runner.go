@@ -44,6 +44,9 @@ type PodResult struct {
 	Reason   string `json:"reason,omitempty"`
 	Message  string `json:"message,omitempty"`
 	ExitCode *int   `json:"exit_code,omitempty"`
+	// Outcome is what the instance recorded (the Testground SDK's success, failure or crash
+	// event in its log): the process exits 0 after a failure, so the phase alone does not tell.
+	Outcome string `json:"outcome"`
 	// CPUSeconds and PeakMemoryBytes are from the kubelet's summary, sampled every poll
 	// (CPU: the last sample before the pod ended; memory: the largest working set seen).
 	CPUSeconds      float64  `json:"cpu_seconds,omitempty"`
@@ -51,8 +54,51 @@ type PodResult struct {
 	LogTail         []string `json:"log_tail,omitempty"`
 }
 
-// Failed tells whether the pod did not succeed.
-func (p PodResult) Failed() bool { return p.Phase != "Succeeded" }
+// Failed tells whether the pod or its instance did not succeed.
+func (p PodResult) Failed() bool { return p.Phase != "Succeeded" || p.Outcome != OutcomeSuccess }
+
+// Instance outcomes, as the SDK's events name them; OutcomeNone: no event in the log.
+const (
+	OutcomeSuccess = "success"
+	OutcomeFailure = "failure"
+	OutcomeCrash   = "crash"
+	OutcomeNone    = "none"
+)
+
+// instanceOutcome reads the last outcome event of an instance's log (its stdout, or run.out):
+// the SDK writes {"event":{"success_event":…}}, failure_event with "error", crash_event with
+// "error" and "stacktrace".
+func instanceOutcome(log string) (outcome, message string) {
+	outcome = OutcomeNone
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, "_event\"") || !strings.HasPrefix(strings.TrimSpace(line), "{") {
+			continue
+		}
+		var l struct {
+			Event struct {
+				Success *struct{} `json:"success_event"`
+				Failure *struct {
+					Error string `json:"error"`
+				} `json:"failure_event"`
+				Crash *struct {
+					Error string `json:"error"`
+				} `json:"crash_event"`
+			} `json:"event"`
+		}
+		if json.Unmarshal([]byte(line), &l) != nil {
+			continue
+		}
+		switch e := l.Event; {
+		case e.Success != nil:
+			outcome, message = OutcomeSuccess, ""
+		case e.Failure != nil:
+			outcome, message = OutcomeFailure, e.Failure.Error
+		case e.Crash != nil:
+			outcome, message = OutcomeCrash, e.Crash.Error
+		}
+	}
+	return outcome, message
+}
 
 // Outcome is what Execute observed.
 type Outcome struct {
@@ -121,6 +167,9 @@ func Execute(ctx context.Context, api API, r *Run, opts Options) (*Outcome, erro
 		return nil, err
 	}
 	if err := CheckCapacity(ctx, api, r); err != nil {
+		return nil, err
+	}
+	if err := CheckImages(ctx, api, r, opts.Poll); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
@@ -294,6 +343,77 @@ func CheckCapacity(ctx context.Context, api API, r *Run) error {
 		}
 	}
 	return nil
+}
+
+// CheckImages fails, before any pod exists, when the pull policy is Never and a schedulable
+// node does not hold the plan or sync image. The kubelet reports its images every few
+// seconds, so an image loaded just now is waited for (20 s) before the run is refused.
+func CheckImages(ctx context.Context, api API, r *Run, poll time.Duration) error {
+	if r.PullPolicy != "Never" {
+		return nil
+	}
+	deadline := time.Now().Add(imageWait)
+	for {
+		nodes, err := api.Nodes(ctx)
+		if err != nil {
+			return fmt.Errorf("listing nodes: %w", err)
+		}
+		missing := ""
+		for _, n := range nodes {
+			if !schedulable(n) {
+				continue
+			}
+			for _, img := range []string{r.Image, r.SyncImage} {
+				if !nodeHasImage(n, img) {
+					missing = fmt.Sprintf("image %s is not on node %s", img, n.Metadata.Name)
+					break
+				}
+			}
+			if missing != "" {
+				break
+			}
+		}
+		if missing == "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s, and the pull policy is Never: load it into every node's runtime (scripts/k8s.sh does: ctr -n k8s.io images import <archive from streamsim k8s image>), or push it to a registry and pass -pull-policy IfNotPresent", missing)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(max(poll, 500*time.Millisecond)):
+		}
+	}
+}
+
+// imageWait is how long CheckImages waits for a node to list an image.
+var imageWait = 20 * time.Second
+
+// nodeHasImage tells whether the node lists ref, as written or as the runtime normalizes a
+// short name (docker.io/library/name:tag).
+func nodeHasImage(n Node, ref string) bool {
+	want := map[string]bool{ref: true}
+	name := ref
+	if !strings.Contains(name, ":") || strings.LastIndex(name, ":") < strings.LastIndex(name, "/") {
+		name += ":latest"
+		want[name] = true
+	}
+	if !strings.Contains(strings.SplitN(name, "/", 2)[0], ".") && !strings.HasPrefix(name, "localhost/") {
+		if strings.Contains(name, "/") {
+			want["docker.io/"+name] = true
+		} else {
+			want["docker.io/library/"+name] = true
+		}
+	}
+	for _, img := range n.Status.Images {
+		for _, nm := range img.Names {
+			if want[nm] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func schedulable(n Node) bool {
@@ -512,6 +632,21 @@ func collect(api API, r *Run, out *Outcome, w *watch, opts Options) {
 				_ = os.WriteFile(filepath.Join(dir, PodLogFile), []byte(logs), 0o644)
 			}
 		}
+		outcomeLog := logs
+		if strings.TrimSpace(outcomeLog) == "" && dir != "" {
+			if b, err := os.ReadFile(filepath.Join(dir, "run.out")); err == nil {
+				outcomeLog = string(b)
+			}
+		}
+		var outcomeMsg string
+		pr.Outcome, outcomeMsg = instanceOutcome(outcomeLog)
+		if pr.Phase == "Succeeded" && pr.Outcome != OutcomeSuccess {
+			pr.Reason = "Instance" + strings.ToUpper(pr.Outcome[:1]) + pr.Outcome[1:]
+			pr.Message = outcomeMsg
+			if pr.Outcome == OutcomeNone {
+				pr.Message = "the pod exited 0 but its log holds no success event"
+			}
+		}
 		if pr.Failed() {
 			tail := lastLines(logs, opts.LogTail)
 			if strings.TrimSpace(tail) == "" && dir != "" {
@@ -523,7 +658,7 @@ func collect(api API, r *Run, out *Outcome, w *watch, opts Options) {
 			}
 			if strings.TrimSpace(tail) != "" {
 				pr.LogTail = strings.Split(tail, "\n")
-			} else if lerr != nil {
+			} else if lerr != nil && pr.Phase != "Pending" {
 				pr.LogTail = []string{"(no logs: " + lerr.Error() + ")"}
 			}
 		}
@@ -585,7 +720,7 @@ func report(w io.Writer, out *Outcome) {
 		if p.ExitCode != nil {
 			code = fmt.Sprintf(", exit code %d", *p.ExitCode)
 		}
-		fmt.Fprintf(w, "FAILED %s (%s/%d): %s%s", p.Name, p.Group, p.Index, p.Phase, code)
+		fmt.Fprintf(w, "FAILED %s (%s/%d): %s%s, outcome %s", p.Name, p.Group, p.Index, p.Phase, code, p.Outcome)
 		if p.Reason != "" {
 			fmt.Fprintf(w, ", %s", p.Reason)
 		}
@@ -623,7 +758,7 @@ func outcomeError(out *Outcome, r *Run) error {
 	}
 	names := make([]string, 0, len(failed))
 	for _, p := range failed {
-		s := p.Name + " (" + p.Phase
+		s := p.Name + " (" + p.Phase + "/" + p.Outcome
 		if p.Reason != "" {
 			s += ", " + p.Reason
 		}
@@ -638,10 +773,12 @@ func outcomeError(out *Outcome, r *Run) error {
 	what := "pods did not succeed"
 	if out.DeadlineHit {
 		what = fmt.Sprintf("pods did not succeed before the deadline (%v)", r.Deadline)
-	} else if out.Abandoned != "" {
-		what = "pods did not succeed; the run was stopped: " + out.Abandoned + ";"
 	}
-	return fmt.Errorf("%d of %d %s: %s%s", len(failed), len(out.Pods), what, strings.Join(names, ", "), more)
+	err := fmt.Errorf("%d of %d %s: %s%s", len(failed), len(out.Pods), what, strings.Join(names, ", "), more)
+	if out.Abandoned != "" {
+		err = fmt.Errorf("run stopped: %s (%w)", out.Abandoned, err)
+	}
+	return err
 }
 
 // cleanup deletes the run's objects and waits (up to a minute) for its pods to be gone, so the

@@ -527,6 +527,7 @@ cmd_run() {
   mkdir -p "$OUT"
   local name
   name=$(basename "$comp" .toml)
+  rm -rf "${OUT:?}/$name" # the previous run of this composition
   "$BIN/streamsim" k8s run -kubectl "$BIN/kubectl" -kubeconfig "$KUBECONFIG" -host-network -sync-port 0 \
     -out "$OUT/$name" "$@" "$comp"
 }
