@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/streamsim/streamsim/cluster"
+	"github.com/streamsim/streamsim/sim"
 )
 
 func init() {
@@ -66,11 +67,24 @@ type k8sFlags struct {
 func k8sFlagSet(name string) (*flag.FlagSet, *k8sFlags) {
 	fs := flag.NewFlagSet("k8s "+name, flag.ContinueOnError)
 	f := &k8sFlags{sets: setFlags{}}
+	defineK8sFlags(fs, f, false)
+	return fs, f
+}
+
+// defineK8sFlags defines the cluster flags on fs. runStyle: fs is `streamsim run`'s flag set,
+// whose -out and -set serve.
+func defineK8sFlags(fs *flag.FlagSet, f *k8sFlags, runStyle bool) {
+	if f.sets == nil {
+		f.sets = setFlags{}
+	}
 	fs.StringVar(&f.image, "image", "streamsim-plan:dev", "plan image (a static plan binary at /plan; scripts/k8s.sh builds and loads it)")
 	fs.StringVar(&f.syncImage, "sync-image", "streamsim-sync:dev", "sync service image (testground sync-service v0.1.0, patched to read SYNC_LISTEN_HOST/PORT)")
 	fs.StringVar(&f.pullPolicy, "pull-policy", "Never", "image pull policy: Never (images loaded into the nodes' runtime), IfNotPresent or Always (a registry)")
 	fs.StringVar(&f.namespace, "namespace", "streamsim", "namespace of the run's objects (created if missing)")
-	fs.StringVar(&f.out, "out", "", "local outputs directory (<group>/<instance>/); default out/k8s/<composition>-<run id>")
+	if !runStyle {
+		fs.StringVar(&f.out, "out", "", "local outputs directory (<group>/<instance>/); default out/k8s/<composition>-<run id>")
+		fs.Var(f.sets, "set", "override a global test parameter name=value (repeatable)")
+	}
 	fs.StringVar(&f.hostPath, "outputs-host-path", "", "the node's directory for the outputs (hostPath); default: -out made absolute (this machine is the node)")
 	fs.StringVar(&f.claim, "outputs-claim", "", "a ReadWriteMany PersistentVolumeClaim for the outputs instead of a host path (multi-node clusters); its contents are not copied back")
 	fs.StringVar(&f.kubectl, "kubectl", "kubectl", "kubectl binary (a path or a name on PATH)")
@@ -84,9 +98,56 @@ func k8sFlagSet(name string) (*flag.FlagSet, *k8sFlags) {
 	fs.BoolVar(&f.hostNetwork, "host-network", false, "pods on the host network, instances on 127.0.0.1 with a port each (one-node clusters such as scripts/k8s.sh's); default: pod networking")
 	fs.IntVar(&f.syncPort, "sync-port", 5050, "sync service port; with -host-network 0 picks a free loopback port here")
 	fs.BoolVar(&f.keep, "keep", false, "leave the run's objects on the cluster")
-	fs.BoolVar(&f.report, "report", true, "print `streamsim report` of the collected outputs (its checks decide the exit status)")
-	fs.Var(f.sets, "set", "override a global test parameter name=value (repeatable)")
-	return fs, f
+	fs.BoolVar(&f.report, "report", true, "print the report of the collected outputs, as streamsim report does (its checks decide the exit status)")
+}
+
+// k8sRunStyle reads `streamsim k8s run --scenario …` with `streamsim run`'s flags (common
+// parameters, the scenario's own flags, --set, --out) plus the cluster flags, into a Run.
+func k8sRunStyle(args []string, stderr io.Writer) (*cluster.Run, *k8sFlags, error) {
+	sc, err := sim.Lookup(scenarioArg(args))
+	if err != nil {
+		return nil, nil, usageError{fmt.Errorf("--scenario: %w", err)}
+	}
+	c := newRunCommand(sc)
+	f := &k8sFlags{}
+	defineK8sFlags(c.fs, f, true)
+	c.fs.SetOutput(stderr)
+	c.fs.Usage = func() {
+		fmt.Fprintf(c.fs.Output(), "usage: streamsim k8s run --scenario %s [streamsim run's flags] [cluster flags]\n\nflags:\n", sc.Name)
+		c.fs.PrintDefaults()
+	}
+	if err := parseFlags(c.fs, args); err != nil {
+		return nil, nil, err
+	}
+	if c.fs.NArg() > 0 {
+		return nil, nil, usageError{fmt.Errorf("unexpected arguments %q (a composition file or --scenario, not both)", c.fs.Args())}
+	}
+	if *c.cpuProfile != "" || *c.asJSON {
+		return nil, nil, usageError{errors.New("--cpuprofile and --json are streamsim run's; on a cluster the report is streamsim report's")}
+	}
+	if c.own == nil {
+		return nil, nil, fmt.Errorf("scenario %s declares no run flags (sim.Scenario.Flags)", sc.Name)
+	}
+	params := map[string]string{}
+	for name, pf := range c.params {
+		params[name] = pf.value
+	}
+	for k, v := range c.sets {
+		params[k] = v
+	}
+	runs, err := c.own.Runs(params)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	if len(runs) != 1 {
+		return nil, nil, usageError{fmt.Errorf("the flags ask for %d runs (a comparison); streamsim k8s makes one run: give one codec, seed and bandwidth", len(runs))}
+	}
+	r := &cluster.Run{Name: sc.Name, Plan: "streamsim", Case: sc.Name, Params: runs[0].Params}
+	for _, g := range runs[0].Groups {
+		r.Groups = append(r.Groups, cluster.Group{ID: g.ID, Instances: g.Instances, Params: g.Params})
+	}
+	f.out = *c.out
+	return r, f, nil
 }
 
 func k8sRun(args []string, stdout, stderr io.Writer, manifestsOnly bool) error {
@@ -94,28 +155,37 @@ func k8sRun(args []string, stdout, stderr io.Writer, manifestsOnly bool) error {
 	if manifestsOnly {
 		name = "manifests"
 	}
-	fs, f := k8sFlagSet(name)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: streamsim k8s %s [flags] <composition.toml>\n\nflags:\n", name)
-		fs.PrintDefaults()
-	}
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return usageError{errors.New("want exactly one composition file")}
-	}
-	r, err := cluster.ReadComposition(fs.Arg(0))
-	if err != nil {
-		return usageError{err}
-	}
-	for k, v := range f.sets {
-		r.Params[k] = v
-	}
-	if r.Name == "" {
-		r.Name = strings.TrimSuffix(filepath.Base(fs.Arg(0)), ".toml")
+	var r *cluster.Run
+	var f *k8sFlags
+	var err error
+	if scenarioArg(args) != "" {
+		if r, f, err = k8sRunStyle(args, stderr); err != nil {
+			return err
+		}
+	} else {
+		var fs *flag.FlagSet
+		fs, f = k8sFlagSet(name)
+		fs.SetOutput(stderr)
+		fs.Usage = func() {
+			fmt.Fprintf(fs.Output(), "usage: streamsim k8s %s [flags] <composition.toml>\n       streamsim k8s %s --scenario <name> [streamsim run's flags] [flags]\n\nflags:\n", name, name)
+			fs.PrintDefaults()
+		}
+		if err := parseFlags(fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			fs.Usage()
+			return usageError{errors.New("want exactly one composition file (or --scenario and streamsim run's flags)")}
+		}
+		if r, err = cluster.ReadComposition(fs.Arg(0)); err != nil {
+			return usageError{err}
+		}
+		for k, v := range f.sets {
+			r.Params[k] = v
+		}
+		if r.Name == "" {
+			r.Name = strings.TrimSuffix(filepath.Base(fs.Arg(0)), ".toml")
+		}
 	}
 	r.ID = f.runID
 	if r.ID == "" {
