@@ -715,7 +715,12 @@ func report(w io.Writer, out *Outcome) {
 	if out.DeadlineHit {
 		fmt.Fprintln(w, "the run's deadline passed: the pods still running were stopped")
 	}
-	for _, p := range failed {
+	const tails = 5 // log tails printed; every failed pod's is in the outcome file
+	for i, p := range failed {
+		if i == tails {
+			fmt.Fprintf(w, "… and %d more failed pods (each with its log's last lines in %s)\n", len(failed)-tails, OutcomeFile)
+			break
+		}
 		code := ""
 		if p.ExitCode != nil {
 			code = fmt.Sprintf(", exit code %d", *p.ExitCode)
