@@ -375,6 +375,7 @@ cmd_up() {
     --use-service-account-credentials=false --controllers '*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-route' \
     --leader-elect=false --profiling=false
   start_bg kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$KUBECONFIG" --bind-address 127.0.0.1 --leader-elect=false --profiling=false
+  touch "$RUNDIR/started-kube-proxy" # down then cleans the iptables chains (ours only after this)
   start_bg kube-proxy "$BIN/kube-proxy" --kubeconfig "$KUBECONFIG" --proxy-mode iptables \
     --hostname-override "$NODE_NAME" --bind-address 127.0.0.1 --metrics-bind-address 127.0.0.1:10249 \
     --healthz-bind-address 127.0.0.1:10256 --conntrack-max-per-core 0 --conntrack-tcp-timeout-established 0 \
@@ -383,6 +384,7 @@ cmd_up() {
   wait_for containerd 30 ctr -a "$sock" version
   import_image "$BIN/pause" "$PAUSE_IMAGE" pause
 
+  touch "$RUNDIR/started-kubelet" # down then empties and removes the pod cgroups
   start_bg kubelet "$BIN/kubelet" --config "$STATE/kubelet/config.yaml" --kubeconfig "$KUBECONFIG" \
     --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" --hostname-override "$NODE_NAME"
   wait_for kubelet 120 node_ready
@@ -467,18 +469,21 @@ cmd_down() {
   for pid in $(pgrep -f -- "-address $sock" 2>/dev/null || true); do
     kill -KILL "$pid" 2>/dev/null || true
   done
+  # Only what this script's kubelet and kube-proxy made: nothing if they never started here.
   local cg
-  for cg in $(kubepods_cgroups); do
-    for pid in $(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null); do
-      kill -KILL "$pid" 2>/dev/null || true
+  if [[ -f $RUNDIR/started-kubelet ]]; then
+    for cg in $(kubepods_cgroups); do
+      for pid in $(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null); do
+        kill -KILL "$pid" 2>/dev/null || true
+      done
     done
-  done
-  sleep 0.5
-  for cg in $(kubepods_cgroups); do
-    find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
-  done
+    sleep 0.5
+    for cg in $(kubepods_cgroups); do
+      find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+    done
+  fi
   # kube-proxy's and the kubelet's iptables chains.
-  if [[ -x $BIN/kube-proxy ]] && command -v iptables >/dev/null; then
+  if [[ -f $RUNDIR/started-kube-proxy || -f $RUNDIR/started-kubelet ]] && [[ -x $BIN/kube-proxy ]] && command -v iptables >/dev/null; then
     "$BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
     local tbl chain
     for tbl in filter nat mangle; do
@@ -512,6 +517,7 @@ cmd_down() {
   # CNI state (host-local IPAM, cache) of the loopback network and the pods' state.
   rm -rf /var/lib/cni/networks/streamsim-loopback /var/lib/cni/results/streamsim-loopback-* 2>/dev/null || true
   rm -rf "$STATE/kubelet" "$STATE/containerd/state" "$STATE/etcd" "$STATE/pod-logs" 2>/dev/null || true
+  rm -f "$RUNDIR/started-kubelet" "$RUNDIR/started-kube-proxy"
   [[ $quiet == quiet ]] || log "down: processes stopped, iptables KUBE-* chains, pod cgroups, mounts and CNI state removed"
 }
 
