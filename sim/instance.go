@@ -519,7 +519,7 @@ func (in *instance) finish() error {
 	if in.node != nil {
 		// BandwidthCounter totals are swept once a second.
 		time.Sleep(1200 * time.Millisecond)
-		in.summary.Streams = in.node.Stats()
+		in.summary.Streams = in.node.FreezeStats() // the recording stops here too
 		in.summary.Pubsub = in.node.PubsubStats()
 		in.summary.Bandwidth = in.node.Bandwidth()
 		in.summary.StreamErrors = in.node.StreamErrors()
