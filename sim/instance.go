@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -153,7 +155,7 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	in.live.cancelWork = cancel
 
 	var runErr error
-	if ip, err := ic.NetClient.GetDataNetworkIP(); err != nil {
+	if ip, err := dataIP(ic); err != nil {
 		runErr = failure(result.FailSetup, fmt.Errorf("data network IP: %w", err))
 	} else {
 		runErr = in.run(ctx, ip.String())
@@ -175,6 +177,23 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 		runErr = err
 	}
 	return runErr
+}
+
+// EnvDataIP names the environment variable that, when set, is the address a node listens on
+// instead of the SDK's data-network IP. Without a sidecar the SDK answers 127.0.0.1 (right for
+// local:exec and for pods on the host network, each on its own port); a pod on a cluster's pod
+// network sets it to its pod IP (the downward API's status.podIP: see package cluster).
+const EnvDataIP = "STREAMSIM_DATA_IP"
+
+func dataIP(ic *run.InitContext) (net.IP, error) {
+	if v := os.Getenv(EnvDataIP); v != "" {
+		ip := net.ParseIP(v)
+		if ip == nil || ip.To4() == nil {
+			return nil, fmt.Errorf("%s=%q is not an IPv4 address", EnvDataIP, v)
+		}
+		return ip, nil
+	}
+	return ic.NetClient.GetDataNetworkIP()
 }
 
 // groupSizes is the run's groups and their instance counts, as far as the RunEnv tells: its
