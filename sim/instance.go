@@ -73,8 +73,8 @@ type instance struct {
 	slots    *slotSource
 
 	// syncing names the run's sync states and topics (one set per scenario).
-	stateReady, stateDone, stateFinished sync.State
-	peersTopic, resultTopic              *sync.Topic
+	stateNodes, stateReady, stateDone, stateFinished sync.State
+	peersTopic, resultTopic                          *sync.Topic
 
 	// parityErr is a receiver's parity failure: reported after the run's barriers, so the
 	// other instances finish normally.
@@ -118,6 +118,7 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	in := &instance{
 		sc: sc, runenv: env, client: ic.SyncClient, group: env.TestGroupID, seq: int(ic.GroupSeq) - 1,
 		signaled:      map[sync.State]bool{},
+		stateNodes:    sync.State(sc.Name + "-nodes"),
 		stateReady:    sync.State(sc.Name + "-ready"),
 		stateDone:     sync.State(sc.Name + "-done"),
 		stateFinished: sync.State(sc.Name + "-finished"),
@@ -215,7 +216,7 @@ func (in *instance) abandon(err error) {
 		in.resultSent = true
 		in.client.Publish(ctx, in.resultTopic, &resultRecord{Group: in.group, Instance: in.seq, Error: err.Error()})
 	}
-	for _, st := range []sync.State{in.stateReady, in.stateDone} {
+	for _, st := range []sync.State{in.stateNodes, in.stateReady, in.stateDone} {
 		if !in.signaled[st] {
 			in.signaled[st] = true
 			in.client.SignalEntry(ctx, st)
@@ -462,6 +463,13 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 	in.summary.HeartbeatNs = int64(node.Heartbeat()) // what pubsub was given
 	for _, v := range node.Protocols() {
 		in.summary.Protocols = append(in.summary.Protocols, string(v))
+	}
+	// Dial only once every instance's GossipSub has registered its protocols: a peer dialled
+	// before would refuse the dialler's gossipsub stream, and pubsub does not retry it.
+	in.signaled[in.stateNodes] = true
+	in.phase = "waiting for every node to start"
+	if _, err := in.client.SignalAndWait(ctx, in.stateNodes, in.runenv.TestInstanceCount); err != nil {
+		return fmt.Errorf("nodes barrier: %w", err)
 	}
 	for _, j := range self.Dial {
 		if err := node.Host().Connect(ctx, in.infos[j]); err != nil {
