@@ -585,3 +585,20 @@ func (in *instance) recordPoints() {
 	}
 	r.RecordPoint("ok", ok)
 }
+
+// neighbours are the plan's peers of member i: those it dials and those that dial it.
+func neighbours(plan *topology.Plan, i int) []int {
+	out := slices.Clone(plan.Nodes[i].Dial)
+	for j := range plan.Nodes {
+		if slices.Contains(plan.Nodes[j].Dial, i) && !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// slotTime converts slots to the run's (scaled) time.
+func (in *instance) slotTime(slots float64) time.Duration {
+	return time.Duration(slots * float64(in.slot))
+}

@@ -199,6 +199,15 @@ func WithHeartbeatDelay(d time.Duration) Option {
 	return func(c *config) error { c.heartbeat = d; return nil }
 }
 
+// WithLostLog makes the node record the id of every message pubsub drops (full outbound
+// queue), cannot deliver (full subscription buffer) or rejects, for per-message accounting.
+// It costs a message-id computation per dropped message; runs with faults turn it on.
+func WithLostLog(on bool) Option { return func(c *config) error { c.lostLog = on; return nil } }
+
+// WithPairReset turns the pair reset on or off (default on): when one gossip stream with a
+// peer fails, the node resets its other gossip stream with that peer (see linkLog for why).
+func WithPairReset(on bool) Option { return func(c *config) error { c.pairReset = on; return nil } }
+
 // Node is one simulated consensus node: GossipSub with Ethereum settings on a Host whose
 // gossipsub streams pass through stream codecs, meters on every stream direction, pubsub event
 // counters and an optional frame recorder. It is not changed after NewNode.
