@@ -118,8 +118,8 @@ type config struct {
 	peerRole    func(peer.ID) string
 	heartbeat   time.Duration // initial delay of the first heartbeat (stagger), real time
 	queueSize   int
-	lostLog     bool // record the ids of lost messages (faults.go)
-	pairReset   bool // reset both gossip streams with a peer when one fails (faults.go)
+	lostLog     bool // record the ids of lost messages (lostlog.go)
+	pairReset   bool // reset both gossip streams with a peer when one fails (linklog.go)
 }
 
 // Option configures a Node, in go-libp2p-pubsub's style.
@@ -229,7 +229,7 @@ type Node struct {
 
 	streamErrors atomic.Int64
 	closeOnce    sync.Once
-	links        linkLog // per-peer link state and outages, fault actions (faults.go)
+	links        linkLog // per-peer link state and outages, fault actions (linklog.go, faultinject.go)
 
 	topicsMu sync.Mutex
 	topics   map[string]*pubsub.Topic
@@ -248,7 +248,7 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 	n := &Node{cfg: cfg, host: h, ctx: ctx, cancel: cancel, log: cfg.log, recStart: time.Now()}
 	n.meter.sides = map[sideKey]*streamSide{}
 	n.tracer.init(h)
-	n.links.init(n, cfg.pairReset) // faults.go
+	n.links.init(n, cfg.pairReset) // linklog.go
 	n.tracer.links = &n.links
 	if cfg.lostLog {
 		n.tracer.lost = &lostLog{}
