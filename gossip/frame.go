@@ -118,7 +118,7 @@ func SplitFrame(frame []byte) (FrameParts, error) {
 		}
 		switch {
 		case f.is(rpcPublish):
-			c := TopicCategory(MessageTopic(f.value))
+			c := topicBytesCategory(messageTopic(f.value))
 			parts.Bytes[c] += len(f.all)
 			parts.Messages[c]++
 		case f.is(rpcSubscriptions):
@@ -198,18 +198,21 @@ func nextField(b []byte) (field, []byte, error) {
 
 // MessageTopic returns the topic of an encoded pubsub Message, or "" when it has none or is
 // malformed.
-func MessageTopic(msg []byte) string {
+func MessageTopic(msg []byte) string { return string(messageTopic(msg)) }
+
+// messageTopic is MessageTopic's bytes, inside msg.
+func messageTopic(msg []byte) []byte {
 	for len(msg) > 0 {
 		f, rest, err := nextField(msg)
 		if err != nil {
-			return ""
+			return nil
 		}
 		if f.is(msgTopic) {
-			return string(f.value)
+			return f.value
 		}
 		msg = rest
 	}
-	return ""
+	return nil
 }
 
 // ControlMessage fields (pubsub pb/rpc.proto) and the message-id fields inside them.

@@ -45,6 +45,8 @@ var HubLeaves = &Scenario{
 	},
 	Receiver:    func(n *topology.Node) bool { return n.Role == topology.RoleLeaf },
 	FlowControl: true,
+	// The leaf report cross-checks each leaf's wire bytes against it.
+	BandwidthCounter: true,
 }
 
 func init() { Register(HubLeaves) }

@@ -214,7 +214,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 			return failure(result.FailSetup, fmt.Errorf("link: %w", err))
 		}
 	}
-	h, err := NewShapedHost(ip, lk)
+	h, err := newHost(ip, lk, in.sc.BandwidthCounter, nil)
 	if err != nil {
 		return failure(result.FailSetup, err)
 	}
@@ -258,7 +258,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	if in.publishes {
 		// Open the shared workload before the barrier, so every publisher of the process
 		// is counted before the first slot is taken.
-		if in.slots, err = openSlots(in.p.Workload(), in.p.Slots); err != nil {
+		if in.slots, err = openSlots(in.p.Workload(), in.p.Slots, in.plan); err != nil {
 			return err
 		}
 		defer in.slots.close()
@@ -477,13 +477,15 @@ func (in *instance) waitSubscribed(ctx context.Context, self *topology.Node) err
 func waitSubscribed(ctx context.Context, ps *pubsub.PubSub, want map[string][]peer.ID) error {
 	for {
 		missing := 0
-		example := ""
+		var exampleID peer.ID
+		var exampleTopic string
 		for t, ids := range want {
 			have := ps.ListPeers(t)
 			for _, id := range ids {
 				if !slices.Contains(have, id) {
+					// Formatted only for the error: a peer id's base58 costs more than the check.
 					missing++
-					example = fmt.Sprintf("%s on %s", id, t)
+					exampleID, exampleTopic = id, t
 				}
 			}
 		}
@@ -492,7 +494,7 @@ func waitSubscribed(ctx context.Context, ps *pubsub.PubSub, want map[string][]pe
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for subscriptions: %d missing (e.g. %s): %w", missing, example, ctx.Err())
+			return fmt.Errorf("waiting for subscriptions: %d missing (e.g. %s on %s): %w", missing, exampleID, exampleTopic, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

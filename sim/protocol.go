@@ -31,9 +31,9 @@ const proposalSpec = "snappy-stream"
 func ProtocolFor(spec codec.Spec) protocol.ID {
 	s := spec.String()
 	switch s {
-	case plainSpec().String():
+	case plainName:
 		return PlainProtocol
-	case mustParse(proposalSpec).String():
+	case proposalName:
 		return SnappyStreamProtocol
 	}
 	return protocol.ID(derivedPrefix + s + derivedSuffix)
@@ -44,9 +44,9 @@ func ProtocolFor(spec codec.Spec) protocol.ID {
 func SpecFor(id protocol.ID) (spec codec.Spec, ok bool) {
 	switch id {
 	case PlainProtocol:
-		return plainSpec(), true
+		return plainCodec, true
 	case SnappyStreamProtocol:
-		return mustParse(proposalSpec), true
+		return proposalCodec, true
 	}
 	s := string(id)
 	if !strings.HasPrefix(s, derivedPrefix) || !strings.HasSuffix(s, derivedSuffix) {
@@ -83,7 +83,13 @@ func features(feat pubsub.GossipSubFeature, id protocol.ID) bool {
 	return pubsub.GossipSubDefaultFeatures(feat, id)
 }
 
-func plainSpec() codec.Spec { return mustParse("plain") }
+// plainCodec and proposalCodec are parsed once: pubsub asks features of a protocol on every publish.
+var (
+	plainCodec, plainName       = mustParse("plain"), mustParse("plain").String()
+	proposalCodec, proposalName = mustParse(proposalSpec), mustParse(proposalSpec).String()
+)
+
+func plainSpec() codec.Spec { return plainCodec }
 
 func mustParse(s string) codec.Spec {
 	spec, err := codec.Parse(s)
