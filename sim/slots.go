@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	gosync "sync"
 
@@ -19,7 +18,7 @@ import (
 // publisher is its own process and has its own source.
 type slotSource struct {
 	key   workload.Params
-	plan  *topology.Plan // every user's plan is equal to it
+	plan  *topology.Plan // every user's plan gives the same origins (Plan.SameOrigins)
 	total int
 
 	mu    gosync.Mutex
@@ -47,14 +46,14 @@ var sources = struct {
 }{m: map[workload.Params][]*slotSource{}}
 
 // openSlots registers a user of the workload p (total slots) published over plan. Users
-// with the same workload and equal plans share a source. Every user must open the source
+// with the same workload and plans of the same origins share a source. Every user must open the source
 // before any of them takes a slot.
 func openSlots(p workload.Params, total int, plan *topology.Plan) (*slotSource, error) {
 	sources.Lock()
 	defer sources.Unlock()
 	var s *slotSource
 	for _, o := range sources.m[p] {
-		if o.plan == plan || reflect.DeepEqual(o.plan, plan) {
+		if o.plan == plan || o.plan.SameOrigins(plan) {
 			s = o
 			break
 		}

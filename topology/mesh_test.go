@@ -477,3 +477,31 @@ func TestMeshLarge(t *testing.T) {
 	}
 	_ = workload.SlotDuration
 }
+
+// SameOrigins holds between plans built from the same members and parameters, and between
+// hand-built copies of the same nodes; it fails for another graph.
+func TestSameOrigins(t *testing.T) {
+	a, b := defaultPlan(t), defaultPlan(t)
+	p := DefaultMeshParams()
+	p.Seed = 2
+	other, err := Mesh(meshMembers(DefaultMeshNodes), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hand := func(pl *Plan) *Plan { return &Plan{Nodes: pl.Nodes, Observed: pl.Observed} }
+	for _, c := range []struct {
+		name string
+		x, y *Plan
+		want bool
+	}{
+		{"same parameters", a, b, true},
+		{"other topology seed", a, other, false},
+		{"hand-built copies", hand(a), hand(b), true},
+		{"hand-built, other seed", hand(a), hand(other), false},
+		{"built and hand-built", a, hand(a), false},
+	} {
+		if got := c.x.SameOrigins(c.y); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
