@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/units"
 	"github.com/streamsim/streamsim/result"
 )
 
@@ -151,7 +151,7 @@ func (r *faultRunner) apply(ctx context.Context, i int, f Fault, target int) {
 		until := time.Now().Add(in.slotTime(f.ForSlots))
 		node.slowReads(until, f.RateBytes)
 		ev.UntilNs, ev.Applied = until.UnixNano(), true
-		ev.Note = fmt.Sprintf("gossip reads at %s/s", codec.FormatSize(f.RateBytes))
+		ev.Note = fmt.Sprintf("gossip reads at %s/s", units.FormatSize(f.RateBytes))
 	case FaultCrash:
 		in.crash()
 		return // a crashed instance records nothing

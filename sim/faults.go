@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/units"
 )
 
 // Faults: a schedule of failures injected into the measured phase (param faults), the link
@@ -173,7 +173,7 @@ func parseFault(e string, slots int) (Fault, error) {
 		if v == "" {
 			return def, nil
 		}
-		x, err := codec.ParseSize(v)
+		x, err := units.ParseSize(v)
 		if err != nil || x < 1 || x > maxGarbageBytes {
 			return 0, fmt.Errorf("size %q is not a byte count in 1..1MiB (like 64 or 4KiB)", v)
 		}

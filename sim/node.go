@@ -232,13 +232,24 @@ type Node struct {
 	recStart time.Time
 	recNext  uint32
 
+	// accountMu and frozen make a frame's metering and recording one step: once FreezeStats
+	// has taken the meters for the summary, no frame is metered or recorded, so the summary
+	// and the recording agree exactly.
+	accountMu sync.RWMutex
+	frozen    bool
+
 	streamErrors atomic.Int64
 	closeOnce    sync.Once
 	links        linkLog // per-peer link state and outages, fault actions (linklog.go, faultinject.go)
 
 	topicsMu sync.Mutex
 	topics   map[string]*pubsub.Topic
+
+	heartbeat time.Duration // the heartbeat interval pubsub was given
 }
+
+// Heartbeat is the GossipSub heartbeat interval the node's pubsub runs with (scaled).
+func (n *Node) Heartbeat() time.Duration { return n.heartbeat }
 
 // NewNode runs GossipSub on h with the options; the node owns h from then on (Close closes it).
 func NewNode(h *Host, opts ...Option) (*Node, error) {
@@ -257,7 +268,8 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 	}
 	n.wrapped = &codecHost{Host: h.Host, node: n}
 
-	psOpts := append(gossipSubOptions(&cfg),
+	psOpts, params := gossipSubOptions(&cfg)
+	psOpts = append(psOpts,
 		pubsub.WithGossipSubProtocols(protocols(cfg.codecs), features),
 		pubsub.WithRawTracer(&n.tracer),
 	)
@@ -270,6 +282,7 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("gossipsub: %w", err)
 	}
 	n.ps = ps
+	n.heartbeat = params.HeartbeatInterval
 	return n, nil
 }
 
@@ -287,9 +300,10 @@ func newConfig(opts []Option) (config, error) {
 
 // gossipSubOptions are the pubsub options of a node with cfg: the client's GossipSub
 // parameters and Ethereum's message rules, scaled in time. NewNode adds the protocols and
-// tracers; the overhead benchmark runs bare pubsub with exactly these.
-func gossipSubOptions(cfg *config) []pubsub.Option {
-	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.timeScale) }
+// tracers; the overhead benchmark runs bare pubsub with exactly these. It returns the
+// GossipSub parameters too (the heartbeat the summary reports is the one pubsub was given).
+func gossipSubOptions(cfg *config) ([]pubsub.Option, pubsub.GossipSubParams) {
+	scale := func(d time.Duration) time.Duration { return scaled(d, cfg.timeScale) }
 	cl := cfg.client
 	params := pubsub.DefaultGossipSubParams()
 	params.D, params.Dlo, params.Dhi, params.Dlazy = cl.D, cl.Dlo, cl.Dhi, cl.Dlazy
@@ -312,7 +326,7 @@ func gossipSubOptions(cfg *config) []pubsub.Option {
 		pubsub.WithPeerOutboundQueueSize(cfg.queueSize),
 		pubsub.WithValidateQueueSize(cfg.queueSize),
 		pubsub.WithDirectPeers(cfg.direct),
-	}
+	}, params
 }
 
 // Topic returns the node's handle of a topic, joining it on first use (pubsub allows one
@@ -428,6 +442,24 @@ func (n *Node) record(id *uint32, dir string, s network.Stream, spec codec.Spec,
 
 // Stats returns the meters of every stream direction, sorted by peer and direction.
 func (n *Node) Stats() []result.StreamStats { return n.meter.snapshot(n.cfg.peerRole) }
+
+// FreezeStats returns the meters as Stats does and stops metering and recording frames from
+// then on: what the summary holds is exactly what the recording holds.
+func (n *Node) FreezeStats() []result.StreamStats {
+	n.accountMu.Lock()
+	defer n.accountMu.Unlock()
+	n.frozen = true
+	return n.meter.snapshot(n.cfg.peerRole)
+}
+
+// account meters (and records) one frame as one step, unless the meters are frozen.
+func (n *Node) account(step func()) {
+	n.accountMu.RLock()
+	defer n.accountMu.RUnlock()
+	if !n.frozen {
+		step()
+	}
+}
 
 // PubsubStats returns pubsub's event counters.
 func (n *Node) PubsubStats() result.Pubsub { return n.tracer.snapshot() }

@@ -1,0 +1,374 @@
+package replay
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/streamsim/streamsim/gossip"
+)
+
+// Comparison is a measured relative figure next to the proposal's published one.
+type Comparison struct {
+	// Low and High bound the published figure in percent (equal unless it is a range such
+	// as "76–79 %").
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+	// Diff is measured minus published in percentage points; 0 inside a published range.
+	Diff float64 `json:"diff"`
+}
+
+func (c Comparison) published() string {
+	if c.Low == c.High {
+		return trimFloat(c.Low)
+	}
+	return trimFloat(c.Low) + "–" + trimFloat(c.High)
+}
+
+func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// pub is one row of the proposal's Results table (reference.md §1, seed 001): totals for the
+// default node and all subnets, one figure per category (the proposal gives one for both
+// views), control per view. Zero means "not published".
+type pub struct {
+	defaultTotal, allTotal  float64
+	att, agg                [2]float64
+	block                   [2]float64
+	column                  float64
+	controlDefault, control float64
+}
+
+// published maps grid names to the proposal's rows. The proposal's LZ77 rows were one
+// encoder that "hashes every position"; its figures stand next to both snappy-stream levels
+// at 64 KiB. Data column sidecars "stay at ~96 % under every per-stream compressor".
+var published = map[string]pub{
+	"none":                       {138, 107, [2]float64{105, 105}, [2]float64{106, 106}, [2]float64{237, 237}, 0, 100, 100},
+	"plain":                      {100, 100, [2]float64{100, 100}, [2]float64{100, 100}, [2]float64{100, 100}, 100, 100, 100},
+	"zstd:3:2MiB":                {67.4, 51.2, [2]float64{40, 40}, [2]float64{62, 62}, [2]float64{76, 79}, 96, 60, 64},
+	"snappy-stream:4KiB:fast":    {76.6, 65.0, [2]float64{42, 42}, [2]float64{64, 64}, [2]float64{94, 94}, 96, 82, 98},
+	"snappy-stream:64KiB:fast":   {72.8, 63.1, [2]float64{42, 42}, [2]float64{63, 63}, [2]float64{93, 93}, 96, 62, 93},
+	"snappy-stream:64KiB:better": {72.8, 63.1, [2]float64{42, 42}, [2]float64{63, 63}, [2]float64{93, 93}, 96, 62, 93},
+	"snappy-stream:1MiB:fast":    {71.1, 54.3, [2]float64{42, 43}, [2]float64{64, 64}, [2]float64{85, 88}, 96, 64, 68},
+}
+
+func compare(r *Result) map[string]Comparison {
+	p, ok := published[r.Config]
+	if !ok || (r.View != "default" && r.View != "all-subnets") {
+		return nil
+	}
+	out := map[string]Comparison{}
+	add := func(key string, low, high, measured float64) {
+		if low == 0 {
+			return
+		}
+		c := Comparison{Low: low, High: high}
+		switch {
+		case measured < low:
+			c.Diff = measured - low
+		case measured > high:
+			c.Diff = measured - high
+		}
+		c.Diff = math.Round(c.Diff*10) / 10
+		out[key] = c
+	}
+	total, control := p.allTotal, p.control
+	if r.View == "default" {
+		total, control = p.defaultTotal, p.controlDefault
+	}
+	add("total", total, total, r.RelativeTotal)
+	add(gossip.Attestation.String(), p.att[0], p.att[1], r.Relative[gossip.Attestation])
+	add(gossip.Aggregate.String(), p.agg[0], p.agg[1], r.Relative[gossip.Aggregate])
+	add(gossip.Block.String(), p.block[0], p.block[1], r.Relative[gossip.Block])
+	add(gossip.DataColumn.String(), p.column, p.column, r.Relative[gossip.DataColumn])
+	add(gossip.Control.String(), control, control, r.Relative[gossip.Control])
+	return out
+}
+
+// atProposalMix weights r's per-category figures with the proposal's traffic and control
+// figure (Result.AtProposalMix).
+func atProposalMix(r *Result) float64 {
+	p, ok := published[r.Config]
+	mix, ok2 := proposalTraffic[r.View]
+	if !ok || !ok2 {
+		return 0
+	}
+	control := p.control
+	if r.View == "default" {
+		control = p.controlDefault
+	}
+	if control == 0 {
+		return 0
+	}
+	var sum, weight float64
+	for c, mib := range mix {
+		if mib == 0 {
+			continue
+		}
+		rel := r.Relative[c]
+		if gossip.Category(c) == gossip.Control {
+			rel = control
+		} else if r.PlainBytes[c] == 0 {
+			return 0 // a category the proposal has and this traffic lacks
+		}
+		sum += mib * rel
+		weight += mib
+	}
+	return math.Round(sum/weight*10) / 10
+}
+
+// proposalTraffic is the proposal's inbound MiB per hour (reference.md §1), default node
+// then all subnets, per category (0: not published).
+var proposalTraffic = map[string][gossip.NumCategories]float64{
+	"default":     {gossip.Attestation: 107, gossip.Aggregate: 138, gossip.Block: 154, gossip.DataColumn: 109, gossip.SyncCommittee: 7.5, gossip.Control: 92},
+	"all-subnets": {gossip.Attestation: 3188, gossip.Aggregate: 138, gossip.Block: 154, gossip.DataColumn: 109, gossip.SyncCommittee: 45, gossip.Control: 1946},
+}
+
+// reportCategories are the categories a report shows: every category with plain bytes in
+// some view, in report order.
+func (rep *Report) reportCategories() []gossip.Category {
+	var out []gossip.Category
+	for _, c := range gossip.Categories() {
+		for _, v := range rep.Views {
+			if v.Bytes[c] > 0 {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// WriteJSON writes the report as indented JSON.
+func (rep *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return fmt.Errorf("sweep json: %w", err)
+	}
+	return nil
+}
+
+// WriteCSV writes one row per view, payload and configuration.
+func (rep *Report) WriteCSV(w io.Writer) error {
+	cats := rep.reportCategories()
+	cw := csv.NewWriter(w)
+	head := []string{"view", "payload", "config", "streams", "frames", "input_bytes", "plain_bytes", "wire_bytes",
+		"relative_total", "proposal_total", "diff_total", "at_proposal_mix"}
+	for _, c := range cats {
+		head = append(head, "relative_"+c.String(), "proposal_"+c.String(), "diff_"+c.String())
+	}
+	head = append(head, "encode_ns_per_byte", "encode_mb_per_s", "decode_ns_per_byte", "decode_mb_per_s",
+		"encode_thread_cpu_ns_per_byte", "decode_thread_cpu_ns_per_byte",
+		"encoder_state_bytes", "decoder_state_bytes", "dict_bytes", "verified")
+	if err := cw.Write(head); err != nil {
+		return fmt.Errorf("sweep csv: %w", err)
+	}
+	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	cmp := func(r *Result, key string) (string, string) {
+		c, ok := r.Proposal[key]
+		if !ok {
+			return "", ""
+		}
+		return strings.ReplaceAll(c.published(), "–", "-"), f(c.Diff, 1)
+	}
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		pt, dt := cmp(r, "total")
+		row := []string{r.View, r.Payload, r.Config, strconv.Itoa(r.Streams), strconv.FormatInt(r.Frames, 10),
+			strconv.FormatInt(r.InputBytes, 10), strconv.FormatInt(r.PlainTotal, 10), f(r.Total, 0),
+			f(r.RelativeTotal, 2), pt, dt, ""}
+		if r.AtProposalMix != 0 {
+			row[len(row)-1] = f(r.AtProposalMix, 1)
+		}
+		for _, c := range cats {
+			p, d := cmp(r, c.String())
+			rel := ""
+			if r.PlainBytes[c] > 0 {
+				rel = f(r.Relative[c], 2)
+			}
+			row = append(row, rel, p, d)
+		}
+		row = append(row, f(r.EncodeNsPerB, 3), f(r.EncodeMBPerSec, 1), f(r.DecodeNsPerB, 3), f(r.DecodeMBPerSec, 1),
+			f(r.EncodeCPUNsPerB, 3), f(r.DecodeCPUNsPerB, 3),
+			strconv.FormatInt(r.EncoderStateBytes, 10), strconv.FormatInt(r.DecoderStateBytes, 10),
+			strconv.Itoa(r.DictBytes), strconv.FormatBool(r.Verified))
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("sweep csv: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("sweep csv: %w", err)
+	}
+	return nil
+}
+
+// WriteMarkdown writes, per view, the traffic it replays and the results table in the shape
+// of the proposal's: a row per configuration, relative bytes per category and in total, each
+// with the proposal's figure and the difference in parentheses, then codec CPU and memory.
+func (rep *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	cats := rep.reportCategories()
+	fmt.Fprintf(&b, "Sweep of %d trace(s): ", len(rep.Traces))
+	for i, t := range rep.Traces {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "`%s` (%s, %d streams, %d frames, %.1f MiB, %.0f s)", t.Path, traceLabel(t), t.Streams, t.Frames,
+			float64(t.Bytes)/(1<<20), t.Duration.Seconds())
+	}
+	if rep.Direction != "" {
+		fmt.Fprintf(&b, ". Only %s stream directions", map[string]string{"in": "inbound", "out": "outbound"}[rep.Direction])
+	}
+	fmt.Fprintf(&b, ". The first %.0f %% of each trace's time trains dictionaries only; every configuration is measured on the rest, "+
+		"streams starting empty. Build: %s, %d workers, %.1f s.\n\n", 100*rep.TrainSplit, rep.Build, rep.Workers, rep.Elapsed.Seconds())
+	for _, n := range rep.Notes {
+		fmt.Fprintf(&b, "**Note:** %s.\n\n", n)
+	}
+	for _, v := range rep.Views {
+		fmt.Fprintf(&b, "### View `%s`: %d stream direction(s), %d frames, %.1f MiB today\n\n", v.View, v.Streams, v.Frames, float64(v.Total)/(1<<20))
+		pt, hasPT := proposalTraffic[v.View]
+		b.WriteString("| category | messages | MiB today | MiB raw SSZ | MiB/h | share |")
+		if hasPT {
+			b.WriteString(" proposal MiB/h | proposal share |")
+		}
+		b.WriteString("\n|---|---:|---:|---:|---:|---:|")
+		if hasPT {
+			b.WriteString("---:|---:|")
+		}
+		b.WriteString("\n")
+		var ptTotal float64
+		for _, x := range pt {
+			ptTotal += x
+		}
+		for _, c := range cats {
+			fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f | %.0f | %.1f %% |", c, v.Messages[c], float64(v.Bytes[c])/(1<<20),
+				float64(v.SSZBytes[c])/(1<<20), v.PerHour[c], 100*float64(v.Bytes[c])/float64(v.Total))
+			if hasPT {
+				if pt[c] > 0 {
+					fmt.Fprintf(&b, " %s | %.1f %% |", trimFloat(pt[c]), 100*pt[c]/ptTotal)
+				} else {
+					b.WriteString(" | |")
+				}
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+		hasCmp := false
+		for i := range rep.Results {
+			hasCmp = hasCmp || (rep.Results[i].View == v.View && len(rep.Results[i].Proposal) > 0)
+		}
+		if hasCmp {
+			b.WriteString("Relative bytes, % of today's; in parentheses the proposal's figure and the difference in points " +
+				"(0 inside a published range).\n\n")
+		} else {
+			b.WriteString("Relative bytes, % of today's (the proposal published no figures for this view).\n\n")
+		}
+		b.WriteString("| configuration | payload | total |")
+		for _, c := range cats {
+			fmt.Fprintf(&b, " %s |", c)
+		}
+		b.WriteString(" encode ns/B | encode MB/s | decode ns/B | decode MB/s | thread CPU ns/B enc / dec | state per direction (enc + dec) |\n|---|---|---:|")
+		for range cats {
+			b.WriteString("---:|")
+		}
+		b.WriteString("---:|---:|---:|---:|---:|---:|\n")
+		for i := range rep.Results {
+			r := &rep.Results[i]
+			if r.View != v.View {
+				continue
+			}
+			payload := r.Payload
+			if payload == "" {
+				payload = gossip.PayloadSSZSnappy
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |", r.Config, payload, cell(r.RelativeTotal, r.Proposal, "total", r.PlainTotal > 0))
+			for _, c := range cats {
+				fmt.Fprintf(&b, " %s |", cell(r.Relative[c], r.Proposal, c.String(), r.PlainBytes[c] > 0))
+			}
+			if r.Config == "none" {
+				b.WriteString(" – | – | – | – | – | 0 |\n")
+				continue
+			}
+			state := kib(r.EncoderStateBytes) + " + " + kib(r.DecoderStateBytes)
+			if r.EncoderStateBytes+r.DecoderStateBytes == 0 {
+				state = "0"
+			}
+			if r.DictBytes > 0 {
+				state += fmt.Sprintf(" (incl. %s dictionary each)", kib(int64(r.DictBytes)))
+			}
+			fmt.Fprintf(&b, " %.2f | %.0f | %.2f | %.0f | %.2f / %.2f | %s |\n", r.EncodeNsPerB, r.EncodeMBPerSec, r.DecodeNsPerB, r.DecodeMBPerSec,
+				r.EncodeCPUNsPerB, r.DecodeCPUNsPerB, state)
+		}
+		b.WriteString("\n")
+		mixTable(&b, rep, v.View)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("sweep markdown: %w", err)
+	}
+	return nil
+}
+
+// kib formats a byte count in KiB (MiB from 10 MiB), one decimal.
+func kib(n int64) string {
+	if n >= 10<<20 {
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+}
+
+// mixTable writes, for the configurations the proposal published, the total at the
+// proposal's traffic mix next to the measured and the published totals.
+func mixTable(b *strings.Builder, rep *Report, view string) {
+	first := true
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if r.View != view || r.AtProposalMix == 0 {
+			continue
+		}
+		if first {
+			b.WriteString("Totals at the proposal's traffic mix: this sweep's per-category figures weighted by the proposal's " +
+				"MiB/h per category, control at the proposal's control figure (arithmetic on published shares, not a measurement).\n\n" +
+				"| configuration | payload | measured total | at the proposal's mix | proposal's total |\n|---|---|---:|---:|---:|\n")
+			first = false
+		}
+		payload := r.Payload
+		if payload == "" {
+			payload = gossip.PayloadSSZSnappy
+		}
+		pub := "–"
+		if c, ok := r.Proposal["total"]; ok {
+			pub = c.published() + " %"
+		}
+		fmt.Fprintf(b, "| %s | %s | %.1f %% | %.1f %% | %s |\n", r.Config, payload, r.RelativeTotal, r.AtProposalMix, pub)
+	}
+	if !first {
+		b.WriteString("\n")
+	}
+}
+
+func traceLabel(t TraceInfo) string {
+	s := t.Source
+	if p := t.Params["profile"]; p != "" {
+		s += ", profile " + p
+	}
+	if n := t.Params["slots"]; n != "" {
+		s += ", " + n + " slots"
+	}
+	return s
+}
+
+func cell(v float64, cmp map[string]Comparison, key string, has bool) string {
+	if !has {
+		return "–"
+	}
+	s := strconv.FormatFloat(v, 'f', 1, 64) + " %"
+	if c, ok := cmp[key]; ok {
+		s += fmt.Sprintf(" (%s; %+.1f)", c.published(), c.Diff)
+	}
+	return s
+}

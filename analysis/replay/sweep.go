@@ -1,0 +1,508 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/trace"
+	"github.com/streamsim/streamsim/workload"
+)
+
+// Config is one column of a sweep grid: a stream codec, or one of the two references.
+type Config struct {
+	// Name is the canonical name: "none", "plain", a codec spec (codec.Spec.String) or
+	// "zstd+dict" followed by the zstd spec's parameters.
+	Name string
+	// None is no compression at all: the frames with raw SSZ payloads as they are.
+	None bool
+	// Spec is the stream codec (plain for the baseline).
+	Spec codec.Spec
+	// Dict trains a zstd dictionary on the training part and evaluates zstd with it.
+	Dict bool
+}
+
+// ConfigForms lists the accepted configuration forms.
+var ConfigForms = "none, zstd+dict[:<level>[:<window>]], or a codec spec: " + codec.Forms
+
+// ParseConfig parses one grid entry.
+func ParseConfig(s string) (Config, error) {
+	switch {
+	case s == "none":
+		return Config{Name: "none", None: true}, nil
+	case s == "zstd+dict" || strings.HasPrefix(s, "zstd+dict:"):
+		spec, err := codec.Parse("zstd" + strings.TrimPrefix(s, "zstd+dict"))
+		if err != nil {
+			return Config{}, fmt.Errorf("sweep configuration %q: %w", s, err)
+		}
+		return Config{Name: "zstd+dict" + strings.TrimPrefix(spec.Explicit(), "zstd"), Spec: spec, Dict: true}, nil
+	}
+	spec, err := codec.Parse(s)
+	if err != nil {
+		return Config{}, fmt.Errorf("sweep configuration %q: %w", s, err)
+	}
+	return Config{Name: spec.Explicit(), Spec: spec}, nil
+}
+
+// ParseGrid parses a comma-separated list of configurations.
+func ParseGrid(list string) ([]Config, error) {
+	var out []Config
+	seen := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		c, err := ParseConfig(s)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[c.Name] {
+			seen[c.Name] = true
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty sweep grid")
+	}
+	return out, nil
+}
+
+// DefaultGridList is the default grid: the proposal's rows plus the history sizes between.
+const DefaultGridList = "none,plain," +
+	"snappy-stream:4KiB:fast,snappy-stream:16KiB:fast,snappy-stream:64KiB:fast,snappy-stream:256KiB:fast,snappy-stream:1MiB:fast," +
+	"snappy-stream:64KiB:better,zstd:3:2MiB,zstd+dict:3:2MiB"
+
+// DefaultGrid returns the parsed default grid.
+func DefaultGrid() []Config {
+	g, err := ParseGrid(DefaultGridList)
+	if err != nil {
+		panic(err) // a constant
+	}
+	return g
+}
+
+// Options configure a sweep.
+type Options struct {
+	Grid []Config
+	// Payloads are the payload modes inside compressed streams (gossip.PayloadSSZSnappy,
+	// gossip.PayloadSSZ). none and plain do not depend on it and are replayed once.
+	Payloads []string
+	// Profiles are the views: each is the traces filtered to a workload profile's topics
+	// (TopicFilter). "" or "recorded" keeps the traces as recorded.
+	Profiles []string
+	// TrainSplit is the share of each trace's time used only to train dictionaries; every
+	// configuration is evaluated on the rest, with streams starting empty at the split.
+	TrainSplit float64
+	// Direction keeps only stream directions of this direction (trace.DirectionIn or
+	// trace.DirectionOut, from the recording node's view); "" keeps all. The proposal's
+	// figures are inbound.
+	Direction string
+	// Workers run configurations in parallel (default GOMAXPROCS).
+	Workers int
+	// Progress, if set, is called after each configuration finishes.
+	Progress func(done, total int, last string)
+}
+
+// Result is one configuration replayed over one view in one payload mode.
+type Result struct {
+	View    string `json:"view"`
+	Payload string `json:"payload"` // "" for plain, "ssz" for none
+	Config  string `json:"config"`
+	Streams int    `json:"streams"`
+	Frames  int64  `json:"frames"`
+	// InputBytes went into the encoders (and came out of the decoders).
+	InputBytes int64 `json:"input_bytes"`
+	// Bytes are the wire bytes per category (each unit's bytes shared out like its frame's)
+	// and PlainBytes today's bytes of the same frames.
+	Bytes      [gossip.NumCategories]float64 `json:"wire_bytes"`
+	PlainBytes [gossip.NumCategories]int64   `json:"plain_bytes"`
+	Total      float64                       `json:"wire_total"`
+	PlainTotal int64                         `json:"plain_total"`
+	// Relative is Bytes/PlainBytes in percent per category (NaN-free: 0 when no plain bytes)
+	// and RelativeTotal the same in total.
+	Relative      [gossip.NumCategories]float64 `json:"relative"`
+	RelativeTotal float64                       `json:"relative_total"`
+	// Codec CPU over the whole replay, per input byte.
+	EncodeTime     time.Duration `json:"encode_ns"`
+	DecodeTime     time.Duration `json:"decode_ns"`
+	EncodeNsPerB   float64       `json:"encode_ns_per_byte"`
+	DecodeNsPerB   float64       `json:"decode_ns_per_byte"`
+	EncodeMBPerSec float64       `json:"encode_mb_per_s"`
+	DecodeMBPerSec float64       `json:"decode_mb_per_s"`
+	// Thread CPU time of the encode and decode loops (Linux), which unlike the codec meters'
+	// wall-clock time does not grow when other processes take the cores; it includes the
+	// replay's own bookkeeping (plain's figure is that floor).
+	EncodeCPUNsPerB float64 `json:"encode_thread_cpu_ns_per_byte"`
+	DecodeCPUNsPerB float64 `json:"decode_thread_cpu_ns_per_byte"`
+	encodeCPU       time.Duration
+	decodeCPU       time.Duration
+	// Memory per stream direction: encoder and decoder state (codec.Stats.StateBytes), the
+	// largest over the view's streams.
+	EncoderStateBytes int64 `json:"encoder_state_bytes"`
+	DecoderStateBytes int64 `json:"decoder_state_bytes"`
+	DictBytes         int   `json:"dict_bytes,omitempty"`
+	Verified          bool  `json:"verified"` // decoded output equals the input, frame for frame
+	// Proposal holds the proposal's published figure where one exists, by "total" or
+	// category name, with the difference.
+	Proposal map[string]Comparison `json:"proposal,omitempty"`
+	// AtProposalMix is this configuration's per-category figures weighted by the proposal's
+	// inbound MiB/h per category, with control at the proposal's own control figure (this
+	// traffic may have no control): what the total would be with the recording's traffic mix.
+	// 0 when the proposal published no control figure for the configuration or view.
+	AtProposalMix float64 `json:"at_proposal_mix,omitempty"`
+}
+
+// Report is a whole sweep.
+type Report struct {
+	Traces     []TraceInfo      `json:"traces"`
+	Direction  string           `json:"direction,omitempty"` // "" for every direction
+	TrainSplit float64          `json:"train_split"`
+	Grid       []string         `json:"grid"`
+	Payloads   []string         `json:"payloads"`
+	Views      []TrafficSummary `json:"views"`
+	Results    []Result         `json:"results"`
+	Workers    int              `json:"workers"`
+	Build      string           `json:"build"`
+	// Notes warn about views a trace cannot fully provide (a view wanting topics the trace's
+	// recording profile did not subscribe to).
+	Notes   []string      `json:"notes,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// ErrMismatch is wrapped when a configuration does not decode back to its input.
+var ErrMismatch = errors.New("round trip mismatch")
+
+// Sweep replays every stream direction of the traces through the grid, for every view and
+// payload mode. Any decode mismatch fails the sweep.
+func Sweep(paths []string, o Options) (*Report, error) {
+	start := time.Now()
+	if len(o.Grid) == 0 {
+		o.Grid = DefaultGrid()
+	}
+	if len(o.Payloads) == 0 {
+		o.Payloads = []string{gossip.PayloadSSZSnappy, gossip.PayloadSSZ}
+	}
+	for _, p := range o.Payloads {
+		if _, err := gossip.ParsePayload(p); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.Profiles) == 0 {
+		o.Profiles = []string{"all-subnets", "default"}
+	}
+	if o.TrainSplit < 0 || o.TrainSplit >= 1 {
+		return nil, fmt.Errorf("train split %g: want 0 <= split < 1", o.TrainSplit)
+	}
+	for _, c := range o.Grid {
+		if c.Dict && o.TrainSplit == 0 {
+			return nil, fmt.Errorf("configuration %s needs a training part: train split is 0", c.Name)
+		}
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	switch o.Direction {
+	case "", trace.DirectionIn, trace.DirectionOut:
+	default:
+		return nil, fmt.Errorf("direction %q: want %s, %s or empty", o.Direction, trace.DirectionIn, trace.DirectionOut)
+	}
+	sc, err := scanTraces(paths, o.TrainSplit, o.Direction)
+	if err != nil {
+		return nil, err
+	}
+	if o.Direction != "" && sc.frames == 0 {
+		return nil, fmt.Errorf("no %s stream directions in the traces", o.Direction)
+	}
+	rep := &Report{Traces: sc.infos, Direction: o.Direction, TrainSplit: o.TrainSplit, Payloads: o.Payloads, Workers: o.Workers}
+	_, rep.Build = result.BuildOptimized()
+	for _, c := range o.Grid {
+		rep.Grid = append(rep.Grid, c.Name)
+	}
+	var evalDuration time.Duration
+	for i, ti := range sc.infos {
+		evalDuration += ti.Duration - sc.split[i]
+	}
+
+	var views []*view
+	var jobs []*job
+	for _, name := range o.Profiles {
+		v := &view{name: name, seen: map[string]bool{}}
+		if name == "" || name == "recorded" {
+			v.name = "recorded"
+		} else {
+			prof, err := workload.ParseProfile(name)
+			if err != nil {
+				return nil, err
+			}
+			v.filter = &TopicFilter{Wants: prof.Wants, Known: knownFor(sc.topics, prof.Wants)}
+			rep.Notes = append(rep.Notes, viewCoverage(sc.infos, prof)...)
+		}
+		v.sum.View = v.name
+		vi := len(views)
+		views = append(views, v)
+		for _, c := range o.Grid {
+			switch {
+			case c.None:
+				jobs = append(jobs, newJob(c, corpusKey{vi, gossip.PayloadSSZ}, v.name))
+			case c.Spec.IsPlain() && !c.Dict:
+				jobs = append(jobs, newJob(c, corpusKey{vi, gossip.PayloadSSZSnappy}, v.name))
+			default:
+				for _, p := range o.Payloads {
+					jobs = append(jobs, newJob(c, corpusKey{vi, p}, v.name))
+				}
+			}
+		}
+	}
+	if err := trainDicts(paths, sc, views, jobs); err != nil {
+		return nil, err
+	}
+	if err := replayTraces(paths, sc, views, jobs, o); err != nil {
+		return nil, err
+	}
+	for _, v := range views {
+		if v.sum.Frames == 0 {
+			return nil, fmt.Errorf("view %s: no frames left to evaluate", v.name)
+		}
+		v.sum.Duration = evalDuration
+		if evalDuration > 0 {
+			for c := range v.sum.Bytes {
+				v.sum.PerHour[c] = float64(v.sum.Bytes[c]) / (1 << 20) / evalDuration.Hours()
+			}
+		}
+		rep.Views = append(rep.Views, v.sum)
+	}
+	for _, j := range jobs {
+		r := j.r
+		r.Proposal = compare(&r)
+		r.AtProposalMix = atProposalMix(&r)
+		rep.Results = append(rep.Results, r)
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// batchFrames is how many frames of one corpus go to its configurations at a time.
+const batchFrames = 512
+
+// replayTraces reads every trace once and hands each evaluated frame, prepared for each
+// view and payload mode, to every job of that corpus. Jobs run on their own goroutines (each
+// on its own OS thread, so thread CPU time measures its codec work), at most o.Workers at a
+// time, a batch at a time.
+func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Options) error {
+	byCorpus := map[corpusKey][]int{}
+	wantSSZ := make([]bool, len(views))
+	for i, j := range jobs {
+		byCorpus[j.key] = append(byCorpus[j.key], i)
+		if j.key.payload == gossip.PayloadSSZ {
+			wantSSZ[j.key.view] = true
+		}
+	}
+	chans := make([]chan []frameIn, len(jobs))
+	errs := make([]error, len(jobs))
+	tokens := make(chan struct{}, o.Workers)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		chans[i] = make(chan []frameIn, 4)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for batch := range chans[i] {
+				if errs[i] != nil {
+					continue // drain
+				}
+				tokens <- struct{}{}
+				errs[i] = j.frames(batch)
+				<-tokens
+			}
+			if errs[i] == nil {
+				errs[i] = j.finish(views[j.key.view].sum)
+			}
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("%s (%s, %s): %w", j.cfg.Name, views[j.key.view].name, j.key.payload, errs[i])
+			}
+		}()
+	}
+	pending := map[corpusKey][]frameIn{}
+	flush := func(k corpusKey) {
+		if b := pending[k]; len(b) > 0 {
+			for _, ji := range byCorpus[k] {
+				chans[ji] <- b // read-only from here on: every job of the corpus shares it
+			}
+			pending[k] = nil
+		}
+	}
+	readErr := func() error {
+		var done int64
+		var buf []byte
+		for ti, path := range paths {
+			r, err := trace.Open(path)
+			if err != nil {
+				return fmt.Errorf("trace %s: %w", path, err)
+			}
+			err = forFrames(r, func(f trace.Frame) error {
+				if !sc.keep[ti][f.Stream] {
+					return nil
+				}
+				done++
+				if o.Progress != nil && done%20000 == 0 {
+					o.Progress(int(done), int(sc.frames), path)
+				}
+				if f.At < sc.split[ti] {
+					return nil // training part: trainDicts used it
+				}
+				name := sc.names[ti][f.Stream]
+				for vi, v := range views {
+					p, kept, err := v.prepare(name, f.Data, wantSSZ[vi], &buf)
+					if err != nil {
+						return fmt.Errorf("view %s stream %s: %w", v.name, name, err)
+					}
+					if !kept {
+						continue
+					}
+					v.count(&p)
+					for _, payload := range []string{gossip.PayloadSSZSnappy, gossip.PayloadSSZ} {
+						k := corpusKey{vi, payload}
+						if len(byCorpus[k]) == 0 {
+							continue
+						}
+						in := p.snappy
+						if payload == gossip.PayloadSSZ {
+							in = p.ssz
+						}
+						pending[k] = append(pending[k], in)
+						if len(pending[k]) == batchFrames {
+							flush(k)
+						}
+					}
+				}
+				return nil
+			})
+			if cerr := r.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("trace %s: %w", path, err)
+			}
+		}
+		if o.Progress != nil {
+			o.Progress(int(sc.frames), int(sc.frames), "done")
+		}
+		return nil
+	}()
+	for k := range pending {
+		flush(k)
+	}
+	for _, c := range chans {
+		close(c)
+	}
+	wg.Wait()
+	return errors.Join(append([]error{readErr}, errs...)...)
+}
+
+// trainDicts trains the dictionary of every job that needs one on its corpus's training
+// part (the frames before each trace's split), read in one pass and sampled evenly.
+func trainDicts(paths []string, sc *scan, views []*view, jobs []*job) error {
+	need := map[corpusKey]*trainSampler{}
+	for _, j := range jobs {
+		if j.cfg.Dict {
+			need[j.key] = &trainSampler{}
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	var buf []byte
+	for ti, path := range paths {
+		r, err := trace.Open(path)
+		if err != nil {
+			return fmt.Errorf("trace %s: %w", path, err)
+		}
+		err = forFrames(r, func(f trace.Frame) error {
+			if !sc.keep[ti][f.Stream] || f.At >= sc.split[ti] {
+				return nil
+			}
+			for vi, v := range views {
+				s, sszS := need[corpusKey{vi, gossip.PayloadSSZSnappy}], need[corpusKey{vi, gossip.PayloadSSZ}]
+				if s == nil && sszS == nil {
+					continue
+				}
+				p, kept, err := v.prepare(sc.names[ti][f.Stream], f.Data, sszS != nil, &buf)
+				if err != nil {
+					return err
+				}
+				if !kept {
+					continue
+				}
+				if s != nil {
+					s.add(p.snappy.stream, p.snappy.data)
+				}
+				if sszS != nil {
+					sszS.add(p.ssz.stream, p.ssz.data)
+				}
+			}
+			return nil
+		})
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("trace %s: training part: %w", path, err)
+		}
+	}
+	for _, j := range jobs {
+		if !j.cfg.Dict {
+			continue
+		}
+		d, err := trainDict(need[j.key].frames(), j.cfg.Spec.ZstdLevel)
+		if err != nil {
+			return fmt.Errorf("%s (%s, %s): %w", j.cfg.Name, views[j.key.view].name, j.key.payload, err)
+		}
+		j.dict, j.r.DictBytes = d, len(d)
+	}
+	return nil
+}
+
+// viewCoverage notes the traces whose recording profile (workload traces say it in their
+// header) lacks topics the view's profile wants: filtering cannot add what was not recorded.
+func viewCoverage(infos []TraceInfo, view workload.Profile) []string {
+	var notes []string
+	for _, ti := range infos {
+		name := ti.Params["profile"]
+		if name == "" {
+			continue
+		}
+		rec, err := workload.ParseProfile(name)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.Atoi(ti.Params["custody_columns"]); err == nil && n != len(rec.Columns) {
+			if rec, err = rec.WithCustody(n); err != nil {
+				continue
+			}
+		}
+		var missing []string
+		for _, topic := range view.Topics("00000000") {
+			if !rec.Wants(topic) {
+				_, n, _ := gossip.ParseTopic(topic)
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			notes = append(notes, fmt.Sprintf("view %s: trace %s was recorded with profile %s, which lacks %d of the view's topics (%s); the view is incomplete",
+				view.Name, ti.Path, name, len(missing), strings.Join(missing[:min(len(missing), 4)], ", ")))
+		}
+	}
+	return notes
+}
+
+var percentOf = result.PercentOf

@@ -1,0 +1,281 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	gsnappy "github.com/golang/snappy"
+	"github.com/klauspost/compress/s2"
+	ksnappy "github.com/klauspost/compress/snappy"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/codec/snappystream"
+)
+
+// Impl is one implementation under test.
+type Impl struct {
+	// Name is the key in benchmark names and JSON, e.g. "golang-snappy".
+	Name string
+	// Label names the library and its version in this build.
+	Label string
+	// Snappy reports that it writes and reads plain Snappy blocks (the cross matrix).
+	Snappy bool
+	// Stream reports that it keeps history across the messages of one stream direction.
+	Stream bool
+	new    func() coder
+}
+
+// Encoded is a payload's messages as one implementation encoded them.
+type Encoded struct {
+	Units  [][]byte // one per message
+	Stream []byte   // the units, concatenated
+	Sizes  []int    // decoded size of each message
+}
+
+// WireBytes is the encoded size.
+func (e *Encoded) WireBytes() int { return len(e.Stream) }
+
+// coder encodes and decodes the messages of one payload as one fresh stream direction
+// per call (setup included, as on a new libp2p stream; it is amortized over the whole
+// sequence). Buffers are reused between calls.
+type coder interface {
+	encode(msgs [][]byte, emit func(unit []byte))
+	decode(e *Encoded, visit func(i int, msg []byte)) error
+}
+
+// stater is a coder that holds memory across messages.
+type stater interface {
+	stateBytes() (enc, dec int64)
+}
+
+// Encode encodes msgs with a fresh coder and keeps the units.
+func (im Impl) Encode(msgs [][]byte) *Encoded {
+	e := &Encoded{}
+	im.new().encode(msgs, func(u []byte) {
+		e.Units = append(e.Units, bytes.Clone(u))
+		e.Stream = append(e.Stream, u...)
+	})
+	for _, m := range msgs {
+		e.Sizes = append(e.Sizes, len(m))
+	}
+	return e
+}
+
+// perMessage is a Snappy implementation's block API, one block per message.
+type perMessage struct {
+	enc func(dst, src []byte) []byte
+	dec func(dst, src []byte) ([]byte, error)
+	buf []byte
+	out []byte
+}
+
+func (p *perMessage) encode(msgs [][]byte, emit func([]byte)) {
+	for _, m := range msgs {
+		p.buf = p.enc(p.buf[:cap(p.buf)], m)
+		if emit != nil {
+			emit(p.buf)
+		}
+	}
+}
+
+func (p *perMessage) decode(e *Encoded, visit func(int, []byte)) error {
+	for i, u := range e.Units {
+		d, err := p.dec(p.out[:cap(p.out)], u)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		p.out = d
+		if visit != nil {
+			visit(i, d)
+		}
+	}
+	return nil
+}
+
+// snappyStreamCoder is snappystream's block API (what codec's snappy-stream Writer and
+// Reader run per unit).
+type snappyStreamCoder struct {
+	enc *snappystream.Encoder
+	dec *snappystream.Decoder
+	buf []byte
+	out []byte
+}
+
+func (s *snappyStreamCoder) stateBytes() (enc, dec int64) {
+	return int64(s.enc.StateBytes()), int64(s.dec.StateBytes())
+}
+
+func (s *snappyStreamCoder) encode(msgs [][]byte, emit func([]byte)) {
+	s.enc.Reset()
+	for _, m := range msgs {
+		s.buf = s.enc.Encode(s.buf[:0], m)
+		if emit != nil {
+			emit(s.buf)
+		}
+	}
+}
+
+func (s *snappyStreamCoder) decode(e *Encoded, visit func(int, []byte)) error {
+	s.dec.Reset()
+	for i, u := range e.Units {
+		d, err := s.dec.Decode(s.out[:0], u)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		s.out = d
+		if visit != nil {
+			visit(i, d)
+		}
+	}
+	return nil
+}
+
+// specCoder runs a codec spec's Writer and Reader, as streamsim's nodes do: a Write per
+// message (zstd: flushed), a Reader reading each message whole.
+type specCoder struct {
+	spec     codec.Spec
+	sink     unitSink
+	out      []byte
+	encState int64 // the last Writer's and Reader's state bytes, open
+	decState int64
+}
+
+func (s *specCoder) stateBytes() (enc, dec int64) { return s.encState, s.decState }
+
+// unitSink keeps the bytes of each Write.
+type unitSink struct {
+	buf  []byte
+	emit func([]byte)
+}
+
+func (u *unitSink) Write(p []byte) (int, error) {
+	if u.emit != nil {
+		u.emit(p)
+	}
+	return len(p), nil
+}
+
+func (s *specCoder) encode(msgs [][]byte, emit func([]byte)) {
+	s.sink.emit = emit
+	w := s.spec.NewWriter(&s.sink)
+	for _, m := range msgs {
+		if _, err := w.Write(m); err != nil {
+			panic(fmt.Sprintf("%s: %v", s.spec, err)) // writing to memory cannot fail
+		}
+	}
+	// The frame end belongs to no message; it is not counted.
+	s.sink.emit = nil
+	s.encState = w.(codec.Meter).Stats().StateBytes
+	w.Close()
+}
+
+func (s *specCoder) decode(e *Encoded, visit func(int, []byte)) error {
+	r := s.spec.NewReader(bytes.NewReader(e.Stream))
+	defer r.Close()
+	for i, n := range e.Sizes {
+		if cap(s.out) < n {
+			s.out = make([]byte, n)
+		}
+		s.out = s.out[:n]
+		if _, err := io.ReadFull(r, s.out); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		if visit != nil {
+			visit(i, s.out)
+		}
+	}
+	s.decState = r.(codec.Meter).Stats().StateBytes
+	return nil
+}
+
+// Impls returns the implementations this build has, in table order: the per-message
+// Snappy implementations, then every codec family's bench specs (codec.Family.Bench) that
+// this build runs: snappy-stream per message (window 0) and with history, and zstd's two
+// implementations flushed per message.
+func Impls() []Impl {
+	golang := "golang/snappy " + codec.ModuleVersion("github.com/golang/snappy")
+	klauspost := "klauspost/compress " + codec.ModuleVersion("github.com/klauspost/compress")
+	impls := []Impl{
+		{Name: "golang-snappy", Label: golang, Snappy: true, new: func() coder {
+			return &perMessage{enc: gsnappy.Encode, dec: gsnappy.Decode}
+		}},
+		{Name: "klauspost-snappy", Label: klauspost + " snappy", Snappy: true, new: func() coder {
+			return &perMessage{enc: ksnappy.Encode, dec: ksnappy.Decode}
+		}},
+		{Name: "s2-snappy", Label: klauspost + " s2 (EncodeSnappy)", Snappy: true, new: func() coder {
+			return &perMessage{enc: s2.EncodeSnappy, dec: s2.Decode}
+		}},
+	}
+	if libsnappy != nil {
+		impls = append(impls, *libsnappy)
+	}
+	for _, f := range codec.Families() {
+		for _, b := range f.Bench {
+			spec, err := codec.Parse(b.Spec)
+			if err != nil {
+				panic(fmt.Sprintf("codec family %s: bench spec %q: %v", f.Name, b.Spec, err)) // codec's tests parse every one
+			}
+			if spec.Available() != nil {
+				continue
+			}
+			impls = append(impls, specImpl(b.Name, spec))
+		}
+	}
+	return impls
+}
+
+// specImpl is a codec spec under test: through the block API where its family has one
+// (blockImpls), else through the spec's Writer and Reader as streamsim's nodes run it.
+func specImpl(name string, spec codec.Spec) Impl {
+	if bi, ok := blockImpls[spec.Kind]; ok {
+		return bi(name, spec)
+	}
+	return Impl{
+		Name:   name,
+		Label:  spec.Implementation() + " " + spec.Explicit(),
+		Stream: spec.HistoryBytes() > 0,
+		new:    func() coder { return &specCoder{spec: spec} },
+	}
+}
+
+// blockImpls are the families measured through their block API: snappy-stream's Writer
+// runs one Encode per unit and its Reader one Decode, so the block API times the codec
+// without the io plumbing. With window 0 it writes plain Snappy blocks (the cross matrix).
+var blockImpls = map[codec.Kind]func(name string, spec codec.Spec) Impl{
+	codec.SnappyStream: func(name string, spec codec.Spec) Impl {
+		return Impl{
+			Name:   name,
+			Label:  "streamsim " + spec.Explicit(),
+			Snappy: spec.WindowBytes == 0,
+			Stream: spec.WindowBytes > 0,
+			new: func() coder {
+				return &snappyStreamCoder{enc: snappystream.NewEncoder(spec.WindowBytes, spec.SnappyLevel), dec: snappystream.NewDecoder(spec.WindowBytes, 0)}
+			},
+		}
+	},
+}
+
+// SnappyDecoder is a Snappy implementation's block decoder, for the cross matrix.
+type SnappyDecoder struct {
+	Name   string
+	Decode func(dst, src []byte) ([]byte, error)
+}
+
+// SnappyDecoders returns every Snappy block decoder in this build.
+func SnappyDecoders() []SnappyDecoder {
+	ds := []SnappyDecoder{
+		{"golang-snappy", gsnappy.Decode},
+		{"klauspost-snappy", ksnappy.Decode},
+		{"s2-snappy", s2.Decode},
+	}
+	if libsnappyDecode != nil {
+		ds = append(ds, SnappyDecoder{"libsnappy", libsnappyDecode})
+	}
+	w0 := snappystream.NewDecoder(0, 0)
+	ds = append(ds, SnappyDecoder{"snappy-stream-w0", func(dst, src []byte) ([]byte, error) {
+		w0.Reset() // window 0: every block stands alone
+		return w0.Decode(dst[:0], src)
+	}})
+	return ds
+}
