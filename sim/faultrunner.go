@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/streamsim/streamsim/units"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/units"
 )
 
 // faultRunner carries out the faults of a schedule that fall to one instance.
