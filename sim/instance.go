@@ -90,7 +90,7 @@ type instance struct {
 	addrSent   bool
 	publishes  bool
 
-	// Reliability (faults.go, liveness.go, samples.go): the fault schedule's part of this
+	// Reliability (faultrunner.go, liveness.go, samples.go): the fault schedule's part of this
 	// instance, the watch for lost instances, resource samples; phase says what the instance
 	// is doing (for a timeout's message); waitCtx bounds waits for other instances, a grace
 	// period beyond the budget so that an instance that times out is named by itself.
@@ -443,7 +443,7 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 		WithCodecs(self.Codecs...), WithPayloadSSZ(in.p.Payload == "ssz"), WithTimeScale(in.p.TimeScale),
 		WithClient(self.Client), WithDirectPeers(direct), WithFlowControl(in.sc.FlowControl),
 		WithPeerRoles(func(id peer.ID) string { return roles[id] }), WithHeartbeatDelay(stagger),
-		WithLostLog(len(in.p.Faults) > 0), // faults.go
+		WithLostLog(len(in.p.Faults) > 0), // lostlog.go
 	}
 	if in.rec != nil {
 		opts = append(opts, WithRecorder(in.rec))
@@ -623,6 +623,4 @@ func neighbours(plan *topology.Plan, i int) []int {
 }
 
 // slotTime converts slots to the run's (scaled) time.
-func (in *instance) slotTime(slots float64) time.Duration {
-	return time.Duration(slots * float64(in.slot))
-}
+func (in *instance) slotTime(slots float64) time.Duration { return in.p.SlotsTime(slots) }
