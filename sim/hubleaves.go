@@ -32,11 +32,9 @@ var HubLeaves = &Scenario{
 	},
 	MinInstances: 3, MaxInstances: 1000, DefaultInstances: 7,
 	Role: topology.HubLeavesRole,
+	Parse: func(p *Params) (any, error) { return p.Int(ParamPublishers, 1) },
 	Check: func(p *Params, groups map[string]int) error {
-		pubs, err := p.Int(ParamPublishers, 1)
-		if err != nil {
-			return err
-		}
+		pubs := p.Own.(int)
 		if n, ok := groups[GroupPublishers]; ok && n != pubs {
 			return fmt.Errorf("param %s is %d but group %s has %d instances", ParamPublishers, pubs, GroupPublishers, n)
 		}
