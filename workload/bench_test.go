@@ -33,7 +33,7 @@ func BenchmarkTransaction(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := g.chain.txs.tx(1e9, 0.3); err != nil {
+		if _, err := g.chain.txs.tx(1e9); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -79,9 +79,6 @@ type Params struct {
 	BlobsMin         int
 	BlobsMax         int
 	MaxBlobsPerBlock int
-	// RepeatTxShare is the share of a block's transactions that are near-repeats of recent
-	// transactions (same sender and calldata shape, next nonce, small changes).
-	RepeatTxShare float64
 	// GasLimit is the execution block gas limit.
 	GasLimit uint64
 }
@@ -109,7 +106,6 @@ func DefaultParams() Params {
 		BlobsMin:               10,
 		BlobsMax:               16,
 		MaxBlobsPerBlock:       21,
-		RepeatTxShare:          0.3,
 		GasLimit:               60_000_000,
 	}
 }
@@ -129,7 +125,7 @@ func (p Params) Validate() error {
 		{"participation", p.Participation}, {"head vote share", p.HeadVoteShare},
 		{"second data probability", p.SecondDataProbability}, {"third data probability", p.ThirdDataProbability},
 		{"bits set share", p.BitsSetShare}, {"block probability", p.BlockProbability},
-		{"blob block share", p.BlobBlockShare}, {"repeat tx share", p.RepeatTxShare},
+		{"blob block share", p.BlobBlockShare},
 	} {
 		if !(f.v >= 0 && f.v <= 1) {
 			return fmt.Errorf("%s %v: want 0..1", f.name, f.v)
