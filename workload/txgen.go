@@ -122,7 +122,7 @@ var wordMix = []struct {
 	kind  wordKind
 	cumul float64
 }{
-	{wZero, 0.05}, {wConst, 0.11}, {wMax, 0.115}, {wAddr, 0.245}, {wAmount, 0.525}, {wID, 0.935}, {wRandom, 1},
+	{wZero, 0.05}, {wConst, 0.11}, {wMax, 0.115}, {wAddr, 0.245}, {wAmount, 0.525}, {wID, 0.945}, {wRandom, 1},
 }
 
 type shape struct {
