@@ -500,3 +500,31 @@ func TestParamsValidate(t *testing.T) {
 }
 
 func bigOne() *big.Int { return big.NewInt(1) }
+
+// TestCalibration holds the per-message figures of the README's workload table (reference.md
+// §3) for two seeds: sizes and raw/Snappy per category, blocks 2.2–2.4 over all their bytes.
+func TestCalibration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 40 mainnet slots")
+	}
+	for _, seed := range []int64{1, 2} {
+		p := DefaultParams()
+		p.Seed = seed
+		var s Stats
+		for _, msgs := range generate(t, p, 20) {
+			s.Add(msgs, nil)
+		}
+		check := func(c gossip.Category, what string, got, lo, hi float64) {
+			if got < lo || got > hi {
+				t.Errorf("seed %d: %v %s %.3f, want %.3f..%.3f", seed, c, what, got, lo, hi)
+			}
+		}
+		check(gossip.Attestation, "mean SSZ", s.MeanSSZ(gossip.Attestation), 240, 240)
+		check(gossip.Attestation, "raw/Snappy", s.SnappyRatio(gossip.Attestation), 1.03, 1.10) // recording 240/226 = 1.062
+		check(gossip.Aggregate, "mean SSZ", s.MeanSSZ(gossip.Aggregate), 504, 508)             // 444 + ⌈489/8⌉ at k = 488
+		check(gossip.Aggregate, "raw/Snappy", s.SnappyRatio(gossip.Aggregate), 0.99, 1.06)     // recording ~1/0.97
+		check(gossip.Block, "raw/Snappy", s.SnappyRatio(gossip.Block), 2.2, 2.4)
+		check(gossip.DataColumn, "raw/Snappy", s.SnappyRatio(gossip.DataColumn), 0.99, 1.01)
+		check(gossip.SyncCommittee, "raw/Snappy", s.SnappyRatio(gossip.SyncCommittee), 0.95, 1.0) // expands slightly
+	}
+}
