@@ -39,6 +39,8 @@ func runWorkload(args []string, stdout io.Writer) error {
 	fs.Float64Var(&def.BlockProbability, "block-probability", def.BlockProbability, "probability that a slot has a block")
 	fs.IntVar(&def.BlockMedianBytes, "block-bytes", def.BlockMedianBytes, "median SSZ size of a block")
 	fs.IntVar(&def.BlobsMax, "blobs-max", def.BlobsMax, "most blobs in a block with blobs")
+	fs.Float64Var(&def.AggregatorCompleteShare, "aggregator-complete", def.AggregatorCompleteShare, "share of aggregators holding every timely vote (0..1)")
+	fs.Float64Var(&def.AggregatorMissShare, "aggregator-miss", def.AggregatorMissShare, "mean share of timely votes an incomplete aggregator misses (0..1)")
 	fs.Usage = func() {
 		out := fs.Output()
 		fmt.Fprintln(out, "usage: streamsim workload [flags]")
