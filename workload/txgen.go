@@ -155,7 +155,6 @@ type txSource struct {
 	signer  types.Signer
 	chainID *uint256.Int
 	keys    []*ecdsa.PrivateKey
-	addrs   []common.Address
 	nonces  []uint64
 	salt    [16]byte
 
@@ -196,7 +195,6 @@ func newTxSource(rng *rand.Rand, fill func([]byte)) (*txSource, error) {
 			continue // outside the curve order: draw again
 		}
 		s.keys = append(s.keys, k)
-		s.addrs = append(s.addrs, crypto.PubkeyToAddress(k.PublicKey))
 		s.nonces = append(s.nonces, uint64(rng.IntN(5000)))
 	}
 	fill(s.salt[:])
