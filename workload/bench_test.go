@@ -39,7 +39,7 @@ func BenchmarkTransaction(b *testing.B) {
 	}
 }
 
-// BenchmarkNewGenerator measures setup: sender keys and their addresses.
+// BenchmarkNewGenerator measures setup: the sender keys.
 func BenchmarkNewGenerator(b *testing.B) {
 	for range b.N {
 		if _, err := NewGenerator(DefaultParams()); err != nil {
