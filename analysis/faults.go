@@ -47,8 +47,7 @@ type FaultAccounting struct {
 	WindowMs  float64           `json:"window_ms"`
 	Faults    []FaultRow        `json:"faults"`
 	Receivers []ReceiverAccount `json:"receivers"`
-	OK        bool              `json:"ok"`
-	Problems  []string          `json:"problems,omitempty"`
+	Checks
 }
 
 // FaultRow is one fault as one node carried it out.
@@ -158,7 +157,7 @@ func LoadFaultAccounting(dir string) (*FaultAccounting, error) {
 type interval struct{ from, to int64 } // to = max int64 while still down
 
 func accountFaults(runs []nodeRun) (*FaultAccounting, error) {
-	a := &FaultAccounting{OK: true}
+	a := &FaultAccounting{Checks: Checks{OK: true}}
 	name := map[string]string{} // peer id → group/instance
 	role := map[string]string{}
 	lostPeers := false
@@ -226,7 +225,7 @@ func accountFaults(runs []nodeRun) (*FaultAccounting, error) {
 	for i, r := range runs {
 		if r.log == "" {
 			if r.s.Receiver {
-				a.problem("%s: no message log; the accounting needs every node's", name[r.s.PeerID])
+				a.Problem("%s: no message log; the accounting needs every node's", name[r.s.PeerID])
 			}
 			continue
 		}
@@ -340,19 +339,19 @@ func accountFaults(runs []nodeRun) (*FaultAccounting, error) {
 		}
 		ra.OK = ra.Unexplained == 0 && ra.Duplicates == 0 && ra.Unknown == 0 && stuck == 0
 		if ra.Unexplained+ra.Duplicates+ra.Unknown > 0 {
-			a.problem("%s: %d missing without a reason, %d duplicate deliveries, %d unknown ids (e.g. %s)", ra.Node, ra.Unexplained,
+			a.Problem("%s: %d missing without a reason, %d duplicate deliveries, %d unknown ids (e.g. %s)", ra.Node, ra.Unexplained,
 				ra.Duplicates, ra.Unknown, strings.Join(ra.Examples, "; "))
 		}
 		if stuck > 0 {
 			// Everything after is exposed, so nothing would show as missing: the link's
 			// failure to come back is the finding.
-			a.problem("%s: %d link(s) went down and never came back", ra.Node, stuck)
+			a.Problem("%s: %d link(s) went down and never came back", ra.Node, stuck)
 		}
 		a.Receivers = append(a.Receivers, ra)
 	}
 	sort.Slice(a.Receivers, func(i, j int) bool { return a.Receivers[i].Node < a.Receivers[j].Node })
 	if len(a.Receivers) == 0 {
-		a.problem("no receiver with a message log")
+		a.Problem("no receiver with a message log")
 	}
 	return a, nil
 }
@@ -372,11 +371,6 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-func (a *FaultAccounting) problem(format string, args ...any) {
-	a.OK = false
-	a.Problems = append(a.Problems, fmt.Sprintf(format, args...))
 }
 
 // WriteFaultAccounting prints the faults that were carried out and each receiver's account.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/streamsim/streamsim/gossip"
@@ -31,7 +32,7 @@ type ABReport struct {
 	// LatencyDiff is each codec's latency minus plain's in the same seed and link setting,
 	// per category, with its spread over seeds.
 	LatencyDiff []ABLatencyDiff `json:"latency_diff"`
-	OK          bool            `json:"ok"`
+	Verdict
 }
 
 // ABLatencyDiff is one link setting, codec and category: the codec's delivery latency
@@ -128,12 +129,15 @@ func plainBaselines(runs []ABRunResult) map[abBaseline]*ABRunResult {
 
 // MeshAB builds the comparison; runs and reports are parallel.
 func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
-	ab := &ABReport{OK: true}
+	ab := &ABReport{Verdict: newVerdict()}
 	for i, r := range reports {
+		ab.TakeBuild(r.Build, r.Optimized)
 		res := ABRunResult{ABRun: runs[i], OK: r.OK, ObservedInWire: map[gossip.Category]int64{}, AllInWire: map[gossip.Category]int64{},
 			Copies: r.Copies, LatencyP50Ms: map[gossip.Category]float64{}, LatencyP99Ms: map[gossip.Category]float64{},
 			LatencyT95Ms: map[gossip.Category]float64{}}
-		ab.OK = ab.OK && r.OK
+		if !r.OK {
+			ab.Problem("run seed %d, %s, links %s failed its checks: %s", runs[i].Seed, runs[i].Codec, linksLabel(runs[i].Bandwidth), strings.Join(r.Problems, "; "))
+		}
 		for c, b := range r.Observed.In {
 			res.ObservedInWire[c] = b.WireBytes
 		}
@@ -207,6 +211,7 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 	})
 	ab.Latency = abLatency(ab.Runs)
 	ab.LatencyDiff = abLatencyDiff(ab.Runs)
+	ab.noteBuild()
 	return ab
 }
 
@@ -323,8 +328,11 @@ func bandwidthLess(a, b string) bool {
 	return va < vb
 }
 
-// WriteMeshABTable prints the comparison.
-func WriteMeshABTable(w io.Writer, ab *ABReport) error {
+// WriteJSON writes the comparison as one indented JSON object.
+func (ab *ABReport) WriteJSON(w io.Writer) error { return WriteJSON(w, ab) }
+
+// WriteTable prints the comparison.
+func (ab *ABReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "mesh A/B: %d runs; wire bytes relative to plain in the same seed's run (mean, range over seeds)\n\n", len(ab.Runs))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "links\tcodec\tscope\tcategory\tseeds\tmean\tmin\tmax\t")
@@ -371,7 +379,11 @@ func WriteMeshABTable(w io.Writer, ab *ABReport) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.0f %%\t%v\t\n", linksLabel(r.Bandwidth), r.Seed, r.Codec, mb(o), mb(a),
 			r.LatencyP50Ms[gossip.Attestation], r.LatencyP99Ms[gossip.Attestation], r.LatencyP50Ms[gossip.Block], 100*r.CPUShare, r.OK)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return ab.WriteFooter(w)
 }
 
 func linksLabel(bw string) string {

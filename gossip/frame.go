@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -91,12 +92,14 @@ func (p *FrameParts) Dominant() Category {
 	return best
 }
 
-// RPC field numbers (pubsub pb/rpc.proto).
+// Field numbers of pubsub's pb/rpc.proto that streamsim reads: the RPC's own fields and a
+// Message's topic.
 const (
-	rpcSubscriptions = 1
-	rpcPublish       = 2
-	rpcControl       = 3
-	msgTopic         = 4
+	FieldSubscriptions protowire.Number = 1 // RPC.subscriptions
+	FieldPublish       protowire.Number = 2 // RPC.publish
+	FieldControl       protowire.Number = 3 // RPC.control
+	fieldMessageData   protowire.Number = 2 // Message.data
+	fieldMessageTopic  protowire.Number = 4 // Message.topic
 )
 
 var errFrame = errors.New("malformed rpc frame")
@@ -107,30 +110,29 @@ var errFrame = errors.New("malformed rpc frame")
 // out in proportion.
 func SplitFrame(frame []byte) (FrameParts, error) {
 	var parts FrameParts
-	body, n, err := frameBody(frame)
+	body, n, err := FrameBody(frame)
 	if err != nil {
 		return parts, err
 	}
-	for len(body) > 0 {
-		var f field
-		if f, body, err = nextField(body); err != nil {
+	for f, err := range Fields(body) {
+		if err != nil {
 			return parts, err
 		}
 		switch {
-		case f.is(rpcPublish):
-			c := TopicCategory(MessageTopic(f.value))
-			parts.Bytes[c] += len(f.all)
+		case f.Is(FieldPublish):
+			c := TopicCategory(MessageTopic(f.Value))
+			parts.Bytes[c] += len(f.All)
 			parts.Messages[c]++
-		case f.is(rpcSubscriptions):
-			parts.Bytes[Control] += len(f.all)
+		case f.Is(FieldSubscriptions):
+			parts.Bytes[Control] += len(f.All)
 			parts.Messages[Control]++
-			parts.Control[Subscriptions].Bytes += len(f.all)
+			parts.Control[Subscriptions].Bytes += len(f.All)
 			parts.Control[Subscriptions].Entries++
-		case f.is(rpcControl):
-			parts.Bytes[Control] += len(f.all)
-			parts.Messages[Control] += splitControl(f.value, &parts.Control)
+		case f.Is(FieldControl):
+			parts.Bytes[Control] += len(f.All)
+			parts.Messages[Control] += splitControl(f.Value, &parts.Control)
 		default:
-			parts.Bytes[Other] += len(f.all)
+			parts.Bytes[Other] += len(f.All)
 		}
 	}
 	// Share the length prefix out in proportion, remainder to the dominant category.
@@ -156,8 +158,8 @@ func SplitFrame(frame []byte) (FrameParts, error) {
 	return parts, nil
 }
 
-// frameBody checks a frame's length prefix and returns the RPC bytes and the prefix length.
-func frameBody(frame []byte) (body []byte, prefixBytes int, err error) {
+// FrameBody checks a frame's length prefix and returns the RPC bytes and the prefix length.
+func FrameBody(frame []byte) (body []byte, prefixBytes int, err error) {
 	size, n := binary.Uvarint(frame)
 	if n <= 0 {
 		return nil, 0, fmt.Errorf("%w: bad length prefix", errFrame)
@@ -168,46 +170,55 @@ func frameBody(frame []byte) (body []byte, prefixBytes int, err error) {
 	return frame[n:], n, nil
 }
 
-// field is one protobuf field: its number and wire type, all its bytes (tag included) and,
-// for a length-delimited field, its contents.
-type field struct {
-	num        protowire.Number
-	typ        protowire.Type
-	all, value []byte
+// Field is one protobuf field of an encoded message: its number and wire type, all its bytes
+// (tag included) and, for a length-delimited field, its contents.
+type Field struct {
+	Num        protowire.Number
+	Type       protowire.Type
+	All, Value []byte
 }
 
-// is reports whether f is the length-delimited field num.
-func (f field) is(num protowire.Number) bool { return f.num == num && f.typ == protowire.BytesType }
+// Is reports whether f is the length-delimited field num.
+func (f Field) Is(num protowire.Number) bool { return f.Num == num && f.Type == protowire.BytesType }
 
-// nextField splits the first field off b.
-func nextField(b []byte) (field, []byte, error) {
-	num, typ, tn := protowire.ConsumeTag(b)
-	if tn < 0 {
-		return field{}, nil, fmt.Errorf("%w: %v", errFrame, protowire.ParseError(tn))
+// Fields walks the fields of an encoded protobuf message (an RPC frame's body, a Message, a
+// ControlMessage) in order. A malformed field ends the walk with its error; the fields before
+// it have been yielded.
+func Fields(b []byte) iter.Seq2[Field, error] {
+	return func(yield func(Field, error) bool) {
+		for len(b) > 0 {
+			num, typ, tn := protowire.ConsumeTag(b)
+			if tn < 0 {
+				yield(Field{}, fmt.Errorf("%w: %v", errFrame, protowire.ParseError(tn)))
+				return
+			}
+			fn := protowire.ConsumeFieldValue(num, typ, b[tn:])
+			if fn < 0 {
+				yield(Field{}, fmt.Errorf("%w: field %d: %v", errFrame, num, protowire.ParseError(fn)))
+				return
+			}
+			f := Field{Num: num, Type: typ, All: b[:tn+fn]}
+			if typ == protowire.BytesType {
+				f.Value, _ = protowire.ConsumeBytes(b[tn:])
+			}
+			b = b[tn+fn:]
+			if !yield(f, nil) {
+				return
+			}
+		}
 	}
-	fn := protowire.ConsumeFieldValue(num, typ, b[tn:])
-	if fn < 0 {
-		return field{}, nil, fmt.Errorf("%w: field %d: %v", errFrame, num, protowire.ParseError(fn))
-	}
-	f := field{num: num, typ: typ, all: b[:tn+fn]}
-	if typ == protowire.BytesType {
-		f.value, _ = protowire.ConsumeBytes(b[tn:])
-	}
-	return f, b[tn+fn:], nil
 }
 
 // MessageTopic returns the topic of an encoded pubsub Message, or "" when it has none or is
 // malformed.
 func MessageTopic(msg []byte) string {
-	for len(msg) > 0 {
-		f, rest, err := nextField(msg)
+	for f, err := range Fields(msg) {
 		if err != nil {
 			return ""
 		}
-		if f.is(msgTopic) {
-			return string(f.value)
+		if f.Is(fieldMessageTopic) {
+			return string(f.Value)
 		}
-		msg = rest
 	}
 	return ""
 }
@@ -222,26 +233,26 @@ var controlFields = map[protowire.Number]struct {
 // it has (unknown fields count as entries of no kind).
 func splitControl(b []byte, parts *[NumControlKinds]ControlPart) int {
 	n := 0
-	for len(b) > 0 {
-		var f field
-		var err error
-		if f, b, err = nextField(b); err != nil {
+	for f, err := range Fields(b) {
+		if err != nil {
 			return n
 		}
 		n++
-		cf, ok := controlFields[f.num]
-		if !ok || f.typ != protowire.BytesType {
+		cf, ok := controlFields[f.Num]
+		if !ok || f.Type != protowire.BytesType {
 			continue
 		}
 		p := &parts[cf.kind]
-		p.Bytes += len(f.all)
+		p.Bytes += len(f.All)
 		p.Entries++
-		for v := f.value; cf.ids != 0 && len(v) > 0; {
-			var g field
-			if g, v, err = nextField(v); err != nil {
+		if cf.ids == 0 {
+			continue
+		}
+		for g, err := range Fields(f.Value) {
+			if err != nil {
 				break
 			}
-			if g.is(cf.ids) {
+			if g.Is(cf.ids) {
 				p.IDs++
 			}
 		}

@@ -26,9 +26,6 @@ func ParsePayload(mode string) (string, error) {
 	return "", fmt.Errorf("unknown payload mode %q (allowed: %s, %s)", mode, PayloadSSZSnappy, PayloadSSZ)
 }
 
-// RPC Message field number of data (pubsub pb/rpc.proto).
-const msgData = 2
-
 // AppendSSZFrame appends frame with every published message's data Snappy-decoded to raw
 // SSZ; all other bytes are kept as they are. It fails when a message's data is not a Snappy
 // block of at most MaxPayloadBytes.
@@ -69,38 +66,36 @@ func AppendSnappyFrame(dst, frame []byte) ([]byte, error) {
 // the fields in their original order so the result is what pubsub would marshal for the
 // rewritten RPC.
 func transcodeFrame(dst, frame []byte, conv func(dst, data []byte) ([]byte, error)) ([]byte, error) {
-	body, _, err := frameBody(frame)
+	body, _, err := FrameBody(frame)
 	if err != nil {
 		return dst, err
 	}
 	out := make([]byte, 0, len(body)+len(body)/2)
 	var msgBuf, dataBuf []byte
-	for len(body) > 0 {
-		var f field
-		if f, body, err = nextField(body); err != nil {
+	for f, err := range Fields(body) {
+		if err != nil {
 			return dst, err
 		}
-		if !f.is(rpcPublish) {
-			out = append(out, f.all...)
+		if !f.Is(FieldPublish) {
+			out = append(out, f.All...)
 			continue
 		}
 		msgBuf = msgBuf[:0]
-		for msg := f.value; len(msg) > 0; {
-			var mf field
-			if mf, msg, err = nextField(msg); err != nil {
+		for mf, err := range Fields(f.Value) {
+			if err != nil {
 				return dst, fmt.Errorf("message: %w", err)
 			}
-			if !mf.is(msgData) {
-				msgBuf = append(msgBuf, mf.all...)
+			if !mf.Is(fieldMessageData) {
+				msgBuf = append(msgBuf, mf.All...)
 				continue
 			}
-			if dataBuf, err = conv(dataBuf[:0], mf.value); err != nil {
+			if dataBuf, err = conv(dataBuf[:0], mf.Value); err != nil {
 				return dst, err
 			}
-			msgBuf = protowire.AppendTag(msgBuf, msgData, protowire.BytesType)
+			msgBuf = protowire.AppendTag(msgBuf, fieldMessageData, protowire.BytesType)
 			msgBuf = protowire.AppendBytes(msgBuf, dataBuf)
 		}
-		out = protowire.AppendTag(out, rpcPublish, protowire.BytesType)
+		out = protowire.AppendTag(out, FieldPublish, protowire.BytesType)
 		out = protowire.AppendBytes(out, msgBuf)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(out)))

@@ -13,31 +13,29 @@ import (
 // occurrence of a field wins).
 func publishedIDs(t *testing.T, frame []byte) [][MessageIDBytes]byte {
 	t.Helper()
-	body, _, err := frameBody(frame)
+	body, _, err := FrameBody(frame)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids [][MessageIDBytes]byte
-	for len(body) > 0 {
-		var f field
-		if f, body, err = nextField(body); err != nil {
+	for f, err := range Fields(body) {
+		if err != nil {
 			t.Fatal(err)
 		}
-		if !f.is(rpcPublish) {
+		if !f.Is(FieldPublish) {
 			continue
 		}
 		var topic string
 		var data []byte
-		for msg := f.value; len(msg) > 0; {
-			var mf field
-			if mf, msg, err = nextField(msg); err != nil {
+		for mf, err := range Fields(f.Value) {
+			if err != nil {
 				t.Fatal(err)
 			}
 			switch {
-			case mf.is(msgTopic):
-				topic = string(mf.value)
-			case mf.is(msgData):
-				data = mf.value
+			case mf.Is(fieldMessageTopic):
+				topic = string(mf.Value)
+			case mf.Is(fieldMessageData):
+				data = mf.Value
 			}
 		}
 		ids = append(ids, MessageID(topic, data))

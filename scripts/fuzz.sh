@@ -40,7 +40,7 @@ TARGETS=(
 	"gossip/FuzzSplitFrame $OTHER_GOAL"
 	"gossip/FuzzPayloadTranscode $OTHER_GOAL"
 	"workload/FuzzDataColumnSidecar $OTHER_GOAL"
-	"analysis/FuzzTopicFilter $OTHER_GOAL"
+	"analysis/replay/FuzzTopicFilter $OTHER_GOAL"
 )
 
 total_of() { # TARGET -> executions logged so far

@@ -34,7 +34,7 @@ func TestChurnHubLeaves(t *testing.T) {
 		t.Fatalf("load: %v (run: %v)", err, runErr)
 	}
 	var table strings.Builder
-	analysis.WriteLiveTable(&table, r)
+	r.WriteTable(&table)
 	t.Log("\n" + table.String())
 	if runErr != nil {
 		t.Fatalf("run: %v", runErr)

@@ -18,7 +18,6 @@ import (
 	"github.com/testground/sdk-go/sync"
 
 	"github.com/streamsim/streamsim/codec"
-	"github.com/streamsim/streamsim/workload"
 )
 
 // Group is one Testground group of an embedded run.
@@ -81,42 +80,25 @@ func (e *Embedded) Run(ctx context.Context) error {
 		seq    int
 		params map[string]string
 	}
+	if err := sc.CheckGroups(e.Params, e.Groups); err != nil {
+		return err
+	}
+	if len(e.Groups) == 0 {
+		return fmt.Errorf("%s: no groups", sc.Name)
+	}
+	// Slots and time scale for the progress line: the first group's (CheckGroups parsed
+	// every group's already).
+	params, err := sc.ParseParams(mergeParams(e.Params, e.Groups[0].Params))
+	if err != nil {
+		return err
+	}
 	var insts []instance
-	var faults [][]Fault
-	sizes := map[string]int{}
 	for _, g := range e.Groups {
-		if g.Instances < 1 {
-			return fmt.Errorf("group %s: %d instances", g.ID, g.Instances)
-		}
-		sizes[g.ID] = g.Instances
-		p := map[string]string{}
-		for k, v := range e.Params {
-			p[k] = v
-		}
-		for k, v := range g.Params {
-			p[k] = v
-		}
-		params, err := sc.ParseParams(p)
-		if err == nil && sc.Check != nil {
-			err = sc.Check(params, map[string]int{g.ID: g.Instances})
-		}
-		if err != nil {
-			return fmt.Errorf("group %s: %w", g.ID, err)
-		}
-		faults = append(faults, params.Faults)
+		p := mergeParams(e.Params, g.Params)
 		for i := range g.Instances {
 			insts = append(insts, instance{group: g, seq: i, params: p})
 		}
 	}
-	for i, f := range faults { // fault targets name instances of this run (faults.go)
-		if err := CheckFaultTargets(f, sizes); err != nil {
-			return fmt.Errorf("group %s: %w", e.Groups[i].ID, err)
-		}
-	}
-	if len(insts) < sc.MinInstances {
-		return fmt.Errorf("%s needs at least %d instances, have %d", sc.Name, sc.MinInstances, len(insts))
-	}
-	params, _ := sc.ParseParams(e.Params)
 	client := sync.NewInmemClient()
 	runID := time.Now().UTC().Format("20060102-150405")
 	envs := make([]*runtime.RunEnv, len(insts))
@@ -209,8 +191,8 @@ func (e *Embedded) progress(ctx context.Context, client sync.Client, sc *Scenari
 			return
 		}
 		start := time.Now()
-		slot := time.Duration(float64(workload.SlotDuration) / p.TimeScale)
-		total := time.Duration(p.Slots) * slot
+		slot := p.Slot()
+		total := p.SlotsTime(float64(p.Slots))
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {

@@ -102,7 +102,7 @@ func TestHubLeavesParity(t *testing.T) {
 			}
 			checkHubOutIsLeafIn(t, r)
 			t.Logf("payload %s: plain %d B, %s %.1f %%, %s %.1f %%", payload, plain.WireBytes,
-				r.Leaves[1].Codec, *r.Leaves[1].RelativeToPlain*100, r.Leaves[2].Codec, *r.Leaves[2].RelativeToPlain*100)
+				r.Leaves[1].Codec, *r.Leaves[1].RelativeToPlain, r.Leaves[2].Codec, *r.Leaves[2].RelativeToPlain)
 		})
 	}
 }

@@ -35,7 +35,7 @@ func runFailing(t *testing.T, faults, timeout string) (error, *analysis.RunRepor
 		t.Fatalf("load: %v (run: %v)", err, runErr)
 	}
 	var table strings.Builder
-	if err := analysis.WriteLiveTable(&table, r); err != nil {
+	if err := r.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
 	return runErr, r, table.String(), dir

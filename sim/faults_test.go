@@ -263,7 +263,7 @@ func TestPubsubGivesUpAfterFourStreamDeaths(t *testing.T) {
 			open = open || o.ToNs == 0
 		}
 		if !open || hubKnows(hub, leaf.ID()) {
-			t.Fatalf("after a fifth stream fault the link came back (open outage %v, hub lists the leaf %v): pubsub's backoff changed; revisit the README", open, hubKnows(hub, leaf.ID()))
+			t.Fatalf("after a fifth stream fault the link came back (open outage %v, hub lists the leaf %v): pubsub's backoff changed; revisit docs/reliability.md", open, hubKnows(hub, leaf.ID()))
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/workload"
@@ -45,6 +47,41 @@ var HubLeaves = &Scenario{
 	},
 	Receiver:    func(n *topology.Node) bool { return n.Role == topology.RoleLeaf },
 	FlowControl: true,
+	Report:      "live-check",
+	Flags:       hubLeavesFlags,
+}
+
+// hubLeavesRun is hub-leaves' part of `streamsim run`: one leaf per codec, the publishers.
+type hubLeavesRun struct {
+	leaves     *string
+	publishers *int
+}
+
+func hubLeavesFlags(fs *flag.FlagSet) RunFlags {
+	return &hubLeavesRun{
+		leaves:     fs.String("leaves", "plain,snappy-stream,zstd", "leaf codec specs, comma-separated, one leaf each"),
+		publishers: fs.Int("publishers", 4, "publisher nodes standing in for the network"),
+	}
+}
+
+func (f *hubLeavesRun) Runs(params map[string]string) ([]Run, error) {
+	specs, err := ParseCodecs(*f.leaves)
+	if err != nil {
+		return nil, fmt.Errorf("--leaves: %w", err)
+	}
+	if *f.publishers < 1 {
+		return nil, fmt.Errorf("--publishers %d: want at least 1", *f.publishers)
+	}
+	params[ParamPublishers] = strconv.Itoa(*f.publishers)
+	return []Run{{Params: params, Groups: HubLeavesGroups(*f.publishers, specs)}}, nil
+}
+
+// FlagOf: the publishers parameter is --publishers.
+func (f *hubLeavesRun) FlagOf(param string) string {
+	if param == ParamPublishers {
+		return "--publishers"
+	}
+	return ""
 }
 
 func init() { Register(HubLeaves) }

@@ -21,7 +21,6 @@ import (
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/trace"
-	"github.com/streamsim/streamsim/workload"
 )
 
 // TraceFile is the frame recorder's asset name in an instance's outputs directory.
@@ -139,7 +138,7 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 		return err
 	}
 	in.p = p
-	in.slot = time.Duration(float64(workload.SlotDuration) / p.TimeScale)
+	in.slot = p.Slot()
 	s := in.summary
 	s.Profile, s.Payload, s.Slots, s.TimeScale, s.Seed = p.Profile.Name, p.Payload, p.Slots, p.TimeScale, p.Seed
 	if in.role == topology.RoleLeaf {
@@ -241,8 +240,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	in.publishes = self.Publishes
 	in.summary.Kind, in.summary.Client = self.Kind, self.Client.Name
 	in.summary.Receiver = in.sc.Receiver(self)
-	in.summary.SeenTTLNs = int64(float64(self.Client.SeenTTL) / in.p.TimeScale)
-	in.summary.HeartbeatNs = int64(float64(self.Client.Heartbeat) / in.p.TimeScale)
+	in.summary.SeenTTLNs = int64(in.p.Scaled(self.Client.SeenTTL))
 	in.summary.Peers = len(self.Dial)
 	for j := range plan.Nodes {
 		if slices.Contains(plan.Nodes[j].Dial, in.me) {
@@ -446,6 +444,7 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 		return err
 	}
 	in.node = node
+	in.summary.HeartbeatNs = int64(node.Heartbeat()) // what pubsub was given
 	for _, v := range node.Protocols() {
 		in.summary.Protocols = append(in.summary.Protocols, string(v))
 	}

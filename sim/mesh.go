@@ -92,6 +92,8 @@ var Mesh = &Scenario{
 		}
 		return []Option{WithQueueSize(q)}, nil
 	},
+	Report: "gossip-mesh",
+	Flags:  meshFlags,
 }
 
 func init() { Register(Mesh) }

@@ -224,7 +224,12 @@ type Node struct {
 
 	topicsMu sync.Mutex
 	topics   map[string]*pubsub.Topic
+
+	heartbeat time.Duration // the heartbeat interval pubsub was given
 }
+
+// Heartbeat is the GossipSub heartbeat interval the node's pubsub runs with (scaled).
+func (n *Node) Heartbeat() time.Duration { return n.heartbeat }
 
 // NewNode runs GossipSub on h with the options; the node owns h from then on (Close closes it).
 func NewNode(h *Host, opts ...Option) (*Node, error) {
@@ -246,7 +251,7 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 	}
 	n.wrapped = &codecHost{Host: h.Host, node: n}
 
-	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.timeScale) }
+	scale := func(d time.Duration) time.Duration { return scaled(d, cfg.timeScale) }
 	cl := cfg.client
 	params := pubsub.DefaultGossipSubParams()
 	params.D, params.Dlo, params.Dhi, params.Dlazy = cl.D, cl.Dlo, cl.Dhi, cl.Dlazy
@@ -281,6 +286,7 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("gossipsub: %w", err)
 	}
 	n.ps = ps
+	n.heartbeat = params.HeartbeatInterval
 	return n, nil
 }
 

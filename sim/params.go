@@ -38,7 +38,7 @@ const (
 )
 
 // Defaults of slots and time_scale: about a minute of run that keeps up with the all-subnets
-// workload on a loaded two-core machine (README, "Running the live check").
+// workload on a loaded two-core machine (docs/running.md).
 const (
 	DefaultSlots     = 2
 	DefaultTimeScale = 0.5
@@ -186,8 +186,23 @@ func (p *Params) Budget() time.Duration {
 	if p.Timeout > 0 {
 		return p.Timeout
 	}
-	slot := time.Duration(float64(workload.SlotDuration) / p.TimeScale)
-	return time.Duration(p.Slots+2)*slot + 4*time.Minute
+	return p.SlotsTime(float64(p.Slots+2)) + 4*time.Minute
+}
+
+// Scaled is a mainnet (real-time) duration at the run's speed: d / time_scale. Every duration
+// of a run that mainnet defines (slots, heartbeats, TTLs, backoffs, message times) goes
+// through it.
+func (p *Params) Scaled(d time.Duration) time.Duration { return scaled(d, p.TimeScale) }
+
+// Slot is one slot of the run: 12 s / time_scale.
+func (p *Params) Slot() time.Duration { return p.Scaled(workload.SlotDuration) }
+
+// SlotsTime is n slots of the run.
+func (p *Params) SlotsTime(n float64) time.Duration { return time.Duration(n * float64(p.Slot())) }
+
+// scaled divides d by a time scale (a speed-up over real time).
+func scaled(d time.Duration, timeScale float64) time.Duration {
+	return time.Duration(float64(d) / timeScale)
 }
 
 // Workload returns the workload parameters of the run.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"flag"
 	"fmt"
 	"sort"
 	"strings"
@@ -48,6 +49,12 @@ type Scenario struct {
 	// for an unshaped host. It runs before the address exchange, so it can depend only on
 	// the parameters and the instance's position.
 	Link func(p *Params, group string, seq, instances int) (*link.Link, error)
+	// Report names the report kind (package analysis) its outputs are read with; "" is the
+	// generic per-node report.
+	Report string
+	// Flags defines the scenario's own flags of `streamsim run` (its groups, a comparison)
+	// and returns how they make runs; SingleRunFlags does for a scenario with one group.
+	Flags func(fs *flag.FlagSet) RunFlags
 }
 
 // Declared returns every parameter the scenario reads: the common ones, then its own.

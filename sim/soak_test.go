@@ -14,7 +14,7 @@ import (
 // slots of light hub-leaves traffic at 24× real time, every node sampled every 2 slots; after
 // warm-up (the seen-message TTL, 32 s at this time scale, plus two of pubsub's one-minute
 // sweeps) heap, goroutines and streams stay flat, parity is exact and nothing is dropped. The
-// hour-long forms are in the README (Reliability).
+// hour-long forms are in docs/reliability.md.
 func TestSoakShort(t *testing.T) {
 	if os.Getenv("STREAMSIM_SOAK") != "short" {
 		t.Skip("soak short form: set STREAMSIM_SOAK=short (about 4 minutes; .ci/run runs it as its own step)")

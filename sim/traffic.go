@@ -128,7 +128,7 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 			// Pace on the outbound queues: a burst the machine cannot absorb shows as lag
 			// against the schedule instead of as dropped RPCs (when flow control is on).
 			in.node.awaitBacklog("")
-			target := start.Add(time.Duration(float64(m.At) / in.p.TimeScale))
+			target := start.Add(in.p.Scaled(m.At))
 			// Sleeping for less than a millisecond oversleeps (timer slack) and would make a
 			// burst fall behind; publish everything due within the next millisecond.
 			if d := time.Until(target); d > time.Millisecond {

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/sim"
 )
 
 func init() {
@@ -36,7 +36,7 @@ func runReport(args []string, w io.Writer) error {
 	fs.Usage = func() {
 		out := fs.Output()
 		fmt.Fprintln(out, "usage: streamsim report [flags] <collected .tgz | outputs dir>...")
-		fmt.Fprintln(out, "\nReads Testground outputs (hub-leaves or mesh) and prints the table `streamsim run` prints.")
+		fmt.Fprintln(out, "\nReads the outputs of any scenario's run (embedded, Testground, Kubernetes) and prints the report `streamsim run` prints.")
 		fmt.Fprintln(out, "Arguments: archives written by `testground run … --collect` or `testground collect`; a run's")
 		fmt.Fprintln(out, "outputs directory (<task>/ with <group>/<instance>/summary.json below it); or a directory")
 		fmt.Fprintln(out, "holding several of either. One run prints its table; several runs (a sweep composition's")
@@ -71,191 +71,88 @@ func runReport(args []string, w io.Writer) error {
 	}
 	trimCommonLabelPrefix(runs)
 
-	// Mesh runs have their own report; each is printed on its own.
-	var meshFailed []string
-	kept := runs[:0]
+	// Each run is read with its scenario's report kind; runs of one kind that can be joined
+	// into one table (a sweep composition's [[runs]]) are, the others print one by one.
+	type kindRuns struct {
+		kind    analysis.Kind
+		labels  []string
+		reports []analysis.Report
+	}
+	var order []string
+	byKind := map[string]*kindRuns{}
 	for _, run := range runs {
-		if scenarioOf(run.dir) != "mesh" {
-			kept = append(kept, run)
-			continue
-		}
-		r, err := analysis.LoadMeshRun(run.dir)
+		kind, err := reportKind(run.dir)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", run.label, err)
 		}
-		r.Dir = run.label
-		if *jsonOut {
-			err = analysis.WriteMeshJSON(w, r)
-		} else {
-			fmt.Fprintf(w, "== mesh run %s\n", run.label)
-			err = analysis.WriteMeshTable(w, r)
-		}
-		if err != nil {
-			return err
-		}
-		if !r.OK {
-			meshFailed = append(meshFailed, run.label)
-		}
-	}
-	runs = kept
-	if len(runs) == 0 {
-		if len(meshFailed) > 0 {
-			return fmt.Errorf("mesh runs failed their checks: %s", strings.Join(meshFailed, ", "))
-		}
-		return nil
-	}
-
-	reports := make([]*analysis.RunReport, len(runs))
-	for i, run := range runs {
-		r, err := analysis.LoadRun(run.dir)
+		rep, err := kind.Load(run.dir)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", run.label, err)
 		}
-		r.Dir = run.label
-		reports[i] = r
+		if d, ok := rep.(interface{ SetDir(string) }); ok {
+			d.SetDir(run.label)
+		}
+		k := byKind[kind.Name]
+		if k == nil {
+			k = &kindRuns{kind: kind}
+			byKind[kind.Name] = k
+			order = append(order, kind.Name)
+		}
+		k.labels = append(k.labels, run.label)
+		k.reports = append(k.reports, rep)
 	}
-
-	switch {
-	case *jsonOut:
-		for _, r := range reports {
-			if err := analysis.WriteLiveJSON(w, r); err != nil {
+	var failed []string
+	for _, name := range order {
+		k := byKind[name]
+		joined := len(k.reports) > 1 && k.kind.WriteRuns != nil && !*jsonOut
+		for i, rep := range k.reports {
+			var err error
+			switch {
+			case *jsonOut:
+				err = rep.WriteJSON(w)
+			case joined && !*tables:
+			default:
+				if len(runs) > 1 {
+					fmt.Fprintf(w, "== run %s\n", k.labels[i])
+				}
+				if err = rep.WriteTable(w); err == nil && len(runs) > 1 {
+					fmt.Fprintln(w)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if !rep.Outcome().OK {
+				failed = append(failed, k.labels[i])
+			}
+		}
+		if joined {
+			if err := k.kind.WriteRuns(w, k.labels, k.reports); err != nil {
 				return err
 			}
 		}
-	case len(reports) == 1:
-		if err := analysis.WriteLiveTable(w, reports[0]); err != nil {
-			return err
-		}
-	default:
-		if *tables {
-			for i, r := range reports {
-				fmt.Fprintf(w, "== run %s\n", runs[i].label)
-				if err := analysis.WriteLiveTable(w, r); err != nil {
-					return err
-				}
-				fmt.Fprintln(w)
-			}
-		}
-		if err := writeRunsTable(w, runs, reports); err != nil {
-			return err
-		}
 	}
-
-	var failed []string
-	for i, r := range reports {
-		if !r.OK {
-			failed = append(failed, runs[i].label)
-		}
-	}
-	failed = append(failed, meshFailed...)
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d runs failed their checks: %s", len(failed), len(reports)+len(meshFailed), strings.Join(failed, ", "))
+		return fmt.Errorf("%d of %d runs failed their checks: %s", len(failed), len(runs), strings.Join(failed, ", "))
 	}
 	return nil
 }
 
-// scenarioOf is the scenario that wrote a run's first summary ("" when unreadable).
-func scenarioOf(dir string) string {
+// reportKind is the report kind of the scenario that wrote a run's first summary.
+func reportKind(dir string) (analysis.Kind, error) {
 	paths, err := result.FindSummaries(dir)
 	if err != nil {
-		return ""
+		return analysis.Kind{}, err
 	}
 	s, err := result.ReadSummary(paths[0])
 	if err != nil {
-		return ""
+		return analysis.Kind{}, err
 	}
-	return s.Scenario
-}
-
-// writeRunsTable prints one row per run and compressed leaf: what a sweep composition's runs
-// changed (the codec) against the run's plain leaf.
-func writeRunsTable(w io.Writer, runs []reportRun, reports []*analysis.RunReport) error {
-	first := reports[0]
-	fmt.Fprintf(w, "hub-leaves: %d runs, profile %s, payload %s, %d slots at %g× real time\n\n",
-		len(reports), first.Profile, first.Payload, first.Schedule.Slots, first.Schedule.TimeScale)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tcodec\tplain wire\tcodec wire\tvs plain\thub encode ns/byte\tleaf decode ns/byte\thub codec state\tparity\tresult\t")
-	var builds []string
-	for i, r := range reports {
-		var plain *analysis.LeafReport
-		for j := range r.Leaves {
-			if r.Leaves[j].Codec == "plain" {
-				plain = &r.Leaves[j]
-				break
-			}
-		}
-		rows := 0
-		for j := range r.Leaves {
-			l := &r.Leaves[j]
-			if l == plain {
-				continue
-			}
-			rows++
-			plainWire := "-"
-			if plain != nil {
-				plainWire = reportMB(plain.WireBytes)
-			}
-			rel := "-"
-			if l.RelativeToPlain != nil {
-				rel = fmt.Sprintf("%.1f %%", *l.RelativeToPlain*100)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t\n",
-				runs[i].label, l.Codec, plainWire, reportMB(l.WireBytes), rel,
-				l.CPU.HubEncode.NsPerByte, l.CPU.Decode.NsPerByte, reportKiB(l.CPU.HubEncode.StateBytes),
-				leafParity(r, l), okFail(r.OK))
-		}
-		if rows == 0 {
-			fmt.Fprintf(tw, "%s\t(no compressed leaf)\t\t\t\t\t\t\t%s\t%s\t\n", runs[i].label, okFail(r.Parity.OK), okFail(r.OK))
-		}
-		if !contains(builds, r.Build) {
-			builds = append(builds, r.Build)
-		}
+	sc, err := sim.Lookup(s.Scenario)
+	if err != nil {
+		return analysis.Kind{}, fmt.Errorf("written by %w", err)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nbuild: %s\n", strings.Join(builds, ", "))
-	for _, r := range reports {
-		if !r.Optimized {
-			fmt.Fprintf(w, "note: CPU figures come from an %s build and are inflated; compare them only with each other\n", r.Build)
-			break
-		}
-	}
-	for i, r := range reports {
-		for _, p := range r.Problems {
-			fmt.Fprintf(w, "%s: %s\n", runs[i].label, p)
-		}
-	}
-	return nil
-}
-
-func leafParity(r *analysis.RunReport, l *analysis.LeafReport) string {
-	for _, p := range r.Parity.Leaves {
-		if p.Group == l.Group && p.Instance == l.Instance {
-			return okFail(p.OK)
-		}
-	}
-	return "?"
-}
-
-func okFail(ok bool) string {
-	if ok {
-		return "OK"
-	}
-	return "FAIL"
-}
-
-func reportMB(n int64) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
-
-func reportKiB(n int64) string { return fmt.Sprintf("%.0f KiB", float64(n)/1024) }
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
+	return analysis.KindOf(sc.Report)
 }
 
 // findReportRuns resolves one argument into runs: an archive is extracted under tmp.

@@ -54,7 +54,7 @@ func TestReportArchiveIsTheLiveTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want bytes.Buffer
-	if err := analysis.WriteLiveTable(&want, r); err != nil {
+	if err := r.WriteTable(&want); err != nil {
 		t.Fatal(err)
 	}
 	if out != want.String() {

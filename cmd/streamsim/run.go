@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
@@ -15,21 +16,15 @@ import (
 	"time"
 
 	"github.com/streamsim/streamsim/analysis"
-	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/sim"
-	"github.com/streamsim/streamsim/workload"
 )
 
 func init() {
-	register("run", "run a scenario in this process and print its table (the default command; --scenario hub-leaves by default)", runRunCmd)
+	register("run", "run a scenario in this process and print its report (the default command; --scenario hub-leaves by default)", runRunCmd)
 }
 
-// Defaults of `streamsim run` are the scenario's (sim.DefaultSlots, sim.DefaultTimeScale):
-// about a minute with no drops and lag under a slot on two cores (README, run section).
-const (
-	defaultRunSlots     = sim.DefaultSlots
-	defaultRunTimeScale = sim.DefaultTimeScale
-)
+// defaultScenario is what `streamsim run` runs without --scenario: the proposal's live check.
+var defaultScenario = sim.HubLeaves.Name
 
 // setFlags collects repeated --set name=value flags.
 type setFlags map[string]string
@@ -44,69 +39,129 @@ func (s setFlags) Set(v string) error {
 	return nil
 }
 
-func runRunCmd(args []string) error {
+// paramFlag is the flag of a common scenario parameter: its value as the parameter's string.
+type paramFlag struct {
+	value  string
+	isBool bool
+}
+
+func (f *paramFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.value
+}
+func (f *paramFlag) Set(v string) error { f.value = v; return nil }
+func (f *paramFlag) IsBoolFlag() bool   { return f.isBool }
+
+// runCommand is `streamsim run`'s flag set for one scenario: the common parameters' flags,
+// the command's own, and the scenario's (sim.Scenario.Flags).
+type runCommand struct {
+	fs         *flag.FlagSet
+	sc         *sim.Scenario
+	params     map[string]*paramFlag
+	sets       setFlags
+	out        *string
+	asJSON     *bool
+	cpuProfile *string
+	own        sim.RunFlags
+}
+
+// scenarioArg finds --scenario's value among args without parsing them (the flag set depends
+// on it); "" when absent.
+func scenarioArg(args []string) string {
+	for i, a := range args {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "scenario" {
+			continue
+		}
+		if hasVal {
+			return val
+		}
+		if i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+func newRunCommand(sc *sim.Scenario) *runCommand {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	scenario := fs.String("scenario", sim.HubLeaves.Name, "scenario to run: "+scenarioNames())
-	slots := fs.Int("slots", defaultRunSlots, "slots of workload to publish")
-	timeScale := fs.Float64("time-scale", defaultRunTimeScale, "speed-up over real time (slot = 12 s / time scale; heartbeat scales too)")
-	profile := fs.String("profile", "all-subnets", "hub-leaves: the leaves' subscription profile: "+strings.Join(workload.ProfileNames, ", "))
-	leaves := fs.String("leaves", "plain,snappy-stream,zstd", "hub-leaves: leaf codec specs, comma-separated, one leaf each")
-	payload := fs.String("payload", gossip.PayloadSSZSnappy, "payload inside compressed streams: ssz_snappy or ssz")
-	publishers := fs.Int("publishers", 4, "hub-leaves: publisher nodes standing in for the network")
-	seed := fs.Int64("seed", 1, "workload (and topology) seed")
-	validators := fs.Int("validators", workload.DefaultParams().Validators, "active validators of the workload (fewer: lighter traffic)")
-	out := fs.String("out", "", "outputs directory (Testground layout <group>/<instance>/); default: a new temporary directory")
-	record := fs.Bool("record", false, "record RPC frames ("+sim.TraceFile+" per recording node)")
-	asJSON := fs.Bool("json", false, "print the result as one JSON object instead of the table")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	sets := setFlags{}
-	fs.Var(sets, "set", "scenario parameter name=value (repeatable; see `streamsim scenarios`)")
-	extra := registerScenarioFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	c := &runCommand{fs: fs, sc: sc, params: map[string]*paramFlag{}, sets: setFlags{}}
+	fs.String("scenario", defaultScenario, "scenario to run: "+scenarioNames()+" (streamsim scenarios lists them with their parameters)")
+	declared := map[string]sim.Param{}
+	for _, p := range sc.Declared() {
+		declared[p.Name] = p
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
+	for _, name := range sim.FlagParams {
+		d := declared[name]
+		f := &paramFlag{value: d.Default, isBool: d.Type == "bool"}
+		c.params[name] = f
+		usage := d.Desc
+		if d.Unit != "" {
+			usage += " (" + d.Unit + ")"
+		}
+		fs.Var(f, sim.FlagName(name), usage)
 	}
-	sc, err := sim.Lookup(*scenario)
+	c.out = fs.String("out", "", "outputs directory (Testground layout <group>/<instance>/); default: a new temporary directory")
+	c.asJSON = fs.Bool("json", false, "print the report as one JSON object instead of the table")
+	c.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.Var(c.sets, "set", "any parameter of the scenario, as name=value (repeatable; streamsim scenarios lists them)")
+	if sc.Flags != nil {
+		c.own = sc.Flags(fs)
+	}
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: streamsim run [--scenario name] [flags]\n\nRuns scenario %s (%s) in this process and prints its report.\n", sc.Name, sc.Summary)
+		fmt.Fprintln(w, "Other scenarios' flags: streamsim run --scenario <name> -h; every parameter: streamsim scenarios.")
+		fmt.Fprintln(w, "\nflags:")
+		fs.PrintDefaults()
+	}
+	return c
+}
+
+func runRunCmd(args []string) error {
+	name := scenarioArg(args)
+	if name == "" {
+		name = defaultScenario
+	}
+	sc, err := sim.Lookup(name)
 	if err != nil {
 		return usageError{fmt.Errorf("--scenario: %w", err)}
 	}
-	params := map[string]string{
-		sim.ParamProfile:    *profile,
-		sim.ParamSlots:      strconv.Itoa(*slots),
-		sim.ParamTimeScale:  strconv.FormatFloat(*timeScale, 'g', -1, 64),
-		sim.ParamPayload:    *payload,
-		sim.ParamSeed:       strconv.FormatInt(*seed, 10),
-		sim.ParamRecord:     strconv.FormatBool(*record),
-		sim.ParamValidators: strconv.Itoa(*validators),
+	c := newRunCommand(sc)
+	if err := parseFlags(c.fs, args); err != nil {
+		return err
 	}
-	var groups []sim.Group
-	switch sc {
-	case sim.HubLeaves:
-		specs, err := sim.ParseCodecs(*leaves)
-		if err != nil {
-			return usageError{fmt.Errorf("--leaves: %w", err)}
-		}
-		if *publishers < 1 {
-			return usageError{fmt.Errorf("--publishers %d: want at least 1", *publishers)}
-		}
-		params[sim.ParamPublishers] = strconv.Itoa(*publishers)
-		groups = sim.HubLeavesGroups(*publishers, specs)
-	default:
-		if groups, err = extra.groups(sc, params); err != nil {
-			return usageError{err}
-		}
+	if c.fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected arguments %q", c.fs.Args())}
 	}
-	for k, v := range sets {
+	if c.own == nil {
+		return fmt.Errorf("scenario %s declares no run flags (sim.Scenario.Flags): streamsim run cannot build its groups", sc.Name)
+	}
+	params := map[string]string{}
+	for name, f := range c.params {
+		params[name] = f.value
+	}
+	for k, v := range c.sets {
 		params[k] = v
 	}
-	// Every parameter is checked here, before any node starts, with the scenario's own
-	// messages (the same a Testground run gives).
-	if err := checkGroups(sc, params, groups); err != nil {
-		return usageError{flagError(err)}
+	runs, err := c.own.Runs(params)
+	if err != nil {
+		return usageError{err}
 	}
-	dir := *out
+	// Every parameter of every run is checked here, before any node starts, with the
+	// scenario's own messages (the same a Testground run gives).
+	for _, r := range runs {
+		if err := sc.CheckGroups(r.Params, r.Groups); err != nil {
+			return usageError{flagError(err, c.own)}
+		}
+	}
+	kind, err := analysis.KindOf(sc.Report)
+	if err != nil {
+		return fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	dir := *c.out
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "streamsim-run-"); err != nil {
 			return err
@@ -114,24 +169,8 @@ func runRunCmd(args []string) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if sc == sim.Mesh {
-		runs, err := extra.abRuns(*seed)
-		if err != nil {
-			return usageError{err}
-		}
-		if runs != nil {
-			debug.SetGCPercent(400)
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			return runMeshAB(ctx, runs, params, groups[0].Instances, dir, *asJSON)
-		}
-	}
-	e := &sim.Embedded{Scenario: sc.Name, Out: dir, Groups: groups, Params: params}
-	if isTerminal(os.Stderr) {
-		e.Progress = os.Stderr
-	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if *c.cpuProfile != "" {
+		f, err := os.Create(*c.cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -146,75 +185,91 @@ func runRunCmd(args []string) error {
 	debug.SetGCPercent(400)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	return runAndReport(ctx, sc, kind, runs, dir, *c.asJSON, os.Stdout)
+}
+
+// runAndReport makes the runs, then prints the report: one run's, or, for several runs of a
+// kind that compares them, the comparison (with its charts), else each run's in turn.
+func runAndReport(ctx context.Context, sc *sim.Scenario, kind analysis.Kind, runs []sim.Run, dir string, asJSON bool, w io.Writer) error {
 	started := time.Now()
-	runErr := e.Run(ctx)
-	if sc != sim.HubLeaves {
-		return extra.report(sc, dir, runErr, *asJSON, started)
-	}
-	r, err := analysis.LoadRun(dir)
-	if err != nil {
+	var reports []analysis.Report
+	var labels []analysis.ABRun
+	var errs []error
+	for i, r := range runs {
+		out := dir
+		if len(runs) > 1 {
+			out = filepath.Join(dir, r.Name)
+			if r.Name == "" {
+				out = filepath.Join(dir, strconv.Itoa(i))
+			}
+		}
+		e := &sim.Embedded{Scenario: sc.Name, Out: out, Groups: r.Groups, Params: r.Params}
+		if isTerminal(os.Stderr) {
+			if len(runs) > 1 {
+				fmt.Fprintf(os.Stderr, "run %d of %d: %s\n", i+1, len(runs), r.Name)
+			}
+			e.Progress = os.Stderr
+		}
+		runErr := e.Run(ctx)
+		rep, err := kind.Load(out)
+		if err != nil {
+			return errors.Join(runErr, err)
+		}
 		if runErr != nil {
-			return fmt.Errorf("hub-leaves: %w", runErr)
+			errs = append(errs, fmt.Errorf("%s %s: %w", sc.Name, r.Name, runErr))
 		}
-		return err
+		reports = append(reports, rep)
+		labels = append(labels, analysis.ABRun{Seed: r.Seed, Codec: r.Codec, Bandwidth: r.Bandwidth})
+		// A run's nodes are gone once it returns, but Go keeps the pages of its peak (about
+		// 5 GB for a 48-node zstd mesh: one codec window pair per stream) until its scavenger
+		// gets to them; hand them back now so that a long comparison does not hold the sum of
+		// its runs' peaks.
+		debug.FreeOSMemory()
 	}
-	var w io.Writer = os.Stdout
-	if *asJSON {
-		err = analysis.WriteLiveJSON(w, r)
-	} else {
-		err = analysis.WriteLiveTable(w, r)
-		fmt.Fprintf(w, "outputs: %s (%s)\n", dir, time.Since(started).Round(time.Second))
-	}
-	if err != nil {
-		return err
-	}
-	switch {
-	case !r.Parity.OK:
-		return errors.New(r.Parity.Message)
-	case !r.Schedule.KeptUp:
-		return fmt.Errorf("the run did not keep up at time scale %g (max lag %.0f ms against a %.0f ms slot, %d drops): lower --time-scale or --slots",
-			*timeScale, r.Schedule.MaxLagMs, r.Schedule.SlotMs, r.Drops)
-	case runErr != nil:
-		return fmt.Errorf("hub-leaves: %w", runErr)
-	case !r.OK:
-		return fmt.Errorf("hub-leaves: %s", strings.Join(r.Problems, "; "))
-	}
-	return nil
-}
-
-// flagError names the flag of a scenario parameter error: a common parameter's own flag
-// (--time-scale for time_scale), otherwise --set name.
-func flagError(err error) error {
-	var pe *sim.ParamError
-	if !errors.As(err, &pe) {
-		return err
-	}
-	switch pe.Name {
-	case sim.ParamSlots, sim.ParamTimeScale, sim.ParamProfile, sim.ParamPayload, sim.ParamSeed, sim.ParamValidators, sim.ParamPublishers:
-		return fmt.Errorf("--%s: %w", strings.ReplaceAll(pe.Name, "_", "-"), pe.Err)
-	}
-	return fmt.Errorf("--set %s: %w", pe.Name, pe.Err)
-}
-
-// checkGroups parses and checks every group's parameters as its instances will.
-func checkGroups(sc *sim.Scenario, params map[string]string, groups []sim.Group) error {
-	for _, g := range groups {
-		p := map[string]string{}
-		for k, v := range params {
-			p[k] = v
+	final := reports
+	if len(reports) > 1 && kind.Compare != nil {
+		cmp, err := kind.Compare(labels, reports)
+		if err != nil {
+			return err
 		}
-		for k, v := range g.Params {
-			p[k] = v
-		}
-		parsed, err := sc.ParseParams(p)
-		if err == nil && sc.Check != nil {
-			err = sc.Check(parsed, map[string]int{g.ID: g.Instances})
+		final = []analysis.Report{cmp}
+	}
+	for _, rep := range final {
+		var err error
+		if asJSON {
+			err = rep.WriteJSON(w)
+		} else {
+			err = rep.WriteTable(w)
 		}
 		if err != nil {
 			return err
 		}
+		if ch, ok := rep.(analysis.Charter); ok {
+			files, err := ch.WriteCharts(dir)
+			if err != nil {
+				errs = append(errs, err)
+			} else if len(files) > 0 && !asJSON {
+				fmt.Fprintf(w, "charts: %s\n", strings.Join(files, ", "))
+			}
+		}
+		if err := rep.Outcome().Err(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", sc.Name, err))
+		}
 	}
-	return nil
+	if !asJSON {
+		fmt.Fprintf(w, "outputs: %s (%s)\n", dir, time.Since(started).Round(time.Second))
+	}
+	return errors.Join(errs...)
+}
+
+// flagError names the flag of a scenario parameter error: a common parameter's own flag
+// (--time-scale for time_scale), the scenario's flag that sets it, otherwise --set name.
+func flagError(err error, own sim.RunFlags) error {
+	var pe *sim.ParamError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", sim.FlagOf(pe.Name, own), pe.Err)
 }
 
 func scenarioNames() string {

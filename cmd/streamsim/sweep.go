@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/analysis/replay"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -33,7 +33,7 @@ var sweepFormats = []string{"md", "csv", "json"}
 // runSweep runs the sweep command; progress, if not nil, gets a progress line (a terminal).
 func runSweep(args []string, stdout, progress io.Writer) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
-	codecs := fs.String("codecs", analysis.DefaultGridList, "comma-separated configurations: "+analysis.ConfigForms)
+	codecs := fs.String("codecs", replay.DefaultGridList, "comma-separated configurations: "+replay.ConfigForms)
 	format := fs.String("format", "md", "table format on stdout: "+strings.Join(sweepFormats, ", "))
 	outDir := fs.String("out", "", "also write sweep.md, sweep.csv, sweep.json and PNG/SVG charts to this directory")
 	payloads := fs.String("payload", gossip.PayloadSSZSnappy+","+gossip.PayloadSSZ, "payload modes inside compressed streams: "+gossip.PayloadSSZSnappy+", "+gossip.PayloadSSZ)
@@ -55,7 +55,7 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 	if fs.NArg() == 0 {
 		return usageError{errors.New("no trace given (usage: streamsim sweep [flags] TRACE...)")}
 	}
-	grid, err := analysis.ParseGrid(*codecs)
+	grid, err := replay.ParseGrid(*codecs)
 	if err != nil {
 		return usageError{fmt.Errorf("--codecs: %w", err)}
 	}
@@ -106,7 +106,7 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 		}
 	}
 
-	opts := analysis.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Direction: dir, Workers: *workers}
+	opts := replay.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Direction: dir, Workers: *workers}
 	if progress != nil {
 		start := time.Now()
 		opts.Progress = func(done, total int, last string) {
@@ -119,7 +119,7 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 			}
 		}
 	}
-	rep, err := analysis.Sweep(fs.Args(), opts)
+	rep, err := replay.Sweep(fs.Args(), opts)
 	if err != nil {
 		return err
 	}

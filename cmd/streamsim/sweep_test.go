@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/analysis/replay"
 )
 
 // sweepTrace writes a 3-slot all-subnets workload trace with the workload command.
@@ -36,7 +36,7 @@ func TestSweepOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep analysis.Report
+	var rep replay.Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestSweepOutputs(t *testing.T) {
 			t.Errorf("sweep.md lacks %q", want)
 		}
 	}
-	var fromFile analysis.Report
+	var fromFile replay.Report
 	js, err := os.ReadFile(filepath.Join(out, "sweep.json"))
 	if err != nil || json.Unmarshal(js, &fromFile) != nil || len(fromFile.Results) != len(rep.Results) {
 		t.Errorf("sweep.json: %v", err)

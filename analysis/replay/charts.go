@@ -1,21 +1,18 @@
-package analysis
+package replay
 
 import (
 	"fmt"
 	"image/color"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/streamsim/streamsim/analysis/chart"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/link"
 )
 
 // historyPoint is one snappy-stream fast result at one window size.
@@ -55,33 +52,15 @@ func historyAxis(p *plot.Plot, pts []historyPoint) {
 	p.Add(plotter.NewGrid())
 }
 
-// maxY is the largest y of the series in plotutil's (name, XYs) argument list.
-func maxY(args []any) float64 {
-	m := 0.0
-	for _, a := range args {
-		if xys, ok := a.(plotter.XYs); ok {
-			for _, xy := range xys {
-				m = max(m, xy.Y)
-			}
-		}
-	}
-	return m
-}
-
 // WriteCharts writes, for each view, PNG and SVG charts: relative bytes against history size
 // per category (one chart per payload mode) and encode and decode ns per byte against history
 // size. It needs at least two snappy-stream fast window sizes and returns the files written.
 func (rep *Report) WriteCharts(dir string) ([]string, error) {
 	var files []string
 	save := func(p *plot.Plot, name string) error {
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, name+ext)
-			if err := p.Save(18*vg.Centimeter, 11*vg.Centimeter, path); err != nil {
-				return fmt.Errorf("chart %s: %w", path, err)
-			}
-			files = append(files, path)
-		}
-		return nil
+		written, err := chart.Save(p, dir, name)
+		files = append(files, written...)
+		return err
 	}
 	cats := rep.reportCategories()
 	for _, v := range rep.Views {
@@ -117,7 +96,7 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 				}
 				args = append(args, name, xys)
 			}
-			if err := addSeries(p, args); err != nil {
+			if err := chart.AddSeries(p, args); err != nil {
 				return files, err
 			}
 			// The proposal's totals where it published them (4 KiB, 64 KiB, 1 MiB), as points.
@@ -140,9 +119,9 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 				args = append(args, "", prop) // for the y range
 			}
 			// Legend bottom left, where no series goes (every figure is well above 0).
-			p.Y.Min, p.Y.Max = 0, max(105, maxY(args)+5)
+			p.Y.Min, p.Y.Max = 0, max(105, chart.MaxY(args)+5)
 			p.Legend.Left = true
-			if err := save(p, "relative-"+fileSafe(v.View)+"-"+fileSafe(payload)); err != nil {
+			if err := save(p, "relative-"+chart.FileSafe(v.View)+"-"+chart.FileSafe(payload)); err != nil {
 				return files, err
 			}
 			for _, dir := range []string{"encode", "decode"} {
@@ -170,113 +149,14 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 			}
 		}
 		historyAxis(cpu, cpuPts)
-		if err := addSeries(cpu, cpuArgs); err != nil {
+		if err := chart.AddSeries(cpu, cpuArgs); err != nil {
 			return files, err
 		}
 		// Legend at the top, above the series.
-		cpu.Y.Min, cpu.Y.Max = 0, 1.6*maxY(cpuArgs)
+		cpu.Y.Min, cpu.Y.Max = 0, 1.6*chart.MaxY(cpuArgs)
 		cpu.Legend.Top = true
-		if err := save(cpu, "cpu-"+fileSafe(v.View)); err != nil {
+		if err := save(cpu, "cpu-"+chart.FileSafe(v.View)); err != nil {
 			return files, err
-		}
-	}
-	return files, nil
-}
-
-// addSeries adds (name, XYs) pairs as lines with points, plotutil's colors, dashes and
-// shapes; a series named "total" is drawn black and thicker.
-func addSeries(p *plot.Plot, args []any) error {
-	for i := 0; i+1 < len(args); i += 2 {
-		name, _ := args[i].(string)
-		xys, _ := args[i+1].(plotter.XYs)
-		l, sc, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return fmt.Errorf("chart %s: %w", name, err)
-		}
-		k := i / 2
-		l.Color, sc.Color = plotutil.Color(k), plotutil.Color(k)
-		l.Dashes = plotutil.Dashes(k)
-		sc.Shape = plotutil.Shape(k)
-		if name == "total" {
-			l.Color, sc.Color = color.Black, color.Black
-			l.Width = vg.Points(2)
-		}
-		p.Add(l, sc)
-		p.Legend.Add(name, l, sc)
-	}
-	return nil
-}
-
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '-'
-	}, s)
-}
-
-// WriteLatencyCharts draws, per category (attestation, block), delivery latency against the
-// ordinary nodes' link rate: p50 and p99 per codec. Runs without shaped links are left out.
-func (ab *ABReport) WriteLatencyCharts(dir string) ([]string, error) {
-	var files []string
-	codecs := map[string][]ABLatency{}
-	var names []string
-	for _, l := range ab.Latency {
-		if l.Bandwidth == "" {
-			continue
-		}
-		if codecs[l.Codec] == nil {
-			names = append(names, l.Codec)
-		}
-		codecs[l.Codec] = append(codecs[l.Codec], l)
-	}
-	if len(names) == 0 {
-		return nil, nil
-	}
-	for _, c := range []gossip.Category{gossip.Attestation, gossip.Block} {
-		p := plot.New()
-		p.Title.Text = "Delivery latency vs link rate: " + c.String()
-		p.X.Label.Text = "ordinary nodes' link (Mbit/s, up and down)"
-		p.Y.Label.Text = "ms from publish to first delivery"
-		p.X.Scale = plot.LogScale{}
-		var ticks []plot.Tick
-		var args []any
-		for _, name := range names {
-			for _, q := range []string{"p50", "p99"} {
-				var xys plotter.XYs
-				for _, l := range codecs[name] {
-					bps, err := link.ParseBitsPerSec(l.Bandwidth)
-					if err != nil || bps == 0 {
-						continue
-					}
-					y := l.P50Ms[c]
-					if q == "p99" {
-						y = l.P99Ms[c]
-					}
-					xys = append(xys, plotter.XY{X: float64(bps) / 1e6, Y: y})
-					if name == names[0] && q == "p50" {
-						ticks = append(ticks, plot.Tick{Value: float64(bps) / 1e6, Label: l.Bandwidth})
-					}
-				}
-				if len(xys) > 0 {
-					args = append(args, name+" "+q, xys)
-				}
-			}
-		}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
-		p.Add(plotter.NewGrid())
-		if err := addSeries(p, args); err != nil {
-			return files, err
-		}
-		p.Y.Min, p.Y.Max = 0, 1.15*maxY(args)
-		p.Legend.Top = true
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, "latency-"+c.String()+ext)
-			if err := p.Save(18*vg.Centimeter, 11*vg.Centimeter, path); err != nil {
-				return files, fmt.Errorf("chart %s: %w", path, err)
-			}
-			files = append(files, path)
 		}
 	}
 	return files, nil

@@ -99,7 +99,7 @@ func TestMeshLatency(t *testing.T) {
 func TestMeshAB(t *testing.T) {
 	att := gossip.Attestation
 	report := func(obsWire, allWire int64) *MeshReport {
-		return &MeshReport{OK: true,
+		return &MeshReport{Verdict: Verdict{Checks: Checks{OK: true}},
 			Observed: MeshNode{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: obsWire}}},
 			Kinds:    []MeshKind{{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: allWire}}}}}
 	}
@@ -131,7 +131,7 @@ func TestMeshAB(t *testing.T) {
 func TestMeshABLatencyDiff(t *testing.T) {
 	att := gossip.Attestation
 	report := func(ok bool, p50, p99 float64, saturated bool) *MeshReport {
-		r := &MeshReport{OK: ok, Latency: map[gossip.Category]*Latency{att: {P50Ms: p50, P99Ms: p99}}}
+		r := &MeshReport{Verdict: Verdict{Checks: Checks{OK: ok}}, Latency: map[gossip.Category]*Latency{att: {P50Ms: p50, P99Ms: p99}}}
 		if saturated {
 			r.Process = &result.Process{SchedP99Ms: result.SchedDelayLimitMs}
 		}
@@ -161,7 +161,7 @@ func TestMeshABLatencyDiff(t *testing.T) {
 		t.Fatalf("50 Mbit/s row %+v", d50)
 	}
 	var buf strings.Builder
-	if err := WriteMeshABTable(&buf, ab); err != nil {
+	if err := ab.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "-1100 [-1200, -1000]") {

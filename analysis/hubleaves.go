@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -15,16 +14,11 @@ import (
 // RunReport is a hub-leaves run read back from its outputs: the live-check table's content.
 // Its JSON form is what `streamsim run --json` and `streamsim report --json` print.
 type RunReport struct {
-	Dir        string   `json:"dir"`
-	Profile    string   `json:"profile"`
-	Payload    string   `json:"payload"`
-	Publishers int      `json:"publishers"`
-	Build      string   `json:"build"`
-	Optimized  bool     `json:"optimized"`
-	OK         bool     `json:"ok"`
-	Problems   []string `json:"problems,omitempty"`
-	// Notes qualify figures without failing the run (an unoptimized build, say).
-	Notes    []string         `json:"notes,omitempty"`
+	Dir        string `json:"dir"`
+	Profile    string `json:"profile"`
+	Payload    string `json:"payload"`
+	Publishers int    `json:"publishers"`
+	Verdict
 	Parity   ParityReport     `json:"parity"`
 	Leaves   []LeafReport     `json:"leaves"`
 	Hub      HubReport        `json:"hub"`
@@ -69,7 +63,7 @@ type LeafReport struct {
 	// WireBytes and RawBytes: inbound from the hub, after and before stream compression.
 	WireBytes int64 `json:"wire_bytes"`
 	RawBytes  int64 `json:"raw_bytes"`
-	// RelativeToPlain is WireBytes over the plain leaf's, when the run has one.
+	// RelativeToPlain is WireBytes as a percentage of the plain leaf's, when the run has one.
 	RelativeToPlain *float64                           `json:"relative_to_plain,omitempty"`
 	Messages        map[gossip.Category]int64          `json:"messages"`
 	Categories      map[gossip.Category]CategoryReport `json:"categories"`
@@ -155,7 +149,7 @@ func LoadRun(dir string) (*RunReport, error) {
 // applyFaultAccounting makes the per-message accounting decide each leaf's verdict.
 func (r *RunReport) applyFaultAccounting(a *FaultAccounting, err error) {
 	if err != nil {
-		r.problem("fault accounting: %v", err)
+		r.Problem("fault accounting: %v", err)
 		r.Parity.OK = false
 		return
 	}
@@ -173,13 +167,13 @@ func (r *RunReport) applyFaultAccounting(a *FaultAccounting, err error) {
 		r.Parity.Message = "faults injected: every message at every leaf received once or missing with a reason; identical over the intervals both ends were connected"
 	} else {
 		r.Parity.Message = "parity FAIL: " + strings.Join(a.Problems, "; ")
-		r.problem("%s", r.Parity.Message)
+		r.Problem("%s", r.Parity.Message)
 	}
 }
 
 // BuildRunReport joins node summaries into a report.
 func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
-	r := &RunReport{Nodes: nodes, DropsBy: map[string]int64{}, OK: true, faulted: faulted(nodes)}
+	r := &RunReport{Verdict: newVerdict(), Nodes: nodes, DropsBy: map[string]int64{}, faulted: faulted(nodes)}
 	var hub *result.NodeSummary
 	var leaves, pubs []*result.NodeSummary
 	for _, n := range nodes {
@@ -191,19 +185,12 @@ func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 		case result.RolePublisher:
 			pubs = append(pubs, n)
 		}
-		r.DropsBy["dropped_rpcs"] += n.Pubsub.DroppedRPCs
-		r.DropsBy["undeliverable"] += n.Pubsub.Undeliverable
-		for _, v := range n.Pubsub.Rejected {
-			r.DropsBy["rejected"] += v
-		}
-		r.Drops += n.Pubsub.Drops()
+		r.Drops += addDrops(r.DropsBy, n)
 		r.Errors += n.StreamErrors
 		if n.Failure != nil && n.Failure.Kind != result.FailParity { // parity is reported below
-			r.problem("%s %s/%d: %s", n.Role, n.Group, n.Instance, n.Failure.Message)
+			r.Problem("%s %s/%d: %s", n.Role, n.Group, n.Instance, n.Failure.Message)
 		}
-		if r.Build == "" || !n.Optimized {
-			r.Build, r.Optimized = n.Build, n.Optimized
-		}
+		r.TakeBuild(n.Build, n.Optimized)
 		r.Profile, r.Payload = n.Profile, n.Payload
 		r.Schedule.TimeScale, r.Schedule.Slots = n.TimeScale, n.Slots
 	}
@@ -217,10 +204,10 @@ func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 	// Order leaves as the run listed them when groups carry an index; plain first otherwise.
 	sort.SliceStable(leaves, func(i, j int) bool { return leafOrder(leaves[i]) < leafOrder(leaves[j]) })
 	if hub == nil {
-		r.problem("no hub summary")
+		r.Problem("no hub summary")
 	}
 	if len(leaves) == 0 {
-		r.problem("no leaf summaries")
+		r.Problem("no leaf summaries")
 	}
 	r.schedule(pubs)
 	r.parity(pubs, leaves)
@@ -243,19 +230,17 @@ func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 		r.Hub.Decode = cpuOf(hub.Duration, dec...)
 	}
 	if r.Drops > 0 && !r.faulted { // with faults, drops are accounted per message (faults.go)
-		r.problem("pubsub dropped %d (%v): the run did not keep up", r.Drops, r.DropsBy)
+		r.Problem("pubsub dropped %d (%v): the run did not keep up", r.Drops, r.DropsBy)
 	}
 	if r.Soak = BuildSoakReport(nodes); r.Soak != nil && r.Soak.Judged && !r.Soak.OK {
-		r.problem("soak: a resource grew after warm-up (%s)", SoakRule)
+		r.Problem("soak: a resource grew after warm-up (%s)", SoakRule)
 	}
 	if r.Schedule.Published > 0 && r.Schedule.MaxLagMs > r.Schedule.SlotMs {
-		r.problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms at time scale %g): lower the time scale",
+		r.Problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms at time scale %g): lower the time scale",
 			r.Schedule.MaxLagMs, r.Schedule.SlotMs, r.Schedule.TimeScale)
 	}
 	r.Schedule.KeptUp = r.Schedule.Published > 0 && r.Schedule.MaxLagMs <= r.Schedule.SlotMs && r.Drops == 0
-	if !r.Optimized {
-		r.Notes = append(r.Notes, "CPU figures come from an "+r.Build+" build and are inflated; compare them only with each other")
-	}
+	r.noteBuild()
 	return r
 }
 
@@ -269,11 +254,6 @@ func leafOrder(n *result.NodeSummary) int {
 		return -1
 	}
 	return 1 << 20
-}
-
-func (r *RunReport) problem(format string, args ...any) {
-	r.OK = false
-	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 }
 
 func (r *RunReport) schedule(pubs []*result.NodeSummary) {
@@ -340,7 +320,7 @@ func (r *RunReport) parity(pubs, leaves []*result.NodeSummary) {
 		bad = append(bad, "no publisher summaries")
 	}
 	r.Parity.Message = "parity FAIL: " + strings.Join(bad, "; ")
-	r.problem("%s", r.Parity.Message)
+	r.Problem("%s", r.Parity.Message)
 }
 
 func (r *RunReport) leaves(hub *result.NodeSummary, leaves []*result.NodeSummary) {
@@ -395,20 +375,12 @@ func (r *RunReport) leaves(hub *result.NodeSummary, leaves []*result.NodeSummary
 	}
 	for i := range r.Leaves {
 		l := &r.Leaves[i]
-		l.RelativeToPlain = ratio(l.WireBytes, plain.WireBytes)
+		l.RelativeToPlain = percentOf(l.WireBytes, plain.WireBytes)
 		for c, cb := range l.Categories {
-			cb.RelativeToPlain = ratio(cb.WireBytes, plain.Categories[c].WireBytes)
+			cb.RelativeToPlain = percentOf(cb.WireBytes, plain.Categories[c].WireBytes)
 			l.Categories[c] = cb
 		}
 	}
-}
-
-func ratio(a, b int64) *float64 {
-	if b == 0 {
-		return nil
-	}
-	v := float64(a) / float64(b)
-	return &v
 }
 
 // cpuOf sums codec work over stream directions; durationS is the phase it is a share of.
@@ -440,16 +412,15 @@ func cpuOf(durationS float64, streams ...result.StreamStats) CPU {
 	return c
 }
 
-// WriteLiveJSON writes the report as one indented JSON object.
-func WriteLiveJSON(w io.Writer, r *RunReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+// SetDir labels the report with the run's name (streamsim report: the run's label).
+func (r *RunReport) SetDir(dir string) { r.Dir = dir }
 
-// WriteLiveTable prints the live-check table: one column per leaf, shaped like the
-// proposal's (reference.md §1).
-func WriteLiveTable(w io.Writer, r *RunReport) error {
+// WriteJSON writes the report as one indented JSON object.
+func (r *RunReport) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
+
+// WriteTable prints the live-check table: one column per leaf, shaped like the proposal's
+// (reference.md §1).
+func (r *RunReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "hub-leaves: profile %s, payload %s, %d slot(s) at %g× real time, %d publishers, 1 hub, %d leaves\n\n",
 		r.Profile, r.Payload, r.Schedule.Slots, r.Schedule.TimeScale, r.Publishers, len(r.Leaves))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -508,17 +479,7 @@ func WriteLiveTable(w io.Writer, r *RunReport) error {
 	row("BandwidthCounter in", cells(func(l *LeafReport) string {
 		return fmt.Sprintf("%s (%+d B)", mb(l.BandwidthIn), l.BandwidthIn-l.WireBytes)
 	}))
-	row("parity", cells(func(l *LeafReport) string {
-		for _, p := range r.Parity.Leaves {
-			if p.Group == l.Group && p.Instance == l.Instance {
-				if p.OK {
-					return "OK"
-				}
-				return "FAIL"
-			}
-		}
-		return "?"
-	}))
+	row("parity", cells(r.leafParity))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -539,18 +500,7 @@ func WriteLiveTable(w io.Writer, r *RunReport) error {
 	if err := WriteSoak(w, r.Soak); err != nil {
 		return err
 	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
-	for _, p := range r.Problems {
-		fmt.Fprintf(w, "problem: %s\n", p)
-	}
-	if r.OK {
-		fmt.Fprintln(w, "result: OK")
-	} else {
-		fmt.Fprintln(w, "result: FAIL")
-	}
-	return nil
+	return r.WriteFooter(w)
 }
 
 // usedCategories lists categories that carry messages or bytes at any leaf, in report order.
@@ -600,7 +550,7 @@ func pct(v *float64) string {
 	if v == nil {
 		return ""
 	}
-	return fmt.Sprintf(" (%.1f %%)", *v*100)
+	return fmt.Sprintf(" (%.1f %%)", *v)
 }
 
 func groupDigits(n int64) string {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package analysis
+package replay
 
 import "time"
 

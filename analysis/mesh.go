@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -31,11 +30,7 @@ type MeshReport struct {
 	TimeScale float64  `json:"time_scale"`
 	Seed      int64    `json:"seed"`
 	Codecs    []string `json:"codecs"` // protocols offered across the mesh
-	Build     string   `json:"build"`
-	Optimized bool     `json:"optimized"`
-	OK        bool     `json:"ok"`
-	Problems  []string `json:"problems,omitempty"`
-	Notes     []string `json:"notes,omitempty"`
+	Verdict
 
 	// Observed is the observed node: bytes per category and control kind in and out.
 	Observed MeshNode `json:"observed"`
@@ -143,6 +138,29 @@ type MeshPeers struct {
 	AllMean      map[gossip.Category]float64 `json:"all_mean"`
 }
 
+// GossipMeshKind is the report of a gossip mesh run: the observed node against the recording,
+// control by kind, copies, delivery and latency. Runs that differ in codec, seed or links
+// join into an A/B comparison.
+const GossipMeshKind = "gossip-mesh"
+
+func init() {
+	RegisterKind(Kind{
+		Name: GossipMeshKind,
+		Load: func(dir string) (Report, error) { return LoadMeshRun(dir) },
+		Compare: func(runs []ABRun, reps []Report) (Report, error) {
+			reports := make([]*MeshReport, len(reps))
+			for i, r := range reps {
+				mr, ok := r.(*MeshReport)
+				if !ok {
+					return nil, fmt.Errorf("run %d: not a %s report", i, GossipMeshKind)
+				}
+				reports[i] = mr
+			}
+			return MeshAB(runs, reports), nil
+		},
+	})
+}
+
 // LoadMeshRun reads a mesh run's outputs (summaries and message logs).
 func LoadMeshRun(dir string) (*MeshReport, error) {
 	paths, err := result.FindSummaries(dir)
@@ -166,13 +184,13 @@ func LoadMeshRun(dir string) (*MeshReport, error) {
 	r := BuildMeshReport(nodes)
 	r.Dir = dir
 	if err := r.latency(logs); err != nil {
-		r.problem("latency: %v", err)
+		r.Problem("latency: %v", err)
 	}
 	if faulted(nodes) { // reliability hook (faults.go)
 		if r.Faults, err = LoadFaultAccounting(dir); err != nil {
-			r.problem("fault accounting: %v", err)
+			r.Problem("fault accounting: %v", err)
 		} else if !r.Faults.OK {
-			r.problem("fault accounting: %s", strings.Join(r.Faults.Problems, "; "))
+			r.Problem("fault accounting: %s", strings.Join(r.Faults.Problems, "; "))
 		}
 	}
 	return r, nil
@@ -181,20 +199,14 @@ func LoadMeshRun(dir string) (*MeshReport, error) {
 // Summaries returns the node summaries the report was built from.
 func (r *MeshReport) Summaries() []*result.NodeSummary { return r.nodes }
 
-func (r *MeshReport) problem(format string, args ...any) {
-	r.OK = false
-	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
-}
-
 // BuildMeshReport joins node summaries into a mesh report (latency needs the message logs:
 // LoadMeshRun).
 func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
-	r := &MeshReport{OK: true, Nodes: len(nodes), nodes: nodes, DropsBy: map[string]int64{},
+	r := &MeshReport{Verdict: newVerdict(), Nodes: len(nodes), nodes: nodes, DropsBy: map[string]int64{},
 		Copies: map[gossip.Category]float64{}, CopiesAll: map[gossip.Category]float64{},
 		Delivery:  MeshDelivery{Expected: map[gossip.Category]int64{}, Delivered: map[gossip.Category]int64{}, Complete: true},
 		Latency:   map[gossip.Category]*Latency{},
-		MeshPeers: MeshPeers{ObservedMean: map[gossip.Category]float64{}, AllMean: map[gossip.Category]float64{}},
-		Optimized: true}
+		MeshPeers: MeshPeers{ObservedMean: map[gossip.Category]float64{}, AllMean: map[gossip.Category]float64{}}}
 	var observed *result.NodeSummary
 	kinds := map[string]*MeshKind{}
 	var delivered, dups [gossip.NumCategories]int64
@@ -210,18 +222,11 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 			observed = n
 		}
 		r.Slots, r.TimeScale, r.Seed = n.Slots, n.TimeScale, n.Seed
-		if r.Build == "" || !n.Optimized {
-			r.Build, r.Optimized = n.Build, n.Optimized
-		}
+		r.TakeBuild(n.Build, n.Optimized)
 		if n.Failure != nil && n.Failure.Kind != result.FailParity {
-			r.problem("node %s/%d: %s", n.Group, n.Instance, n.Failure.Message)
+			r.Problem("node %s/%d: %s", n.Group, n.Instance, n.Failure.Message)
 		}
-		r.DropsBy["dropped_rpcs"] += n.Pubsub.DroppedRPCs
-		r.DropsBy["undeliverable"] += n.Pubsub.Undeliverable
-		for _, v := range n.Pubsub.Rejected {
-			r.DropsBy["rejected"] += v
-		}
-		r.Drops += n.Pubsub.Drops()
+		r.Drops += addDrops(r.DropsBy, n)
 		r.Errors += n.StreamErrors
 		if n.Schedule != nil {
 			r.MaxLagMs = max(r.MaxLagMs, float64(n.Schedule.MaxLagNs)/1e6)
@@ -314,7 +319,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	}
 	sort.Slice(r.Kinds, func(i, j int) bool { return r.Kinds[i].Kind < r.Kinds[j].Kind })
 	if observed == nil {
-		r.problem("no observed node among %d summaries", len(nodes))
+		r.Problem("no observed node among %d summaries", len(nodes))
 	} else {
 		r.Observed = meshNode(observed)
 		for c, v := range observed.Pubsub.DeliveredBy {
@@ -352,16 +357,16 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		}
 	}
 	if !r.Delivery.Complete {
-		r.problem("delivery incomplete at %d node(s)", len(r.Delivery.Incomplete))
+		r.Problem("delivery incomplete at %d node(s)", len(r.Delivery.Incomplete))
 	}
 	if r.Drops > 0 && !faulted(nodes) {
-		r.problem("pubsub dropped %d (%v)", r.Drops, r.DropsBy)
+		r.Problem("pubsub dropped %d (%v)", r.Drops, r.DropsBy)
 	}
 	if r.Soak = BuildSoakReport(nodes); r.Soak != nil && r.Soak.Judged && !r.Soak.OK { // soak.go
-		r.problem("soak: a resource grew after warm-up (%s)", SoakRule)
+		r.Problem("soak: a resource grew after warm-up (%s)", SoakRule)
 	}
 	if r.SlotMs > 0 && r.MaxLagMs > r.SlotMs {
-		r.problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms): lower the time scale", r.MaxLagMs, r.SlotMs)
+		r.Problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms): lower the time scale", r.MaxLagMs, r.SlotMs)
 	}
 	if r.MaxBacklog > 1000 {
 		r.Notes = append(r.Notes, fmt.Sprintf("an outbound queue grew to %d RPCs (%s): Ethereum clients drop above about 1000, so latency on that link reflects this machine's per-RPC write cost as much as gossip",
@@ -375,9 +380,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	if r.Process != nil && copiesTotal > 0 {
 		r.CopiesCost = r.Process.CPUSeconds * 1e6 / float64(copiesTotal)
 	}
-	if !r.Optimized {
-		r.Notes = append(r.Notes, "CPU figures come from an "+r.Build+" build and are inflated; compare them only with each other")
-	}
+	r.noteBuild()
 	return r
 }
 
@@ -583,15 +586,14 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-// WriteMeshJSON writes a mesh report or an A/B report as indented JSON.
-func WriteMeshJSON(w io.Writer, r any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+// SetDir labels the report with the run's name (streamsim report: the run's label).
+func (r *MeshReport) SetDir(dir string) { r.Dir = dir }
 
-// WriteMeshTable prints the mesh report.
-func WriteMeshTable(w io.Writer, r *MeshReport) error {
+// WriteJSON writes the report as one indented JSON object.
+func (r *MeshReport) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
+
+// WriteTable prints the mesh report.
+func (r *MeshReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "mesh: %d nodes, %d slots at %g× real time, seed %d; protocols %s\n", r.Nodes, r.Slots, r.TimeScale, r.Seed, strings.Join(r.Codecs, ", "))
 	if r.Links != "" {
 		fmt.Fprintf(w, "shaped links: %s; the shaper woke up to %.1f ms late\n", r.Links, r.LinkLateMs)
@@ -695,16 +697,5 @@ func WriteMeshTable(w io.Writer, r *MeshReport) error {
 	if err := WriteSoak(w, r.Soak); err != nil {
 		return err
 	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
-	for _, p := range r.Problems {
-		fmt.Fprintf(w, "problem: %s\n", p)
-	}
-	if r.OK {
-		fmt.Fprintln(w, "result: OK")
-	} else {
-		fmt.Fprintln(w, "result: FAIL")
-	}
-	return nil
+	return r.WriteFooter(w)
 }

@@ -1,4 +1,4 @@
-package analysis
+package replay
 
 import (
 	"encoding/binary"
@@ -9,13 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/streamsim/streamsim/gossip"
-)
-
-// RPC field numbers (go-libp2p-pubsub pb/rpc.proto).
-const (
-	rpcSubscriptions = 1
-	rpcPublish       = 2
-	rpcControl       = 3
 )
 
 // TopicFilter derives the view of a node with fewer subscriptions from frames recorded by a
@@ -48,43 +41,38 @@ func (f *TopicFilter) keepID(id string) bool {
 // AppendFiltered appends the filtered frame to dst. kept is false (and dst unchanged) when
 // nothing of the frame is left. An unchanged frame is appended byte for byte.
 func (f *TopicFilter) AppendFiltered(dst, frame []byte) (out []byte, kept bool, err error) {
-	size, n := binary.Uvarint(frame)
-	if n <= 0 || uint64(len(frame)-n) != size {
-		return dst, false, fmt.Errorf("filter frame: bad length prefix")
+	body, _, err := gossip.FrameBody(frame)
+	if err != nil {
+		return dst, false, fmt.Errorf("filter frame: %w", err)
 	}
-	body := frame[n:]
-	// First pass: is anything dropped? Most frames of a broader node's trace are kept or
-	// dropped whole, so only changed frames are rebuilt.
+	// Only changed frames are rebuilt: most frames of a broader node's trace are kept or
+	// dropped whole.
 	var rebuilt []byte
 	changed := false
-	for rest := body; len(rest) > 0; {
-		num, typ, tn := protowire.ConsumeTag(rest)
-		if tn < 0 {
-			return dst, false, fmt.Errorf("filter frame: %v", protowire.ParseError(tn))
+	offset := 0 // of the field in body
+	for fld, err := range gossip.Fields(body) {
+		if err != nil {
+			return dst, false, fmt.Errorf("filter frame: %w", err)
 		}
-		fn := protowire.ConsumeFieldValue(num, typ, rest[tn:])
-		if fn < 0 {
-			return dst, false, fmt.Errorf("filter frame: field %d: %v", num, protowire.ParseError(fn))
-		}
-		field := rest[:tn+fn]
-		rest = rest[tn+fn:]
-		keep, replacement, err := f.filterField(num, typ, field[tn:])
+		start := offset
+		offset += len(fld.All)
+		keep, replacement, err := f.filterField(fld)
 		if err != nil {
 			return dst, false, err
 		}
 		if !keep || replacement != nil {
 			if !changed {
 				changed = true
-				rebuilt = append(rebuilt, body[:len(body)-len(rest)-len(field)]...)
+				rebuilt = append(rebuilt, body[:start]...)
 			}
 			if keep {
-				rebuilt = protowire.AppendTag(rebuilt, num, typ)
+				rebuilt = protowire.AppendTag(rebuilt, fld.Num, fld.Type)
 				rebuilt = protowire.AppendBytes(rebuilt, replacement)
 			}
 			continue
 		}
 		if changed {
-			rebuilt = append(rebuilt, field...)
+			rebuilt = append(rebuilt, fld.All...)
 		}
 	}
 	if !changed {
@@ -97,23 +85,23 @@ func (f *TopicFilter) AppendFiltered(dst, frame []byte) (out []byte, kept bool, 
 	return append(dst, rebuilt...), true, nil
 }
 
-// filterField decides on one top-level RPC field whose value (after the tag) is v. It
-// returns keep=false to drop it, or a non-nil replacement value (bytes type) to rewrite it.
-func (f *TopicFilter) filterField(num protowire.Number, typ protowire.Type, v []byte) (keep bool, replacement []byte, err error) {
-	if typ != protowire.BytesType {
+// filterField decides on one top-level RPC field. It returns keep=false to drop it, or a
+// non-nil replacement value (bytes type) to rewrite it.
+func (f *TopicFilter) filterField(fld gossip.Field) (keep bool, replacement []byte, err error) {
+	if fld.Type != protowire.BytesType {
 		return true, nil, nil
 	}
-	val, _ := protowire.ConsumeBytes(v)
-	switch num {
-	case rpcPublish:
+	val := fld.Value
+	switch fld.Num {
+	case gossip.FieldPublish:
 		return f.Wants(gossip.MessageTopic(val)), nil, nil
-	case rpcSubscriptions:
+	case gossip.FieldSubscriptions:
 		var s pb.RPC_SubOpts
 		if err := proto.Unmarshal(val, &s); err != nil {
 			return false, nil, fmt.Errorf("filter frame: subscription: %w", err)
 		}
 		return f.Wants(s.GetTopicid()), nil, nil
-	case rpcControl:
+	case gossip.FieldControl:
 		var c pb.ControlMessage
 		if err := proto.Unmarshal(val, &c); err != nil {
 			return false, nil, fmt.Errorf("filter frame: control: %w", err)
@@ -175,28 +163,20 @@ func (f *TopicFilter) filterControl(c *pb.ControlMessage) bool {
 // needsIDs reports whether a frame carries IWANT or IDONTWANT entries, which the filter can
 // only attribute through the message ids of the traces.
 func needsIDs(frame []byte) bool {
-	_, n := binary.Uvarint(frame)
-	if n <= 0 {
+	body, _, err := gossip.FrameBody(frame)
+	if err != nil {
 		return false
 	}
-	body := frame[n:]
-	for len(body) > 0 {
-		num, typ, tn := protowire.ConsumeTag(body)
-		if tn < 0 {
+	for fld, err := range gossip.Fields(body) {
+		if err != nil {
 			return false
 		}
-		fn := protowire.ConsumeFieldValue(num, typ, body[tn:])
-		if fn < 0 {
-			return false
-		}
-		if num == rpcControl && typ == protowire.BytesType {
+		if fld.Is(gossip.FieldControl) {
 			var c pb.ControlMessage
-			v, _ := protowire.ConsumeBytes(body[tn:])
-			if proto.Unmarshal(v, &c) == nil && (len(c.Iwant) > 0 || len(c.Idontwant) > 0) {
+			if proto.Unmarshal(fld.Value, &c) == nil && (len(c.Iwant) > 0 || len(c.Idontwant) > 0) {
 				return true
 			}
 		}
-		body = body[tn+fn:]
 	}
 	return false
 }
@@ -204,12 +184,12 @@ func needsIDs(frame []byte) bool {
 // addMessageIDs records the pubsub message id of every message published in frame, with
 // whether wants accepts its topic.
 func addMessageIDs(known map[string]bool, frame []byte, wants func(string) bool) error {
-	_, n := binary.Uvarint(frame)
-	if n <= 0 {
-		return fmt.Errorf("message ids: bad length prefix")
+	body, _, err := gossip.FrameBody(frame)
+	if err != nil {
+		return fmt.Errorf("message ids: %w", err)
 	}
 	var rpc pb.RPC
-	if err := proto.Unmarshal(frame[n:], &rpc); err != nil {
+	if err := proto.Unmarshal(body, &rpc); err != nil {
 		return fmt.Errorf("message ids: %w", err)
 	}
 	for _, m := range rpc.Publish {

@@ -49,10 +49,10 @@ func TestRunReport(t *testing.T) {
 		t.Fatalf("published %v, leaves %+v", r.Parity.Published, r.Leaves)
 	}
 	c := r.Leaves[1]
-	if c.RelativeToPlain == nil || math.Abs(*c.RelativeToPlain-0.4) > 1e-9 {
+	if c.RelativeToPlain == nil || math.Abs(*c.RelativeToPlain-40) > 1e-9 {
 		t.Fatalf("relative %v", c.RelativeToPlain)
 	}
-	if rel := c.Categories[gossip.Attestation].RelativeToPlain; rel == nil || math.Abs(*rel-0.4) > 1e-9 {
+	if rel := c.Categories[gossip.Attestation].RelativeToPlain; rel == nil || math.Abs(*rel-40) > 1e-9 {
 		t.Fatalf("attestation relative %v", rel)
 	}
 	// Hub encode for L1: 200 µs over 10 blocks and 1000 bytes, over 2 s.
@@ -63,7 +63,7 @@ func TestRunReport(t *testing.T) {
 		t.Fatalf("schedule %+v", r.Schedule)
 	}
 	var buf bytes.Buffer
-	if err := WriteLiveTable(&buf, r); err != nil {
+	if err := r.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"(40.0 %)", "identical", "result: OK", "messages attestation"} {
@@ -115,7 +115,7 @@ func TestLoadRun(t *testing.T) {
 		t.Fatalf("loaded %d nodes, ok %v, %+v", len(r.Nodes), r.OK, r.Parity)
 	}
 	var buf bytes.Buffer
-	if err := WriteLiveJSON(&buf, r); err != nil {
+	if err := r.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{`"parity"`, `"leaves"`, `"hub"`, `"drops"`, `"schedule"`, `"max_lag_ms"`, `"attestation"`} {

@@ -1,0 +1,122 @@
+package analysis
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/streamsim/streamsim/result"
+)
+
+// Checks is a list of checks' outcome: OK until a problem is recorded.
+type Checks struct {
+	OK       bool     `json:"ok"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Problem records a failed check.
+func (c *Checks) Problem(format string, args ...any) {
+	c.OK = false
+	c.Problems = append(c.Problems, fmt.Sprintf(format, args...))
+}
+
+// Verdict is how every run report ends: its checks, the notes that qualify its figures
+// without failing it (an unoptimized build, a saturated machine), and the build the figures
+// come from. Its JSON fields sit at the top level of every report.
+type Verdict struct {
+	Build     string `json:"build"`
+	Optimized bool   `json:"optimized"`
+	Checks
+	Notes []string `json:"notes,omitempty"`
+}
+
+// newVerdict is a verdict with no problem yet and an optimized build until a node says
+// otherwise.
+func newVerdict() Verdict { return Verdict{Optimized: true, Checks: Checks{OK: true}} }
+
+// Note records a qualification of the report's figures.
+func (v *Verdict) Note(format string, args ...any) {
+	v.Notes = append(v.Notes, fmt.Sprintf(format, args...))
+}
+
+// TakeBuild takes the build of a node (or of a run the report joins): the report's is the
+// first one's, or the first unoptimized one's (figures are only as good as the worst build
+// among them).
+func (v *Verdict) TakeBuild(build string, optimized bool) {
+	if v.Build == "" || (v.Optimized && !optimized) {
+		v.Build, v.Optimized = build, optimized
+	}
+}
+
+// noteBuild adds the note every report carries when its CPU figures come from an unoptimized
+// build.
+func (v *Verdict) noteBuild() {
+	if !v.Optimized {
+		v.Note("%s", UnoptimizedNote(v.Build))
+	}
+}
+
+// UnoptimizedNote is the note on CPU figures from an unoptimized build.
+func UnoptimizedNote(build string) string {
+	return "CPU figures come from an " + build + " build and are inflated; compare them only with each other"
+}
+
+// Err is nil when every check passed, otherwise the problems joined.
+func (v *Verdict) Err() error {
+	if v.OK {
+		return nil
+	}
+	if len(v.Problems) == 0 {
+		return errors.New("the run failed its checks")
+	}
+	return errors.New(strings.Join(v.Problems, "; "))
+}
+
+// WriteFooter prints the end of a report's table: notes, problems, and `result: OK` or
+// `result: FAIL`.
+func (v *Verdict) WriteFooter(w io.Writer) error {
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, p := range v.Problems {
+		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+	_, err := fmt.Fprintf(w, "result: %s\n", okFail(v.OK))
+	return err
+}
+
+// WriteJSON writes a report as one indented JSON object: every report's --json form.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func okFail(ok bool) string {
+	if ok {
+		return "OK"
+	}
+	return "FAIL"
+}
+
+// percentOf is result.PercentOf of byte counts, nil when b is zero (JSON leaves it out).
+func percentOf(a, b int64) *float64 {
+	v, ok := result.PercentOf(float64(a), float64(b))
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+// addDrops adds a node's pubsub losses to dropsBy by kind (dropped_rpcs, undeliverable,
+// rejected) and returns their sum.
+func addDrops(dropsBy map[string]int64, n *result.NodeSummary) int64 {
+	dropsBy["dropped_rpcs"] += n.Pubsub.DroppedRPCs
+	dropsBy["undeliverable"] += n.Pubsub.Undeliverable
+	for _, v := range n.Pubsub.Rejected {
+		dropsBy["rejected"] += v
+	}
+	return n.Pubsub.Drops()
+}
