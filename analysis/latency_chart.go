@@ -6,7 +6,7 @@ import (
 
 	"github.com/streamsim/streamsim/analysis/chart"
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/link"
+	"github.com/streamsim/streamsim/units"
 )
 
 // WriteLatencyCharts draws, per category (attestation, block), delivery latency against the
@@ -39,7 +39,7 @@ func (ab *ABReport) WriteCharts(dir string) ([]string, error) {
 			for _, q := range []string{"p50", "p99"} {
 				var xys plotter.XYs
 				for _, l := range codecs[name] {
-					bps, err := link.ParseBitsPerSec(l.Bandwidth)
+					bps, err := units.ParseBitsPerSec(l.Bandwidth)
 					if err != nil || bps == 0 {
 						continue
 					}

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/link"
+	"github.com/streamsim/streamsim/units"
 )
 
 // ABRun names one run of a mesh A/B comparison.
@@ -320,8 +320,8 @@ func abLatency(runs []ABRunResult) []ABLatency {
 // bandwidthLess orders link rates ("10Mbit" before "50Mbit" before "1Gbit"); "" (unshaped)
 // last.
 func bandwidthLess(a, b string) bool {
-	va, ea := link.ParseBitsPerSec(a)
-	vb, eb := link.ParseBitsPerSec(b)
+	va, ea := units.ParseBitsPerSec(a)
+	vb, eb := units.ParseBitsPerSec(b)
 	if ea != nil || eb != nil {
 		return a < b
 	}

@@ -37,6 +37,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/streamsim/streamsim/codec/snappystream"
+	"github.com/streamsim/streamsim/units"
 )
 
 const (
@@ -188,7 +189,7 @@ func TestSnappyStreamDecoderBounds(t *testing.T) {
 	for _, w := range []int{snappystream.DefaultWindowBytes, snappystream.MaxWindowBytes} {
 		fill, hist := historyStream(1, w)
 		for _, hb := range hostileBlocks(w, snappystream.DefaultMaxBlockBytes) {
-			t.Run(fmt.Sprintf("window %s/%s", FormatSize(w), hb.name), func(t *testing.T) {
+			t.Run(fmt.Sprintf("window %s/%s", units.FormatSize(w), hb.name), func(t *testing.T) {
 				d := snappystream.NewDecoder(w, 0)
 				for rest := fill; len(rest) > 0; {
 					n, hdr := binary.Uvarint(rest)
@@ -366,11 +367,10 @@ func TestZstdReaderBounds(t *testing.T) {
 			(rleBlocks - 1) * zstdMaxBlockBytes, rleBlocks * zstdMaxBlockBytes, false},
 		{"spec window, 25 MiB of RLE blocks", zstdRLEBlocks(zstdFrameHeader(specLog, 0), rleBlocks, true), nil, rleBlocks * zstdMaxBlockBytes, rleBlocks * zstdMaxBlockBytes, false},
 	}
-	specs := []string{"zstd"}
-	if zstdCAvailable() == nil {
-		specs = append(specs, "zstd-c")
-	}
-	for _, name := range specs {
+	for _, name := range familyNames() {
+		if familyNamed(name).Default.Kind != Zstd {
+			continue
+		}
 		spec, err := Parse(name)
 		if err != nil {
 			t.Fatal(err)
@@ -504,7 +504,7 @@ func FuzzZstdReader(f *testing.F) {
 	rng := rand.New(rand.NewSource(5))
 	var wire bytes.Buffer
 	w := spec.NewWriter(&wire)
-	for _, u := range units(rng, 6) {
+	for _, u := range sampleUnits(rng, 6) {
 		if _, err := w.Write(u); err != nil {
 			f.Fatal(err)
 		}

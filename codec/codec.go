@@ -1,5 +1,6 @@
 // Package codec holds the stream codecs streamsim compares, behind one interface built
-// from a spec string: plain, snappy-stream[:window[:level]] and zstd[:level[:window]].
+// from a spec string (plain, snappy-stream[:window[:level]], zstd[:level[:window]],
+// zstd-c[:level[:window]]). Each family is a file and an entry of the table in family.go.
 package codec
 
 import (

@@ -71,33 +71,9 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-func TestSizes(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		n    int
-		back string
-	}{
-		{"0", 0, "0"}, {"4096", 4096, "4KiB"}, {"4KiB", 4096, "4KiB"}, {"64KiB", 65536, "64KiB"},
-		{"1MiB", 1 << 20, "1MiB"}, {"1GiB", 1 << 30, "1GiB"}, {"1000", 1000, "1000"}, {"1536KiB", 1536 << 10, "1536KiB"},
-	} {
-		n, err := ParseSize(c.in)
-		if err != nil || n != c.n {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", c.in, n, err, c.n)
-		}
-		if got := FormatSize(c.n); got != c.back {
-			t.Errorf("FormatSize(%d) = %q, want %q", c.n, got, c.back)
-		}
-	}
-	for _, in := range []string{"", "KiB", "-1", "4 KiB", "4kib", "1.5MiB", "4GiB", "0x10"} {
-		if n, err := ParseSize(in); err == nil {
-			t.Errorf("ParseSize(%q) = %d, want an error", in, n)
-		}
-	}
-}
-
-// units returns n structured messages of varied sizes: repeated text with a counter,
+// sampleUnits returns n structured messages of varied sizes: repeated text with a counter,
 // so every codec finds matches within and across units.
-func units(rng *rand.Rand, n int) [][]byte {
+func sampleUnits(rng *rand.Rand, n int) [][]byte {
 	var out [][]byte
 	for i := 0; i < n; i++ {
 		var b bytes.Buffer
@@ -115,17 +91,13 @@ func units(rng *rand.Rand, n int) [][]byte {
 }
 
 func TestRoundTripOverPipe(t *testing.T) {
-	specs := []string{"plain", "snappy-stream", "snappy-stream:0", "snappy-stream:4KiB:better", "zstd", "zstd:1:64KiB"}
-	if c, _ := Parse("zstd-c"); c.Available() == nil {
-		specs = append(specs, "zstd-c", "zstd-c:1:64KiB")
-	}
-	for _, spec := range specs {
+	for _, spec := range tableSpecs() {
 		t.Run(spec, func(t *testing.T) {
 			s, err := Parse(spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			msgs := units(rand.New(rand.NewSource(1)), 200)
+			msgs := sampleUnits(rand.New(rand.NewSource(1)), 200)
 			pr, pw := io.Pipe()
 			w := s.NewWriter(pw)
 			done := make(chan error, 1)
@@ -192,11 +164,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 func TestOneWritePerUnit(t *testing.T) {
-	for _, spec := range []string{"plain", "snappy-stream", "zstd"} {
+	for _, spec := range familyNames() {
 		s, _ := Parse(spec)
 		var c countingWriter
 		w := s.NewWriter(&c)
-		for _, m := range units(rand.New(rand.NewSource(2)), 10) {
+		for _, m := range sampleUnits(rand.New(rand.NewSource(2)), 10) {
 			if _, err := w.Write(m); err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +186,7 @@ var errBroken = errors.New("broken stream")
 func (failingWriter) Write(p []byte) (int, error) { return 0, errBroken }
 
 func TestWriteErrorsWrap(t *testing.T) {
-	for _, spec := range []string{"plain", "snappy-stream", "zstd"} {
+	for _, spec := range familyNames() {
 		s, _ := Parse(spec)
 		_, err := s.NewWriter(failingWriter{}).Write([]byte("hello hello hello"))
 		if !errors.Is(err, errBroken) {
@@ -241,11 +213,11 @@ func (s slowReader) Read(p []byte) (int, error) {
 // TestMeterTimeExcludesIO: codec time must not include time spent in the underlying
 // stream's Write and Read.
 func TestMeterTimeExcludesIO(t *testing.T) {
-	for _, spec := range []string{"plain", "snappy-stream", "zstd"} {
+	for _, spec := range familyNames() {
 		s, _ := Parse(spec)
 		var buf bytes.Buffer
 		w := s.NewWriter(slowWriter{&buf})
-		msgs := units(rand.New(rand.NewSource(4)), 20)
+		msgs := sampleUnits(rand.New(rand.NewSource(4)), 20)
 		for _, m := range msgs {
 			if _, err := w.Write(m); err != nil {
 				t.Fatal(err)
@@ -324,11 +296,7 @@ func TestZstdDictionary(t *testing.T) {
 // panic. A 1-byte read leaves the rest of the first unit in the reader's output buffer,
 // which is where a closed snappy-stream Reader once panicked (found by the mesh soak).
 func TestReadAfterCloseMidUnit(t *testing.T) {
-	specs := []string{"plain", "snappy-stream", "snappy-stream:0", "snappy-stream:4KiB:better", "zstd", "zstd:1:64KiB"}
-	if c, _ := Parse("zstd-c"); c.Available() == nil {
-		specs = append(specs, "zstd-c")
-	}
-	for _, spec := range specs {
+	for _, spec := range tableSpecs() {
 		t.Run(spec, func(t *testing.T) {
 			s, err := Parse(spec)
 			if err != nil {
@@ -336,7 +304,7 @@ func TestReadAfterCloseMidUnit(t *testing.T) {
 			}
 			var wire bytes.Buffer
 			w := s.NewWriter(&wire)
-			msgs := units(rand.New(rand.NewSource(2)), 3)
+			msgs := sampleUnits(rand.New(rand.NewSource(2)), 3)
 			for _, m := range msgs {
 				if _, err := w.Write(m); err != nil {
 					t.Fatal(err)

@@ -44,17 +44,8 @@ func (c coalescingReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(l
 // out everything at once or one byte per Read; before the frame's last byte is returned,
 // the frame's wire bytes are not all counted.
 func TestReaderWireBytesExact(t *testing.T) {
-	specs := []string{
-		"plain",
-		"snappy-stream:0", "snappy-stream:4KiB", "snappy-stream", "snappy-stream:1MiB",
-		"snappy-stream:0:better", "snappy-stream:4KiB:better", "snappy-stream:64KiB:better", "snappy-stream:1MiB:better",
-		"zstd", "zstd:1:64KiB", "zstd:7:1MiB",
-	}
-	if s, _ := Parse("zstd-c"); s.Available() == nil {
-		specs = append(specs, "zstd-c", "zstd-c:1:64KiB", "zstd-c:19:1MiB")
-	}
 	frames := meteringFrames(rand.New(rand.NewSource(9)))
-	for _, spec := range specs {
+	for _, spec := range tableSpecs() {
 		s, err := Parse(spec)
 		if err != nil {
 			t.Fatal(err)

@@ -1,9 +1,37 @@
 package codec
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
+
+// Plain is the uncompressed baseline: each Write goes to the stream as it is.
+const Plain Kind = 0
+
+// PlainProtocolID is gossipsub v1.2's own ID: plain nodes negotiate v1.2, so comparisons
+// are like-for-like.
+const PlainProtocolID = "/meshsub/1.2.0"
+
+var plainFamily = Family{
+	Name:       "plain",
+	Form:       "plain",
+	Default:    Spec{Kind: Plain},
+	ProtocolID: PlainProtocolID,
+	Specs:      []string{"plain"},
+	is:         func(s Spec) bool { return s.Kind == Plain },
+	parse: func(d Spec, params []string) (Spec, error) {
+		if len(params) > 0 {
+			return Spec{}, errors.New("plain takes no parameters")
+		}
+		return d, nil
+	},
+	canonical:      func(Spec) string { return "plain" },
+	explicit:       func(Spec) string { return "plain" },
+	newWriter:      func(w io.Writer, _ Spec, _ options) io.WriteCloser { return &plainWriter{w: w} },
+	newReader:      func(r io.Reader, _ Spec, _ options) io.ReadCloser { return newPlainReader(r) },
+	implementation: func(Spec) string { return "none" },
+}
 
 // plainWriter passes each Write through; it does no codec work.
 type plainWriter struct {

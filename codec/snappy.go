@@ -1,12 +1,85 @@
 package codec
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/streamsim/streamsim/codec/snappystream"
+	"github.com/streamsim/streamsim/units"
 )
+
+// SnappyStream is the proposal's codec: Snappy blocks whose copies may reach into a
+// history of the stream's earlier blocks (package snappystream).
+const SnappyStream Kind = 1
+
+// DefaultSnappyWindowBytes is the proposal's history window.
+const DefaultSnappyWindowBytes = snappystream.DefaultWindowBytes
+
+// SnappyStreamProtocolID is the proposal's protocol ID, for snappy-stream with its 64 KiB
+// history.
+const SnappyStreamProtocolID = "/snappy-stream/meshsub/1.2.0"
+
+var snappyStreamFamily = Family{
+	Name:       "snappy-stream",
+	Form:       "snappy-stream[:<window>[:fast|better]] (window 0..16MiB, default 64KiB:fast)",
+	Default:    Spec{Kind: SnappyStream, WindowBytes: DefaultSnappyWindowBytes, SnappyLevel: snappystream.Fast},
+	ProtocolID: SnappyStreamProtocolID,
+	Specs: []string{
+		"snappy-stream", "snappy-stream:0", "snappy-stream:4KiB", "snappy-stream:1MiB",
+		"snappy-stream:0:better", "snappy-stream:4KiB:better", "snappy-stream:64KiB:better", "snappy-stream:1MiB:better",
+	},
+	// Window 0 writes plain Snappy blocks: today's per-message compression, by this encoder.
+	Bench: []BenchSpec{
+		{"snappy-stream-w0", "snappy-stream:0"},
+		{"snappy-stream-w0-better", "snappy-stream:0:better"},
+		{"snappy-stream", "snappy-stream"},
+		{"snappy-stream-better", "snappy-stream:64KiB:better"},
+	},
+	is:    func(s Spec) bool { return s.Kind == SnappyStream },
+	parse: parseSnappyStream,
+	canonical: func(s Spec) string {
+		if s.SnappyLevel != snappystream.Fast {
+			return "snappy-stream:" + units.FormatSize(s.WindowBytes) + ":" + s.SnappyLevel.String()
+		}
+		if s.WindowBytes != DefaultSnappyWindowBytes {
+			return "snappy-stream:" + units.FormatSize(s.WindowBytes)
+		}
+		return "snappy-stream"
+	},
+	explicit: func(s Spec) string {
+		return "snappy-stream:" + units.FormatSize(s.WindowBytes) + ":" + s.SnappyLevel.String()
+	},
+	newWriter:      func(w io.Writer, s Spec, _ options) io.WriteCloser { return newSnappyWriter(w, s) },
+	newReader:      func(r io.Reader, s Spec, o options) io.ReadCloser { return newSnappyReader(r, s, o) },
+	implementation: func(Spec) string { return "streamsim snappystream" },
+}
+
+// parseSnappyStream reads [<window>[:<level>]].
+func parseSnappyStream(s Spec, params []string) (Spec, error) {
+	if len(params) > 2 {
+		return Spec{}, errors.New("too many parameters")
+	}
+	if len(params) > 0 {
+		w, err := units.ParseSize(params[0])
+		if err != nil {
+			return Spec{}, fmt.Errorf("window: %w", err)
+		}
+		if w > snappystream.MaxWindowBytes {
+			return Spec{}, fmt.Errorf("window %s above %s", units.FormatSize(w), units.FormatSize(snappystream.MaxWindowBytes))
+		}
+		s.WindowBytes = w
+	}
+	if len(params) > 1 {
+		l, err := snappystream.ParseLevel(params[1])
+		if err != nil {
+			return Spec{}, fmt.Errorf("level %q is neither fast nor better", params[1])
+		}
+		s.SnappyLevel = l
+	}
+	return s, nil
+}
 
 // snappyWriter encodes each Write as one snappy-stream block.
 type snappyWriter struct {

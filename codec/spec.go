@@ -1,49 +1,12 @@
 package codec
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/streamsim/streamsim/codec/snappystream"
-)
-
-// Kind is a codec family.
-type Kind uint8
-
-const (
-	Plain Kind = iota
-	SnappyStream
-	Zstd
-)
-
-// String returns the spec name of the family.
-func (k Kind) String() string {
-	switch k {
-	case Plain:
-		return "plain"
-	case SnappyStream:
-		return "snappy-stream"
-	case Zstd:
-		return "zstd"
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
-
-// Defaults and bounds of the spec parameters.
-const (
-	DefaultSnappyWindowBytes = snappystream.DefaultWindowBytes
-	DefaultZstdLevel         = 3
-	DefaultZstdWindowBytes   = 2 << 20
-	MinZstdWindowBytes       = 1 << 10
-	MaxZstdWindowBytes       = 16 << 20
-	// MaxZstdCLevel is the highest libzstd level offered (levels above 19 need
-	// windows beyond MaxZstdWindowBytes to pay).
-	MaxZstdCLevel = 19
 )
 
 // Spec is a parsed codec spec: the identity of a stream codec, comparable with ==, and
@@ -62,26 +25,7 @@ type Spec struct {
 	ZstdImpl ZstdImpl
 }
 
-// ZstdImpl selects a zstd implementation.
-type ZstdImpl uint8
-
-const (
-	// ZstdGo is github.com/klauspost/compress/zstd, pure Go: spec "zstd".
-	ZstdGo ZstdImpl = iota
-	// ZstdC is the reference C library, libzstd, through cgo (the sources that
-	// github.com/DataDog/zstd carries): spec "zstd-c". Builds without cgo lack it.
-	ZstdC
-)
-
-// Forms lists the accepted spec forms, for errors and help texts.
-const Forms = "plain, snappy-stream[:<window>[:fast|better]] (window 0..16MiB, default 64KiB:fast), " +
-	"zstd[:<level>[:<window>]] (klauspost/compress; level 1, 3, 7 or 11, default 3; window a power of two 1KiB..16MiB, default 2MiB), " +
-	"zstd-c[:<level>[:<window>]] (libzstd through cgo; level 1..19, default 3; window as for zstd)"
-
-// zstdLevels are the levels klauspost/compress/zstd implements, by the zstd level each matches.
-var zstdLevels = []int{1, 3, 7, 11}
-
-// Parse parses a codec spec.
+// Parse parses a codec spec: a family's name, then its parameters separated by colons.
 func Parse(spec string) (Spec, error) {
 	s, err := parse(spec)
 	if err != nil {
@@ -91,94 +35,21 @@ func Parse(spec string) (Spec, error) {
 }
 
 func parse(spec string) (Spec, error) {
-	parts := strings.Split(spec, ":")
-	switch parts[0] {
-	case "plain":
-		if len(parts) > 1 {
-			return Spec{}, errors.New("plain takes no parameters")
-		}
-		return Spec{Kind: Plain}, nil
-	case "snappy-stream":
-		s := Spec{Kind: SnappyStream, WindowBytes: DefaultSnappyWindowBytes, SnappyLevel: snappystream.Fast}
-		if len(parts) > 3 {
-			return Spec{}, errors.New("too many parameters")
-		}
-		if len(parts) > 1 {
-			w, err := ParseSize(parts[1])
-			if err != nil {
-				return Spec{}, fmt.Errorf("window: %w", err)
-			}
-			if w > snappystream.MaxWindowBytes {
-				return Spec{}, fmt.Errorf("window %s above %s", FormatSize(w), FormatSize(snappystream.MaxWindowBytes))
-			}
-			s.WindowBytes = w
-		}
-		if len(parts) > 2 {
-			l, err := snappystream.ParseLevel(parts[2])
-			if err != nil {
-				return Spec{}, fmt.Errorf("level %q is neither fast nor better", parts[2])
-			}
-			s.SnappyLevel = l
-		}
-		return s, nil
-	case "zstd", "zstd-c":
-		s := Spec{Kind: Zstd, ZstdLevel: DefaultZstdLevel, WindowBytes: DefaultZstdWindowBytes}
-		if parts[0] == "zstd-c" {
-			s.ZstdImpl = ZstdC
-		}
-		if len(parts) > 3 {
-			return Spec{}, errors.New("too many parameters")
-		}
-		if len(parts) > 1 {
-			l, err := strconv.Atoi(parts[1])
-			if s.ZstdImpl == ZstdC {
-				if err != nil || l < 1 || l > MaxZstdCLevel {
-					return Spec{}, fmt.Errorf("zstd-c level %q is not an integer in 1..%d", parts[1], MaxZstdCLevel)
-				}
-			} else if err != nil || !slices.Contains(zstdLevels, l) {
-				return Spec{}, fmt.Errorf("zstd level %q is not 1, 3, 7 or 11", parts[1])
-			}
-			s.ZstdLevel = l
-		}
-		if len(parts) > 2 {
-			w, err := ParseSize(parts[2])
-			if err != nil {
-				return Spec{}, fmt.Errorf("window: %w", err)
-			}
-			if w < MinZstdWindowBytes || w > MaxZstdWindowBytes || w&(w-1) != 0 {
-				return Spec{}, fmt.Errorf("zstd window %s is not a power of two in 1KiB..16MiB", parts[2])
-			}
-			s.WindowBytes = w
-		}
-		return s, nil
+	name, rest, hasParams := strings.Cut(spec, ":")
+	f := familyNamed(name)
+	if f == nil {
+		return Spec{}, fmt.Errorf("unknown codec %q", name)
 	}
-	return Spec{}, fmt.Errorf("unknown codec %q", parts[0])
+	var params []string
+	if hasParams {
+		params = strings.Split(rest, ":")
+	}
+	return f.parse(f.Default, params)
 }
 
 // String returns the canonical spec: trailing defaults are omitted, sizes are formatted
-// by FormatSize. Parse(s.String()) gives s back.
-func (s Spec) String() string {
-	switch s.Kind {
-	case SnappyStream:
-		if s.SnappyLevel != snappystream.Fast {
-			return "snappy-stream:" + FormatSize(s.WindowBytes) + ":" + s.SnappyLevel.String()
-		}
-		if s.WindowBytes != DefaultSnappyWindowBytes {
-			return "snappy-stream:" + FormatSize(s.WindowBytes)
-		}
-		return "snappy-stream"
-	case Zstd:
-		name := s.zstdName()
-		if s.WindowBytes != DefaultZstdWindowBytes {
-			return fmt.Sprintf("%s:%d:%s", name, s.ZstdLevel, FormatSize(s.WindowBytes))
-		}
-		if s.ZstdLevel != DefaultZstdLevel {
-			return fmt.Sprintf("%s:%d", name, s.ZstdLevel)
-		}
-		return name
-	}
-	return "plain"
-}
+// by units.FormatSize. Parse(s.String()) gives s back.
+func (s Spec) String() string { return s.family().canonical(s) }
 
 // MarshalText implements encoding.TextMarshaler with the canonical spec.
 func (s Spec) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
@@ -222,7 +93,7 @@ func (s Spec) options(opts []Option) (options, error) {
 	if o.maxUnitBytes < 0 {
 		return o, fmt.Errorf("%s: maximum unit size %d is negative", s, o.maxUnitBytes)
 	}
-	if len(o.dict) > 0 && s.Kind != Zstd {
+	if len(o.dict) > 0 && !s.family().dict {
 		return o, fmt.Errorf("%s: a dictionary is a zstd option", s)
 	}
 	return o, nil
@@ -236,13 +107,7 @@ func (s Spec) NewWriter(w io.Writer, opts ...Option) io.WriteCloser {
 	if err != nil {
 		return &failedWriter{err: err}
 	}
-	switch s.Kind {
-	case SnappyStream:
-		return newSnappyWriter(w, s)
-	case Zstd:
-		return newZstdWriter(w, s, o)
-	}
-	return &plainWriter{w: w}
+	return s.family().newWriter(w, s, o)
 }
 
 // NewReader returns a reader of what the matching Writer wrote. Close releases the
@@ -253,13 +118,7 @@ func (s Spec) NewReader(r io.Reader, opts ...Option) io.ReadCloser {
 	if err != nil {
 		return &failedReader{err: err}
 	}
-	switch s.Kind {
-	case SnappyStream:
-		return newSnappyReader(r, s, o)
-	case Zstd:
-		return newZstdReader(r, s, o)
-	}
-	return newPlainReader(r)
+	return s.family().newReader(r, s, o)
 }
 
 // Family returns the wire-format family: "plain", "snappy-stream" or "zstd".
@@ -280,86 +139,22 @@ func (s Spec) HistoryBytes() int {
 // Explicit returns the spec with every parameter spelled out (String omits defaults),
 // so that a table of windows and levels reads without knowing the defaults. Parse
 // accepts it.
-func (s Spec) Explicit() string {
-	switch s.Kind {
-	case SnappyStream:
-		return "snappy-stream:" + FormatSize(s.WindowBytes) + ":" + s.SnappyLevel.String()
-	case Zstd:
-		return fmt.Sprintf("%s:%d:%s", s.zstdName(), s.ZstdLevel, FormatSize(s.WindowBytes))
-	}
-	return s.String()
-}
-
-func (s Spec) zstdName() string {
-	if s.ZstdImpl == ZstdC {
-		return "zstd-c"
-	}
-	return "zstd"
-}
+func (s Spec) Explicit() string { return s.family().explicit(s) }
 
 // Implementation names the library (and its version) that encodes and decodes the
 // spec in this build, e.g. "klauspost/compress v1.20.4" or "libzstd 1.5.7", so that
 // every CPU figure can say what produced it.
-func (s Spec) Implementation() string {
-	switch s.Kind {
-	case SnappyStream:
-		return "streamsim snappystream"
-	case Zstd:
-		if s.ZstdImpl == ZstdC {
-			return zstdCImplementation()
-		}
-		return "klauspost/compress " + ModuleVersion("github.com/klauspost/compress")
-	}
-	return "none"
-}
+func (s Spec) Implementation() string { return s.family().implementation(s) }
 
 // Available returns an error if this build cannot encode or decode the spec (zstd-c in
 // a build without cgo). Commands check it before starting anything.
-func (s Spec) Available() error {
-	if s.Kind == Zstd && s.ZstdImpl == ZstdC {
-		return zstdCAvailable()
-	}
-	return nil
-}
+func (s Spec) Available() error { return s.family().Available() }
 
 // SameExceptWindow reports whether s and o differ at most in their history window: the
 // members of one history-size series.
 func (s Spec) SameExceptWindow(o Spec) bool {
 	s.WindowBytes = o.WindowBytes
 	return s == o
-}
-
-// ParseSize parses a byte size: a plain integer or an integer with a KiB, MiB or GiB suffix.
-func ParseSize(v string) (int, error) {
-	num, mult := v, 1
-	for _, u := range []struct {
-		suffix string
-		mult   int
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
-		if strings.HasSuffix(v, u.suffix) {
-			num, mult = strings.TrimSuffix(v, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseUint(num, 10, 31)
-	if err != nil || int(n) > (1<<31-1)/mult {
-		return 0, fmt.Errorf("size %q is not a byte count like 4096, 4KiB, 64KiB or 1MiB", v)
-	}
-	return int(n) * mult, nil
-}
-
-// FormatSize formats n with the largest of GiB, MiB, KiB that divides it, else as a
-// plain integer.
-func FormatSize(n int) string {
-	switch {
-	case n > 0 && n%(1<<30) == 0:
-		return strconv.Itoa(n>>30) + "GiB"
-	case n > 0 && n%(1<<20) == 0:
-		return strconv.Itoa(n>>20) + "MiB"
-	case n > 0 && n%(1<<10) == 0:
-		return strconv.Itoa(n>>10) + "KiB"
-	}
-	return strconv.Itoa(n)
 }
 
 // ModuleVersion returns the version of a module linked into this binary (its replacement's

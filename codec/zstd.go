@@ -4,10 +4,110 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/streamsim/streamsim/units"
 )
+
+// Zstd is standard zstd, one frame per stream direction and a flushed block per unit. Two
+// families write it: zstd (klauspost/compress, this file) and zstd-c (libzstd, zstdc.go).
+const Zstd Kind = 2
+
+// ZstdImpl selects a zstd implementation.
+type ZstdImpl uint8
+
+const (
+	// ZstdGo is github.com/klauspost/compress/zstd, pure Go: spec "zstd".
+	ZstdGo ZstdImpl = iota
+	// ZstdC is the reference C library, libzstd, through cgo (the sources that
+	// github.com/DataDog/zstd carries): spec "zstd-c". Builds without cgo lack it.
+	ZstdC
+)
+
+// Defaults and bounds of the zstd parameters (both implementations).
+const (
+	DefaultZstdLevel       = 3
+	DefaultZstdWindowBytes = 2 << 20
+	MinZstdWindowBytes     = 1 << 10
+	MaxZstdWindowBytes     = 16 << 20
+)
+
+// zstdLevels are the levels klauspost/compress/zstd implements, by the zstd level each matches.
+var zstdLevels = []int{1, 3, 7, 11}
+
+var zstdFamily = Family{
+	Name:    "zstd",
+	Form:    "zstd[:<level>[:<window>]] (klauspost/compress; level 1, 3, 7 or 11, default 3; window a power of two 1KiB..16MiB, default 2MiB)",
+	Default: Spec{Kind: Zstd, ZstdImpl: ZstdGo, ZstdLevel: DefaultZstdLevel, WindowBytes: DefaultZstdWindowBytes},
+	Specs:   []string{"zstd", "zstd:1:64KiB", "zstd:7:1MiB"},
+	Bench:   []BenchSpec{{"zstd", "zstd"}},
+	is:      func(s Spec) bool { return s.Kind == Zstd && s.ZstdImpl == ZstdGo },
+	parse: func(d Spec, params []string) (Spec, error) {
+		return parseZstd(d, params, func(l int, err error) error {
+			if err != nil || !slices.Contains(zstdLevels, l) {
+				return fmt.Errorf("zstd level %q is not 1, 3, 7 or 11", params[0])
+			}
+			return nil
+		})
+	},
+	canonical: func(s Spec) string { return zstdCanonical("zstd", s) },
+	explicit:  func(s Spec) string { return zstdExplicit("zstd", s) },
+	dict:      true,
+	newWriter: func(w io.Writer, s Spec, o options) io.WriteCloser {
+		return newZstdWriter(w, s, o, func(s Spec, o options) (zstdEncoder, error) { return newKlauspostEncoder(s, o) })
+	},
+	newReader: func(r io.Reader, s Spec, o options) io.ReadCloser {
+		return newZstdReader(r, s, o, func(r io.Reader, s Spec, o options) (zstdDecoder, error) { return newKlauspostDecoder(r, s, o) })
+	},
+	implementation: func(Spec) string {
+		return "klauspost/compress " + ModuleVersion("github.com/klauspost/compress")
+	},
+}
+
+// parseZstd reads [<level>[:<window>]] for either implementation; checkLevel judges the
+// level as strconv.Atoi read it.
+func parseZstd(s Spec, params []string, checkLevel func(level int, err error) error) (Spec, error) {
+	if len(params) > 2 {
+		return Spec{}, errors.New("too many parameters")
+	}
+	if len(params) > 0 {
+		l, err := strconv.Atoi(params[0])
+		if err := checkLevel(l, err); err != nil {
+			return Spec{}, err
+		}
+		s.ZstdLevel = l
+	}
+	if len(params) > 1 {
+		w, err := units.ParseSize(params[1])
+		if err != nil {
+			return Spec{}, fmt.Errorf("window: %w", err)
+		}
+		if w < MinZstdWindowBytes || w > MaxZstdWindowBytes || w&(w-1) != 0 {
+			return Spec{}, fmt.Errorf("zstd window %s is not a power of two in 1KiB..16MiB", params[1])
+		}
+		s.WindowBytes = w
+	}
+	return s, nil
+}
+
+// zstdCanonical omits the trailing defaults: the window, then the level.
+func zstdCanonical(name string, s Spec) string {
+	if s.WindowBytes != DefaultZstdWindowBytes {
+		return fmt.Sprintf("%s:%d:%s", name, s.ZstdLevel, units.FormatSize(s.WindowBytes))
+	}
+	if s.ZstdLevel != DefaultZstdLevel {
+		return fmt.Sprintf("%s:%d", name, s.ZstdLevel)
+	}
+	return name
+}
+
+func zstdExplicit(name string, s Spec) string {
+	return fmt.Sprintf("%s:%d:%s", name, s.ZstdLevel, units.FormatSize(s.WindowBytes))
+}
 
 // zstdEncoder is one zstd implementation's streaming encoder.
 type zstdEncoder interface {
@@ -33,14 +133,8 @@ type zstdWriter struct {
 	closed bool
 }
 
-func newZstdWriter(w io.Writer, s Spec, o options) io.WriteCloser {
-	var enc zstdEncoder
-	var err error
-	if s.ZstdImpl == ZstdC {
-		enc, err = newZstdCEncoder(s, o)
-	} else {
-		enc, err = newKlauspostEncoder(s, o)
-	}
+func newZstdWriter(w io.Writer, s Spec, o options, newEncoder func(Spec, options) (zstdEncoder, error)) io.WriteCloser {
+	enc, err := newEncoder(s, o)
 	if err != nil {
 		return &failedWriter{err: fmt.Errorf("%s: new encoder: %w", s, err)}
 	}
@@ -224,16 +318,12 @@ type zstdReader struct {
 	decodeInPlaceN int // len(p) above which Read lets the decoder write into p
 }
 
-func newZstdReader(r io.Reader, s Spec, o options) io.ReadCloser {
+func newZstdReader(r io.Reader, s Spec, o options, newDecoder func(io.Reader, Spec, options) (zstdDecoder, error)) io.ReadCloser {
 	src := &timedSource{r: r}
 	gate := newBlockGate(src, s.WindowBytes)
 	z := &zstdReader{spec: s, gate: gate, src: src, decodeInPlaceN: zstdMaxBlockBytes}
 	var err error
-	if s.ZstdImpl == ZstdC {
-		z.dec, err = newZstdCDecoder(gate, s, o)
-	} else {
-		z.dec, err = newKlauspostDecoder(gate, s, o)
-	}
+	z.dec, err = newDecoder(gate, s, o)
 	if err != nil {
 		return &failedReader{err: fmt.Errorf("%s: new decoder: %w", s, err)}
 	}

@@ -60,7 +60,7 @@ func TestZstdCrossDecode(t *testing.T) {
 // TestZstdCSizes: at the same level and window both implementations give sizes within a
 // few percent on gossip-like frames, and each names itself.
 func TestZstdCSizes(t *testing.T) {
-	frames := units(rand.New(rand.NewSource(12)), 400)
+	frames := sampleUnits(rand.New(rand.NewSource(12)), 400)
 	size := func(spec string) int64 {
 		s, _ := Parse(spec)
 		w := s.NewWriter(io.Discard)

@@ -3,9 +3,9 @@ package interop
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math/rand"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -33,6 +34,10 @@ type goNode struct {
 	ps    func() *pubsub.PubSub
 	topic func(name string) (*pubsub.Topic, error)
 	start func(direct []peer.AddrInfo) error
+	// stats are the node's stream meters; streamErrors counts its streams reset after a
+	// codec or framing error.
+	stats        func() []result.StreamStats
+	streamErrors func() int64
 }
 
 func (n *goNode) id() peer.ID { return n.host.ID() }
@@ -72,7 +77,7 @@ func newGoNode(t *testing.T, codecs ...string) *goNode {
 	g.start = func(direct []peer.AddrInfo) error {
 		node, err = sim.NewNode(h, sim.WithCodecs(specs...), sim.WithTimeScale(timeScale), sim.WithDirectPeers(direct))
 		if err == nil {
-			g.ps, g.topic = node.PubSub, node.Topic
+			g.ps, g.topic, g.stats, g.streamErrors = node.PubSub, node.Topic, node.Stats, node.StreamErrors
 		}
 		return err
 	}
@@ -200,243 +205,13 @@ func (c categoryCounts) String() string {
 	return s
 }
 
-// A js-libp2p node with Lodestar's GossipSub joins a streamsim hub as a plain leaf, beside a
-// Go plain leaf and a Go snappy-stream leaf. The hub offers snappy-stream, so it must fall
-// back to plain GossipSub with the JS peer; the JS peer must receive exactly what the Go plain
-// leaf received (per category, same message ids, same sizes), and what the JS peer publishes
-// must reach every Go node with the same message ids.
-func TestJSPeerAsLeaf(t *testing.T) {
-	requireNode(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	prof, err := workload.ParseProfile("default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fork := workload.DefaultParams().ForkDigest
-	topics := prof.Topics(fork)
-	fromHub := workloadMessages(t, 1, 2, prof)
-	// Edge cases of the message id and the size bounds: data that is not a valid Snappy
-	// block, and a block declaring 11 MiB (above the 10 MiB payload bound), must both fall back
-	// to the invalid-Snappy domain; a payload of exactly 10 MiB is valid.
-	attTopic := gossip.Topic(fork, gossip.AttestationTopic(prof.AttestationSubnets[0]))
-	blockTopic := gossip.Topic(fork, gossip.TopicBeaconBlock)
-	fromHub = append(fromHub,
-		workload.Message{Topic: attTopic, Category: gossip.Attestation, Data: []byte("not a snappy block")},
-		workload.Message{Topic: attTopic, Category: gossip.Attestation, Data: []byte{0x80, 0x80, 0xc0, 0x05, 0x00}},
-		workload.Message{Topic: blockTopic, Category: gossip.Block, Data: maxPayload(1)})
-	// The JS peer publishes a few messages of each category from another seed, and one
-	// invalid-Snappy one.
-	var fromJS []workload.Message
-	var perCat categoryCounts
-	for _, m := range workloadMessages(t, 2, 1, prof) {
-		if perCat[m.Category] < 5 {
-			perCat[m.Category]++
-			fromJS = append(fromJS, m)
-		}
-	}
-	fromJS = append(fromJS,
-		workload.Message{Topic: attTopic, Category: gossip.Attestation, Data: []byte("js: not snappy")},
-		workload.Message{Topic: blockTopic, Category: gossip.Block, Data: maxPayload(2)})
-
-	hub := newGoNode(t, "snappy-stream")
-	plain := newGoNode(t)
-	snap := newGoNode(t, "snappy-stream")
-	js, err := Start(ctx, Options{Direct: []peer.AddrInfo{hub.addrInfo()}, Topics: topics, TimeScale: timeScale})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer js.Stop()
-
-	if err := hub.start([]peer.AddrInfo{plain.addrInfo(), snap.addrInfo(), js.AddrInfo()}); err != nil {
-		t.Fatal(err)
-	}
-	for _, leaf := range []*goNode{plain, snap} {
-		if err := leaf.start([]peer.AddrInfo{hub.addrInfo()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range []peer.AddrInfo{plain.addrInfo(), snap.addrInfo(), js.AddrInfo()} {
-		if err := hub.connect(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var hubIn, plainIn, snapIn inbox
-	hubIn.subscribe(t, ctx, hub, topics)
-	plainIn.subscribe(t, ctx, plain, topics)
-	snapIn.subscribe(t, ctx, snap, topics)
-
-	waitFor(t, 20*time.Second, "subscriptions", func() (bool, string) {
-		for _, topic := range topics {
-			hubPeers := hub.ps().ListPeers(topic)
-			for _, want := range []peer.ID{plain.id(), snap.id(), js.ID()} {
-				if !slices.Contains(hubPeers, want) {
-					return false, fmt.Sprintf("hub does not see %s on %s", want, topic)
-				}
-			}
-			jsPeers, err := js.Subscribers(topic)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Contains(jsPeers, hub.id()) {
-				return false, fmt.Sprintf("JS peer does not see the hub on %s", topic)
-			}
-		}
-		return true, ""
-	})
-
-	// Hub → leaves.
-	start := time.Now()
-	var hubIDs [][gossip.MessageIDBytes]byte
-	var want categoryCounts
-	for _, m := range fromHub {
-		topic, err := hub.topic(m.Topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := topic.Publish(ctx, m.Data); err != nil {
-			t.Fatal(err)
-		}
-		hubIDs = append(hubIDs, gossip.MessageID(m.Topic, m.Data))
-		want[m.Category]++
-	}
-	waitFor(t, 30*time.Second, "hub messages at the Go leaves", func() (bool, string) {
-		p, s := plainIn.has(hubIDs...), snapIn.has(hubIDs...)
-		return p == len(hubIDs) && s == len(hubIDs), fmt.Sprintf("plain %d, snappy-stream %d of %d", p, s, len(hubIDs))
-	})
-	waitFor(t, 30*time.Second, "hub messages at the JS peer", func() (bool, string) {
-		n, err := js.Count()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n >= len(hubIDs), fmt.Sprintf("%d of %d", n, len(hubIDs))
-	})
-	t.Logf("hub published %d messages (%s) in %v", len(fromHub), want, time.Since(start).Round(time.Millisecond))
-
-	// JS peer → every Go node.
-	var jsIDs [][gossip.MessageIDBytes]byte
-	for _, m := range fromJS {
-		id, err := js.Publish(m.Topic, m.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if goID := gossip.MessageID(m.Topic, m.Data); id != goID {
-			t.Errorf("JS peer's message id %x for a %s message, Go's %x", id, m.Category, goID)
-		}
-		jsIDs = append(jsIDs, id)
-	}
-	waitFor(t, 20*time.Second, "JS peer's messages at the Go nodes", func() (bool, string) {
-		h, p, s := hubIn.has(jsIDs...), plainIn.has(jsIDs...), snapIn.has(jsIDs...)
-		return h+p+s == 3*len(jsIDs), fmt.Sprintf("hub %d, plain %d, snappy-stream %d of %d", h, p, s, len(jsIDs))
-	})
-	for i, m := range fromJS {
-		for name, in := range map[string]*inbox{"hub": &hubIn, "plain": &plainIn, "snappy-stream": &snapIn} {
-			in.mu.Lock()
-			got := in.got[jsIDs[i]]
-			in.mu.Unlock()
-			if got.GetTopic() != m.Topic || string(got.GetData()) != string(m.Data) || got.Message.From != nil || got.Message.Seqno != nil {
-				t.Errorf("%s leaf got JS message %d altered: topic %q, %d bytes, from %x, seqno %x",
-					name, i, got.GetTopic(), len(got.GetData()), got.Message.From, got.Message.Seqno)
-			}
-		}
-	}
-
-	// Negotiated protocols: the hub offered snappy-stream first and got it from the
-	// snappy-stream leaf; with the JS peer both sides used plain /meshsub/1.2.0.
-	hubToJS := gossipStreams(hub, js.ID())
-	if len(hubToJS[network.DirOutbound]) == 0 || len(hubToJS[network.DirInbound]) == 0 {
-		t.Errorf("hub has no GossipSub stream in both directions with the JS peer: %v", hubToJS)
-	}
-	for dir, ids := range hubToJS {
-		for _, id := range ids {
-			if id != sim.PlainProtocol {
-				t.Errorf("hub's %s stream with the JS peer is %s, want %s", dir, id, sim.PlainProtocol)
-			}
-		}
-	}
-	if got := gossipStreams(hub, snap.id())[network.DirOutbound]; !slices.Equal(got, []protocol.ID{sim.SnappyStreamProtocol}) {
-		t.Errorf("hub's outbound streams to the snappy-stream leaf: %v, want %s", got, sim.SnappyStreamProtocol)
-	}
-	jsStreams, err := js.Streams()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var jsSide []string
-	for _, s := range jsStreams {
-		if s.Peer == hub.id() && s.Protocol != "/ipfs/id/1.0.0" {
-			jsSide = append(jsSide, s.Direction+" "+string(s.Protocol))
-			if s.Protocol != sim.PlainProtocol {
-				t.Errorf("JS peer's %s stream with the hub is %s, want %s", s.Direction, s.Protocol, sim.PlainProtocol)
-			}
-		}
-	}
-	t.Logf("protocols: hub↔JS %v (hub side), %v (JS side); hub→snappy-stream leaf %v",
-		hubToJS, jsSide, gossipStreams(hub, snap.id())[network.DirOutbound])
-
-	// The JS peer's report against the Go plain leaf.
-	received, err := js.Stop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	jsGot := map[[gossip.MessageIDBytes]byte]Received{}
-	for _, r := range received {
-		if _, dup := jsGot[r.ID]; dup {
-			t.Errorf("JS peer reported message %x twice", r.ID)
-		}
-		jsGot[r.ID] = r
-	}
-	plainIn.mu.Lock()
-	defer plainIn.mu.Unlock()
-	var jsCats, plainCats categoryCounts
-	for id, r := range jsGot {
-		jsCats[gossip.TopicCategory(r.Topic)]++
-		m := plainIn.got[id]
-		if m == nil {
-			t.Errorf("JS peer got %x on %s, the Go plain leaf did not", id, r.Topic)
-			continue
-		}
-		if m.GetTopic() != r.Topic || len(m.GetData()) != r.Bytes {
-			t.Errorf("message %x: JS peer %s %d bytes, Go plain leaf %s %d bytes", id, r.Topic, r.Bytes, m.GetTopic(), len(m.GetData()))
-		}
-		if r.From != hub.id() {
-			t.Errorf("JS peer got %x from %s, want the hub %s", id, r.From, hub.id())
-		}
-	}
-	isJS := map[[gossip.MessageIDBytes]byte]bool{}
-	for _, id := range jsIDs {
-		isJS[id] = true
-	}
-	for id, m := range plainIn.got {
-		if isJS[id] {
-			continue // the JS peer's own messages: it does not deliver them to itself
-		}
-		plainCats[gossip.TopicCategory(m.GetTopic())]++
-		if _, ok := jsGot[id]; !ok {
-			t.Errorf("the Go plain leaf got %x on %s, the JS peer did not", id, m.GetTopic())
-		}
-	}
-	if jsCats != plainCats || jsCats != want {
-		t.Errorf("per category: JS peer %v, Go plain leaf %v, hub published %v", jsCats, plainCats, want)
-	}
-	hubSet := map[[gossip.MessageIDBytes]byte]bool{}
-	for _, id := range hubIDs {
-		hubSet[id] = true
-	}
-	if len(hubSet) != len(hubIDs) || len(jsGot) != len(hubSet) || !maps.EqualFunc(jsGot, hubSet, func(Received, bool) bool { return true }) {
-		t.Errorf("JS peer's %d message ids differ from the %d ids of what the hub published", len(jsGot), len(hubIDs))
-	}
-	if plainIn.dup+snapIn.dup+hubIn.dup != 0 {
-		t.Errorf("duplicate deliveries: plain %d, snappy-stream %d, hub %d", plainIn.dup, snapIn.dup, hubIn.dup)
-	}
-	t.Logf("JS peer received %d messages (%s), identical to the Go plain leaf; its %d messages reached hub, plain and snappy-stream leaves with Go's ids",
-		len(received), jsCats, len(jsIDs))
-}
-
-// The JS peer as an ordinary mesh member: it dials two Go nodes that offer snappy-stream and
-// speak it with each other, none of them direct peers; the JS peer gets plain /meshsub/1.2.0
-// from both. Once GossipSub meshes form across the implementations, every node receives every
-// message the others publish, exactly once, under the same message id.
+// The JS peer in a mixed mesh: it offers snappy-stream and snappy-stream:4KiB and dials three
+// Go nodes, none of them direct peers: A offers snappy-stream, B plain only, C
+// snappy-stream:4KiB; the Go nodes are connected with each other too. Each link must
+// negotiate what its two ends share (JS↔A snappy-stream, JS↔C the 4 KiB variant, every link
+// with B and A↔C plain). Once GossipSub meshes form across the implementations and codecs,
+// every node receives every message the others publish, exactly once, under the same message
+// id, and no stream is reset.
 func TestJSPeerInMesh(t *testing.T) {
 	requireNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -450,23 +225,34 @@ func TestJSPeerInMesh(t *testing.T) {
 	msgs := workloadMessages(t, 3, 1, prof)
 
 	goA := newGoNode(t, "snappy-stream")
-	goB := newGoNode(t, "snappy-stream")
-	for _, n := range []*goNode{goA, goB} {
+	goB := newGoNode(t)
+	goC := newGoNode(t, "snappy-stream:4KiB")
+	gos := []*goNode{goA, goB, goC}
+	names := map[peer.ID]string{goA.id(): "go A", goB.id(): "go B", goC.id(): "go C"}
+	for _, n := range gos {
 		if err := n.start(nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := goB.connect(goA.addrInfo()); err != nil {
-		t.Fatal(err)
+	for _, c := range [][2]*goNode{{goB, goA}, {goC, goA}, {goC, goB}} {
+		if err := c[0].connect(c[1].addrInfo()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var aIn, bIn inbox
-	aIn.subscribe(t, ctx, goA, topics)
-	bIn.subscribe(t, ctx, goB, topics)
-	js, err := Start(ctx, Options{Dial: []peer.AddrInfo{goA.addrInfo(), goB.addrInfo()}, Topics: topics, TimeScale: timeScale})
+	ins := make([]inbox, len(gos))
+	for i, n := range gos {
+		ins[i].subscribe(t, ctx, n, topics)
+	}
+	var dial []peer.AddrInfo
+	for _, n := range gos {
+		dial = append(dial, n.addrInfo())
+	}
+	js, err := Start(ctx, Options{Dial: dial, Topics: topics, TimeScale: timeScale, Codecs: mustSpecs(t, "snappy-stream", "snappy-stream:4KiB")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer js.Stop()
+	names[js.ID()] = "js"
 
 	waitFor(t, 20*time.Second, "meshes", func() (bool, string) {
 		for _, topic := range topics {
@@ -474,12 +260,12 @@ func TestJSPeerInMesh(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Contains(mesh, goA.id()) || !slices.Contains(mesh, goB.id()) {
-				return false, fmt.Sprintf("JS peer's mesh on %s: %v", topic, mesh)
-			}
-			for _, n := range []*goNode{goA, goB} {
+			for _, n := range gos {
+				if !slices.Contains(mesh, n.id()) {
+					return false, fmt.Sprintf("JS peer's mesh on %s: %v", topic, mesh)
+				}
 				if !slices.Contains(n.ps().ListPeers(topic), js.ID()) {
-					return false, fmt.Sprintf("%s does not see the JS peer on %s", n.id(), topic)
+					return false, fmt.Sprintf("%s does not see the JS peer on %s", names[n.id()], topic)
 				}
 			}
 		}
@@ -489,27 +275,22 @@ func TestJSPeerInMesh(t *testing.T) {
 	// grafts the JS peer too; allow a few before publishing.
 	time.Sleep(3 * 700 * time.Millisecond / timeScale)
 
-	// Round robin over the three publishers.
+	// Round robin over the four publishers.
 	var ids [][gossip.MessageIDBytes]byte
 	published := map[string]int{}
-	var jsIDs []int
+	fromJS := map[[gossip.MessageIDBytes]byte]bool{}
 	for i, m := range msgs {
 		id := gossip.MessageID(m.Topic, m.Data)
-		switch i % 3 {
-		case 0, 1:
-			n, name := goA, "go-a"
-			if i%3 == 1 {
-				n, name = goB, "go-b"
-			}
-			topic, err := n.topic(m.Topic)
+		if k := i % 4; k < len(gos) {
+			topic, err := gos[k].topic(m.Topic)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := topic.Publish(ctx, m.Data); err != nil {
 				t.Fatal(err)
 			}
-			published[name]++
-		case 2:
+			published[names[gos[k].id()]]++
+		} else {
 			jsID, err := js.Publish(m.Topic, m.Data)
 			if err != nil {
 				t.Fatal(err)
@@ -518,25 +299,30 @@ func TestJSPeerInMesh(t *testing.T) {
 				t.Errorf("JS peer's message id %x, Go's %x", jsID, id)
 			}
 			published["js"]++
-			jsIDs = append(jsIDs, i)
+			fromJS[id] = true
 		}
 		ids = append(ids, id)
 	}
-	fromJS := map[[gossip.MessageIDBytes]byte]bool{}
-	for _, i := range jsIDs {
-		fromJS[ids[i]] = true
-	}
-	// Each Go node gets every message but its own (pubsub delivers own messages to its
-	// subscribers too, so all of them); the JS peer gets all but its own.
+	// Each Go node gets every message (pubsub delivers its own to its subscribers too); the JS
+	// peer all but its own.
 	waitFor(t, 30*time.Second, "delivery", func() (bool, string) {
 		n, err := js.Count()
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, s := aIn.has(ids...), bIn.has(ids...)
-		return p == len(ids) && s == len(ids) && n >= len(ids)-len(fromJS),
-			fmt.Sprintf("Go A %d, Go B %d of %d; JS peer %d of %d", p, s, len(ids), n, len(ids)-len(fromJS))
+		done := n >= len(ids)-len(fromJS)
+		state := fmt.Sprintf("JS peer %d of %d", n, len(ids)-len(fromJS))
+		for i := range ins {
+			got := ins[i].has(ids...)
+			done = done && got == len(ids)
+			state += fmt.Sprintf(", %s %d of %d", names[gos[i].id()], got, len(ids))
+		}
+		return done, state
 	})
+	streams, streamErrors, err := js.StreamReport()
+	if err != nil {
+		t.Fatal(err)
+	}
 	received, err := js.Stop()
 	if err != nil {
 		t.Fatal(err)
@@ -553,24 +339,56 @@ func TestJSPeerInMesh(t *testing.T) {
 			t.Errorf("JS peer missed %x", id)
 		}
 	}
-	if aIn.dup+bIn.dup != 0 {
-		t.Errorf("duplicate deliveries: Go A %d, Go B %d", aIn.dup, bIn.dup)
-	}
-	for _, c := range []struct {
-		a, b *goNode
-		want protocol.ID
-	}{{goA, goB, sim.SnappyStreamProtocol}, {goB, goA, sim.SnappyStreamProtocol}} {
-		if got := gossipStreams(c.a, c.b.id())[network.DirOutbound]; !slices.Equal(got, []protocol.ID{c.want}) {
-			t.Errorf("%s → %s streams %v, want %s", c.a.id(), c.b.id(), got, c.want)
+	for i := range ins {
+		if ins[i].dup != 0 {
+			t.Errorf("%s: %d duplicate deliveries", names[gos[i].id()], ins[i].dup)
 		}
 	}
-	for _, n := range []*goNode{goA, goB} {
-		for dir, protos := range gossipStreams(n, js.ID()) {
-			if !slices.Equal(protos, []protocol.ID{sim.PlainProtocol}) {
-				t.Errorf("%s's %s streams with the JS peer: %v, want %s", n.id(), dir, protos, sim.PlainProtocol)
+
+	// Negotiated protocols, from the Go side of every link and the JS side of its own.
+	snap4K := sim.ProtocolFor(mustSpecs(t, "snappy-stream:4KiB")[0])
+	want := map[[2]peer.ID]protocol.ID{
+		{goA.id(), js.ID()}: sim.SnappyStreamProtocol, {goC.id(), js.ID()}: snap4K, {goB.id(), js.ID()}: sim.PlainProtocol,
+		{goA.id(), goB.id()}: sim.PlainProtocol, {goA.id(), goC.id()}: sim.PlainProtocol, {goB.id(), goC.id()}: sim.PlainProtocol,
+	}
+	for pair, w := range want {
+		for _, ends := range [][2]peer.ID{pair, {pair[1], pair[0]}} {
+			var n *goNode
+			for _, g := range gos {
+				if g.id() == ends[0] {
+					n = g
+				}
+			}
+			if n == nil {
+				continue // the JS end: below
+			}
+			for dir, protos := range gossipStreams(n, ends[1]) {
+				if !slices.Equal(protos, []protocol.ID{w}) {
+					t.Errorf("%s's %s streams with %s: %v, want %s", names[ends[0]], dir, names[ends[1]], protos, w)
+				}
+			}
+			if n.streamErrors() != 0 {
+				t.Errorf("%s reset %d streams", names[ends[0]], n.streamErrors())
 			}
 		}
 	}
-	t.Logf("mesh of 3 over %d topics: published %v, %d messages; JS peer received %d, Go nodes all %d",
-		len(topics), published, len(ids), len(received), len(ids))
+	var jsSide []string
+	for _, s := range streams {
+		w, ok := want[[2]peer.ID{s.Peer, js.ID()}]
+		if !ok || s.Protocol == "/ipfs/id/1.0.0" {
+			continue
+		}
+		jsSide = append(jsSide, fmt.Sprintf("%s %s %s (%d blocks)", names[s.Peer], s.Direction, s.Protocol, s.Blocks))
+		if s.Protocol != w {
+			t.Errorf("JS peer's %s stream with %s is %s, want %s", s.Direction, names[s.Peer], s.Protocol, w)
+		}
+		if w != sim.PlainProtocol && s.Blocks == 0 {
+			t.Errorf("JS peer's %s %s stream with %s coded no block", s.Direction, s.Protocol, names[s.Peer])
+		}
+	}
+	if streamErrors != 0 {
+		t.Errorf("JS peer reset %d streams", streamErrors)
+	}
+	t.Logf("mesh of 4 over %d topics: published %v, %d messages; JS peer received %d, Go nodes all %d; JS streams: %s",
+		len(topics), published, len(ids), len(received), len(ids), strings.Join(jsSide, "; "))
 }

@@ -1,11 +1,16 @@
 // Package interop runs a second GossipSub implementation as a real peer of streamsim's Go
 // nodes: a js-libp2p node with Lodestar's GossipSub (interop/js, Node.js ≥ 20).
 //
-// The JS peer speaks only plain /meshsub/1.2.0 and /meshsub/1.1.0 over TCP, noise and yamux,
-// with the Ethereum message id, StrictNoSign and Ethereum GossipSub parameters, so a Go node
-// offering compressed protocols must fall back to plain with it. It is driven through JSON
-// lines on its stdin and stdout (the protocol is described at the top of js/peer.js) and
-// reports every message it received when it stops.
+// The JS peer runs over TCP, noise and yamux, with the Ethereum message id, StrictNoSign and
+// Ethereum GossipSub parameters. It speaks plain /meshsub/1.2.0 and /meshsub/1.1.0 and, with
+// Options.Codecs, snappy-stream in its own JavaScript implementation (js/snappystream.js),
+// offered first as the Go nodes do: with a Go node offering the same codec the link
+// compresses, otherwise it falls back to plain. It is driven through JSON lines on its stdin
+// and stdout (the protocol is described at the top of js/peer.js) and reports every message
+// it received when it stops.
+//
+// Codec drives the same JavaScript codec in a process of its own, so that tests can hold it
+// against the Go codec block for block.
 package interop
 
 import (
@@ -26,10 +31,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/codec/snappystream"
 	"github.com/streamsim/streamsim/gossip"
 )
 
@@ -55,6 +63,13 @@ type Options struct {
 	Dial []peer.AddrInfo
 	// Topics are subscribed at start.
 	Topics []string
+	// Codecs are the snappy-stream specs offered before plain, in order of preference (the
+	// JS encoder has the fast level only). None: plain only.
+	Codecs []codec.Spec
+	// PrivateKey is the JS peer's identity, so that its peer id is known before it starts (a
+	// Go node's direct peers are fixed when it is built). Nil: the JS peer makes one. It is
+	// passed on the command line: test identities only.
+	PrivateKey crypto.PrivKey
 	// TimeScale divides the heartbeat, fanout TTL and seen TTL, as sim.Config.TimeScale does
 	// on the Go side. Default 1.
 	TimeScale float64
@@ -81,6 +96,13 @@ type Stream struct {
 	Peer      peer.ID
 	Protocol  protocol.ID
 	Direction string // "inbound" or "outbound"
+	// Codec is the canonical spec on a snappy-stream stream ("" otherwise), with what the JS
+	// codec coded on it: blocks, and bytes before (raw) and after (wire) compression. An
+	// inbound stream counts what it decoded, an outbound one what it encoded.
+	Codec     string
+	Blocks    int64
+	RawBytes  int64
+	WireBytes int64
 }
 
 // Peer is a running JS peer.
@@ -125,10 +147,15 @@ type reply struct {
 	// subscribers
 	Peers []string `json:"peers"`
 	// streams
-	Streams []struct {
+	StreamErrors int `json:"stream_errors"`
+	Streams      []struct {
 		Peer      string `json:"peer"`
 		Protocol  string `json:"protocol"`
 		Direction string `json:"direction"`
+		Codec     string `json:"codec"`
+		Blocks    int64  `json:"blocks"`
+		RawBytes  int64  `json:"raw_bytes"`
+		WireBytes int64  `json:"wire_bytes"`
 	} `json:"streams"`
 }
 
@@ -223,6 +250,19 @@ func (o Options) args(script string) ([]string, error) {
 	}
 	for _, t := range o.Topics {
 		args = append(args, "--topic", t)
+	}
+	if o.PrivateKey != nil {
+		b, err := crypto.MarshalPrivateKey(o.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("private key: %w", err)
+		}
+		args = append(args, "--key", base64.StdEncoding.EncodeToString(b))
+	}
+	for _, c := range o.Codecs {
+		if c.Kind != codec.SnappyStream || c.SnappyLevel != snappystream.Fast {
+			return nil, fmt.Errorf("codec %s: the JS peer speaks snappy-stream with the fast encoder only (snappy-stream[:<window>])", c)
+		}
+		args = append(args, "--codec", c.String())
 	}
 	return args, nil
 }
@@ -436,19 +476,27 @@ func (p *Peer) Count() (int, error) {
 
 // Streams lists the JS peer's open streams with a negotiated protocol.
 func (p *Peer) Streams() ([]Stream, error) {
+	streams, _, err := p.StreamReport()
+	return streams, err
+}
+
+// StreamReport lists the JS peer's open streams with a negotiated protocol and counts the
+// streams it reset after a snappy-stream decoding error.
+func (p *Peer) StreamReport() ([]Stream, int, error) {
 	r, err := p.command(map[string]any{"cmd": "streams"})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]Stream, 0, len(r.Streams))
 	for _, s := range r.Streams {
 		id, err := peer.Decode(s.Peer)
 		if err != nil {
-			return nil, fmt.Errorf("js peer streams: %q: %w", s.Peer, err)
+			return nil, 0, fmt.Errorf("js peer streams: %q: %w", s.Peer, err)
 		}
-		out = append(out, Stream{Peer: id, Protocol: protocol.ID(s.Protocol), Direction: s.Direction})
+		out = append(out, Stream{Peer: id, Protocol: protocol.ID(s.Protocol), Direction: s.Direction,
+			Codec: s.Codec, Blocks: s.Blocks, RawBytes: s.RawBytes, WireBytes: s.WireBytes})
 	}
-	return out, nil
+	return out, r.StreamErrors, nil
 }
 
 // Stop stops the JS peer and returns every message it received, in arrival order. Calling

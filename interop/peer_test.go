@@ -4,17 +4,20 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
+
+	"github.com/streamsim/streamsim/sim"
 )
 
 // requireNode skips the test when Node.js ≥ 20 or npm is missing, saying what is missing; in
 // CI (CI=true) it fails instead, so the interop tests can never pass there by not running.
-func requireNode(t *testing.T) {
+func requireNode(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping the js-libp2p interop test in -short mode (it starts Node.js)")
@@ -58,6 +61,8 @@ func TestOptionsRejected(t *testing.T) {
 		{Options{MaxRPCBytes: -1}, "max RPC bytes"},
 		{Options{ListenIP: "not-an-ip"}, "listen IP"},
 		{Options{Direct: []peer.AddrInfo{{ID: "x"}}}, "--direct peer"},
+		{Options{Codecs: mustSpecs(t, "zstd")}, "fast encoder only"},
+		{Options{Codecs: mustSpecs(t, "snappy-stream:64KiB:better")}, "fast encoder only"},
 	} {
 		if _, err := c.opts.args("peer.js"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err %v, want one mentioning %q", c.opts, err, c.want)
@@ -102,5 +107,43 @@ func TestMissingDir(t *testing.T) {
 	_, err := Start(context.Background(), Options{Dir: t.TempDir()})
 	if err == nil || errors.Is(err, ErrNodeMissing) || !strings.Contains(err.Error(), "package-lock.json") {
 		t.Errorf("err %v, want one about the missing package-lock.json", err)
+	}
+}
+
+// The JS peer offers its codecs' protocol IDs first, in the order given, then the plain ones:
+// the Go nodes' order (sim.ProtocolFor, plain last).
+func TestPeerOffersCodecsFirst(t *testing.T) {
+	requireNode(t)
+	specs := mustSpecs(t, "snappy-stream:4KiB", "snappy-stream", "snappy-stream:0")
+	p, err := Start(context.Background(), Options{Codecs: specs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	var want []protocol.ID
+	for _, s := range specs {
+		want = append(want, sim.ProtocolFor(s))
+	}
+	want = append(want, sim.PlainProtocol, "/meshsub/1.1.0")
+	if got := p.Protocols(); !slices.Equal(got, want) {
+		t.Errorf("protocols %v, want %v", got, want)
+	}
+}
+
+// peer.js refuses a codec it does not implement with a usage error naming the allowed forms,
+// also when started by hand.
+func TestPeerCodecFlagRejected(t *testing.T) {
+	requireNode(t)
+	if err := Setup(DefaultDir()); err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{"snappy-stream:64KiB:better", "zstd", "snappy-stream:32MiB"} {
+		cmd := exec.Command("node", "peer.js", "--codec", spec)
+		cmd.Dir = DefaultDir()
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "snappy-stream[:<window>[:fast]]") {
+			t.Errorf("--codec %s: %v, output %q; want exit status 2 naming the allowed forms", spec, err, out)
+		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	"github.com/libp2p/go-libp2p/x/simlibp2p"
 	"github.com/marcopolo/simnet"
+
+	"github.com/streamsim/streamsim/units"
 )
 
 // cpuTime is the process's user + system CPU time.
@@ -133,7 +135,7 @@ func linkPipes(b *testing.B, k int, bitsPerSec int64, latency time.Duration) []*
 	}
 	var out []*pipe
 	for range k {
-		out = append(out, connectPipe(b, fmt.Sprintf("link %s %v", FormatBitsPerSec(bitsPerSec), latency), mk("x"), mk("y")))
+		out = append(out, connectPipe(b, fmt.Sprintf("link %s %v", units.FormatBitsPerSec(bitsPerSec), latency), mk("x"), mk("y")))
 	}
 	return out
 }

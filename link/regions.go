@@ -3,7 +3,6 @@ package link
 import (
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -251,44 +250,4 @@ func pick(rng *rand.Rand, weights []float64) int {
 		}
 	}
 	return 0
-}
-
-// ParseBitsPerSec reads a link rate: a non-negative integer with an optional unit kbit,
-// Mbit or Gbit (powers of 1000, as Shadow and tc use them) or bit, e.g. "50Mbit", "1Gbit",
-// "1024Mbit"; "0" or "unlimited" mean no limit.
-func ParseBitsPerSec(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	if t == "unlimited" {
-		return 0, nil
-	}
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"Gbit", 1e9}, {"Mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 || v > (1<<62)/mult {
-		return 0, fmt.Errorf("link rate %q: want a non-negative integer with unit bit, kbit, Mbit or Gbit (e.g. 50Mbit), or unlimited", s)
-	}
-	return v * mult, nil
-}
-
-// FormatBitsPerSec writes a rate the way ParseBitsPerSec reads it, in the largest exact unit.
-func FormatBitsPerSec(v int64) string {
-	switch {
-	case v == 0:
-		return "unlimited"
-	case v%1e9 == 0:
-		return strconv.FormatInt(v/1e9, 10) + "Gbit"
-	case v%1e6 == 0:
-		return strconv.FormatInt(v/1e6, 10) + "Mbit"
-	case v%1e3 == 0:
-		return strconv.FormatInt(v/1e3, 10) + "kbit"
-	}
-	return strconv.FormatInt(v, 10) + "bit"
 }

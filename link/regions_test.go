@@ -151,32 +151,6 @@ func TestAssign(t *testing.T) {
 	}
 }
 
-func TestBitsPerSec(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		out  string
-	}{
-		{"50Mbit", 50e6, "50Mbit"}, {"1024Mbit", 1024e6, "1024Mbit"}, {"1Gbit", 1e9, "1Gbit"},
-		{"10 Mbit", 10e6, "10Mbit"}, {"1500kbit", 1500e3, "1500kbit"}, {"123bit", 123, "123bit"},
-		{"8000", 8000, "8kbit"}, {"0", 0, "unlimited"}, {"unlimited", 0, "unlimited"},
-	} {
-		got, err := ParseBitsPerSec(tc.in)
-		if err != nil || got != tc.want {
-			t.Errorf("ParseBitsPerSec(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
-			continue
-		}
-		if s := FormatBitsPerSec(got); s != tc.out {
-			t.Errorf("FormatBitsPerSec(%d) = %q, want %q", got, s, tc.out)
-		}
-	}
-	for _, in := range []string{"", "-5Mbit", "5 MB", "1.5Mbit", "Mbit", "50mbit", "99999999999Gbit"} {
-		if _, err := ParseBitsPerSec(in); err == nil || !strings.Contains(err.Error(), "Mbit") {
-			t.Errorf("ParseBitsPerSec(%q): %v, want an error listing the units", in, err)
-		}
-	}
-}
-
 func TestLinkShape(t *testing.T) {
 	r := DefaultRegions()
 	ls, err := Shape{Region: "south_america", UpBitsPerSec: 50e6, DownBitsPerSec: 50e6}.LinkShape(r)

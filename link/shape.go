@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/testground/sdk-go/network"
+
+	"github.com/streamsim/streamsim/units"
 )
 
 // Shape is one node's link: its access rates and its region. Class is informational (the
@@ -35,7 +37,7 @@ func (s Shape) String() string {
 	if s.Class != "" {
 		where += "/" + s.Class
 	}
-	return fmt.Sprintf("%s %s↑ %s↓", where, FormatBitsPerSec(s.UpBitsPerSec), FormatBitsPerSec(s.DownBitsPerSec))
+	return fmt.Sprintf("%s %s↑ %s↓", where, units.FormatBitsPerSec(s.UpBitsPerSec), units.FormatBitsPerSec(s.DownBitsPerSec))
 }
 
 // LinkShape converts a shape for Testground's network sidecar (local:docker and

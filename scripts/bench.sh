@@ -2,9 +2,9 @@
 # Codec benchmarks: regression guard, Snappy release comparison, libsnappy.
 #
 #   scripts/bench.sh record FILE           run the payload benchmarks (go test -bench format,
-#                                          -count 5) into FILE, e.g. codec/testdata/bench/<release>.txt
+#                                          -count 5) into FILE, e.g. bench/testdata/<release>.txt
 #   scripts/bench.sh compare [BASELINE]    run them on the working tree and compare with BASELINE
-#                                          (default: the newest codec/testdata/bench/*.txt) by benchstat
+#                                          (default: the newest bench/testdata/*.txt) by benchstat
 #   scripts/bench.sh snappy OLD NEW        golang/snappy release OLD against NEW (e.g. v0.0.4 v1.0.0) on
 #                                          the same payloads: builds the benchmark against each through a
 #                                          temporary -modfile, compares by benchstat
@@ -24,7 +24,7 @@ FILTER=${BENCH_FILTER:-Payloads}
 BENCHTIME=${BENCH_TIME:-1s}
 
 run_bench() { # [go test flags...]
-	go test "$@" -run='^$' -bench="$FILTER" -benchtime="$BENCHTIME" -count="$COUNT" ./codec/bench/
+	go test "$@" -run='^$' -bench="$FILTER" -benchtime="$BENCHTIME" -count="$COUNT" ./bench/
 }
 
 benchstat() { go run "$BENCHSTAT" "$@"; }
@@ -36,11 +36,11 @@ record)
 	run_bench | tee "$2"
 	;;
 compare)
-	base=${2:-$(ls -1 codec/testdata/bench/*.txt 2>/dev/null | sort | tail -n 1)}
+	base=${2:-$(ls -1 bench/testdata/*.txt 2>/dev/null | sort | tail -n 1)}
 	[ -n "$base" ] && [ -f "$base" ] || { echo "$0 compare: no baseline (${base:-none}); record one first" >&2; exit 2; }
 	new=$(mktemp --suffix=.txt)
 	run_bench > "$new"
-	benchstat base="$base" new="$new"
+	benchstat -ignore pkg base="$base" new="$new" # baselines recorded before the move say pkg codec/bench
 	echo "working tree results: $new"
 	;;
 snappy)
@@ -55,13 +55,13 @@ snappy)
 		cp go.mod "$tmp/go.$v.mod"
 		cp go.sum "$tmp/go.$v.sum"
 		go mod edit -modfile="$tmp/go.$v.mod" -replace=github.com/golang/snappy=github.com/golang/snappy@"$v"
-		go test -mod=mod -modfile="$tmp/go.$v.mod" -c -o "$tmp/bench-$v.test" ./codec/bench/
+		go test -mod=mod -modfile="$tmp/go.$v.mod" -c -o "$tmp/bench-$v.test" ./bench/
 		: > "out/bench-golang-snappy-$v.txt"
 	done
 	filter=${BENCH_FILTER:-Payloads/payload=.*/impl=golang-snappy/}
 	for i in $(seq "$COUNT"); do
 		for v in "$2" "$3"; do
-			(cd codec/bench && "$tmp/bench-$v.test" -test.run='^$' -test.bench="$filter" -test.benchtime="$BENCHTIME" -test.count=1) >> "out/bench-golang-snappy-$v.txt"
+			(cd bench && "$tmp/bench-$v.test" -test.run='^$' -test.bench="$filter" -test.benchtime="$BENCHTIME" -test.count=1) >> "out/bench-golang-snappy-$v.txt"
 		done
 	done
 	benchstat "$2=out/bench-golang-snappy-$2.txt" "$3=out/bench-golang-snappy-$3.txt"

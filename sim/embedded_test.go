@@ -158,6 +158,90 @@ func checkRecording(t *testing.T, dir string, r *analysis.RunReport, leaf int) {
 	}
 }
 
+// checkMeshRecording holds the observed node's recording to its summary exactly: per peer and
+// direction, frames, raw bytes per category, and control per kind (bytes, entries, ids), as
+// an independent reader of the trace computes them.
+func checkMeshRecording(t *testing.T, dir string, r *analysis.MeshReport) {
+	t.Helper()
+	o := r.Observed
+	tr, err := trace.Open(filepath.Join(dir, o.Group, strconv.Itoa(o.Instance), TraceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	type key struct{ peer, dir string }
+	type tally struct {
+		frames  int64
+		raw     [gossip.NumCategories]int64
+		control [gossip.NumControlKinds]gossip.ControlPart
+	}
+	rec := map[key]*tally{}
+	for {
+		f, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := tr.Stream(f.Stream)
+		parts, err := gossip.SplitFrame(f.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := key{st.Peer, st.Direction}
+		if rec[k] == nil {
+			rec[k] = &tally{}
+		}
+		tl := rec[k]
+		tl.frames++
+		for c, b := range parts.Bytes {
+			tl.raw[c] += int64(b)
+		}
+		for c, p := range parts.Control {
+			tl.control[c].Bytes += p.Bytes
+			tl.control[c].Entries += p.Entries
+			tl.control[c].IDs += p.IDs
+		}
+	}
+	var summary *result.NodeSummary
+	for _, n := range r.Summaries() {
+		if n.Group == o.Group && n.Instance == o.Instance {
+			summary = n
+		}
+	}
+	if summary == nil || len(summary.Streams) == 0 || len(rec) == 0 {
+		t.Fatalf("observed node: summary %v, %d recorded stream directions", summary != nil, len(rec))
+	}
+	seen := 0
+	for _, s := range summary.Streams {
+		tl := rec[key{s.Peer, s.Direction}]
+		if tl == nil {
+			t.Errorf("%s %s: in the summary (%d frames), not in the recording", s.Direction, s.Peer, s.Frames)
+			continue
+		}
+		seen++
+		if tl.frames != s.Frames {
+			t.Errorf("%s %s: %d frames recorded, %d metered", s.Direction, s.Peer, tl.frames, s.Frames)
+		}
+		for _, c := range gossip.Categories() {
+			if tl.raw[c] != s.Categories[c].RawBytes {
+				t.Errorf("%s %s %s: %d raw bytes recorded, %d metered", s.Direction, s.Peer, c, tl.raw[c], s.Categories[c].RawBytes)
+			}
+		}
+		for _, k := range gossip.ControlKinds() {
+			m := s.Control[k.String()]
+			if p := tl.control[k]; int64(p.Bytes) != m.RawBytes || int64(p.Entries) != m.Entries || int64(p.IDs) != m.IDs {
+				t.Errorf("%s %s %s: recorded %d B, %d entries, %d ids; metered %d B, %d entries, %d ids",
+					s.Direction, s.Peer, k, p.Bytes, p.Entries, p.IDs, m.RawBytes, m.Entries, m.IDs)
+			}
+		}
+	}
+	if seen != len(rec) {
+		t.Errorf("%d stream directions recorded, %d in the summary", len(rec), seen)
+	}
+}
+
 // One instance failing (here a leaf with a bad codec parameter) makes the run fail quickly
 // with that instance's error instead of leaving the others waiting until their timeout.
 func TestHubLeavesFailsFast(t *testing.T) {
@@ -227,10 +311,12 @@ func TestMeshDeliversEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 14-node mesh")
 	}
-	r, runErr := runMesh(t, t.TempDir(), 14, smallMeshParams(map[string]string{ParamSlots: "1"}), 3*time.Minute)
+	dir := t.TempDir()
+	r, runErr := runMesh(t, dir, 14, smallMeshParams(map[string]string{ParamSlots: "1", ParamRecord: "true"}), 3*time.Minute)
 	if runErr != nil || !r.Delivery.Complete {
 		t.Fatalf("run: %v; incomplete: %v; problems %v", runErr, r.Delivery.Incomplete, r.Problems)
 	}
+	checkMeshRecording(t, dir, r)
 	if r.Nodes != 14 || r.Observed.Kind != "observed" || r.Delivery.Expected[gossip.Attestation] == 0 {
 		t.Fatalf("report: %d nodes, observed %+v, expected %v", r.Nodes, r.Observed.Kind, r.Delivery.Expected)
 	}

@@ -21,10 +21,10 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 
-	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/units"
 )
 
 // Faults: a schedule of failures injected into the measured phase (param faults), the link
@@ -190,7 +190,7 @@ func parseFault(e string, slots int) (Fault, error) {
 		if v == "" {
 			return def, nil
 		}
-		x, err := codec.ParseSize(v)
+		x, err := units.ParseSize(v)
 		if err != nil || x < 1 || x > maxGarbageBytes {
 			return 0, fmt.Errorf("size %q is not a byte count in 1..1MiB (like 64 or 4KiB)", v)
 		}
@@ -952,7 +952,7 @@ func (r *faultRunner) apply(ctx context.Context, i int, f Fault, target int) {
 		until := time.Now().Add(in.slotTime(f.ForSlots))
 		node.slowReads(until, f.RateBytes)
 		ev.UntilNs, ev.Applied = until.UnixNano(), true
-		ev.Note = fmt.Sprintf("gossip reads at %s/s", codec.FormatSize(f.RateBytes))
+		ev.Note = fmt.Sprintf("gossip reads at %s/s", units.FormatSize(f.RateBytes))
 	case FaultCrash:
 		in.crash()
 		return // a crashed instance records nothing

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -28,12 +30,12 @@ const TraceFile = "frames.trace.gz"
 
 // peerRecord is what each instance announces in the address exchange.
 type peerRecord struct {
-	Group    string   `json:"group"`
-	Instance int      `json:"instance"`
-	Role     string   `json:"role"`
-	ID       string   `json:"id"`
-	Addrs    []string `json:"addrs"`
-	Codec    string   `json:"codec"`
+	Group    string     `json:"group"`
+	Instance int        `json:"instance"`
+	Role     string     `json:"role"`
+	ID       string     `json:"id"`
+	Addrs    []string   `json:"addrs"`
+	Codec    codec.Spec `json:"codec"` // its canonical spec string on the wire (Spec.MarshalText)
 	// Error is set when the instance failed before it could announce an address.
 	Error string `json:"error,omitempty"`
 }
@@ -71,8 +73,8 @@ type instance struct {
 	slots    *slotSource
 
 	// syncing names the run's sync states and topics (one set per scenario).
-	stateReady, stateDone, stateFinished sync.State
-	peersTopic, resultTopic              *sync.Topic
+	stateNodes, stateReady, stateDone, stateFinished sync.State
+	peersTopic, resultTopic                          *sync.Topic
 
 	// parityErr is a receiver's parity failure: reported after the run's barriers, so the
 	// other instances finish normally.
@@ -116,6 +118,7 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	in := &instance{
 		sc: sc, runenv: env, client: ic.SyncClient, group: env.TestGroupID, seq: int(ic.GroupSeq) - 1,
 		signaled:      map[sync.State]bool{},
+		stateNodes:    sync.State(sc.Name + "-nodes"),
 		stateReady:    sync.State(sc.Name + "-ready"),
 		stateDone:     sync.State(sc.Name + "-done"),
 		stateFinished: sync.State(sc.Name + "-finished"),
@@ -153,7 +156,7 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	in.live.cancelWork = cancel
 
 	var runErr error
-	if ip, err := ic.NetClient.GetDataNetworkIP(); err != nil {
+	if ip, err := dataIP(ic); err != nil {
 		runErr = failure(result.FailSetup, fmt.Errorf("data network IP: %w", err))
 	} else {
 		runErr = in.run(ctx, ip.String())
@@ -177,6 +180,23 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	return runErr
 }
 
+// EnvDataIP names the environment variable that, when set, is the address a node listens on
+// instead of the SDK's data-network IP. Without a sidecar the SDK answers 127.0.0.1 (right for
+// local:exec and for pods on the host network, each on its own port); a pod on a cluster's pod
+// network sets it to its pod IP (the downward API's status.podIP: see package cluster).
+const EnvDataIP = "STREAMSIM_DATA_IP"
+
+func dataIP(ic *run.InitContext) (net.IP, error) {
+	if v := os.Getenv(EnvDataIP); v != "" {
+		ip := net.ParseIP(v)
+		if ip == nil || ip.To4() == nil {
+			return nil, fmt.Errorf("%s=%q is not an IPv4 address", EnvDataIP, v)
+		}
+		return ip, nil
+	}
+	return ic.NetClient.GetDataNetworkIP()
+}
+
 // groupSizes is the run's groups and their instance counts, as far as the RunEnv tells: its
 // own group's count, and every group named in its params is not known. Scenarios check what
 // they can from this and the params.
@@ -196,7 +216,7 @@ func (in *instance) abandon(err error) {
 		in.resultSent = true
 		in.client.Publish(ctx, in.resultTopic, &resultRecord{Group: in.group, Instance: in.seq, Error: err.Error()})
 	}
-	for _, st := range []sync.State{in.stateReady, in.stateDone} {
+	for _, st := range []sync.State{in.stateNodes, in.stateReady, in.stateDone} {
 		if !in.signaled[st] {
 			in.signaled[st] = true
 			in.client.SignalEntry(ctx, st)
@@ -320,7 +340,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 // exchange announces this instance's address and collects every instance's, sorted by group
 // and sequence number; in.members, in.infos and in.me describe them.
 func (in *instance) exchange(ctx context.Context, n int) error {
-	self := peerRecord{Role: string(in.role), Group: in.group, Instance: in.seq, ID: in.host.ID().String(), Codec: in.p.Codec.String()}
+	self := peerRecord{Role: string(in.role), Group: in.group, Instance: in.seq, ID: in.host.ID().String(), Codec: in.p.Codec}
 	for _, a := range in.host.Addrs() {
 		self.Addrs = append(self.Addrs, a.String())
 	}
@@ -357,11 +377,7 @@ func (in *instance) exchange(ctx context.Context, n int) error {
 	in.infos = make([]peer.AddrInfo, n)
 	in.me = -1
 	for i, r := range records {
-		spec, err := codec.Parse(r.Codec)
-		if err != nil {
-			return fmt.Errorf("instance %s/%d codec: %w", r.Group, r.Instance, err)
-		}
-		in.members[i] = topology.Member{Group: r.Group, Instance: r.Instance, Role: topology.Role(r.Role), Codec: spec}
+		in.members[i] = topology.Member{Group: r.Group, Instance: r.Instance, Role: topology.Role(r.Role), Codec: r.Codec}
 		id, err := peer.Decode(r.ID)
 		if err != nil {
 			return fmt.Errorf("peer record %s/%d: %w", r.Group, r.Instance, err)
@@ -448,6 +464,13 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 	for _, v := range node.Protocols() {
 		in.summary.Protocols = append(in.summary.Protocols, string(v))
 	}
+	// Dial only once every instance's GossipSub has registered its protocols: a peer dialled
+	// before would refuse the dialler's gossipsub stream, and pubsub does not retry it.
+	in.signaled[in.stateNodes] = true
+	in.phase = "waiting for every node to start"
+	if _, err := in.client.SignalAndWait(ctx, in.stateNodes, in.runenv.TestInstanceCount); err != nil {
+		return fmt.Errorf("nodes barrier: %w", err)
+	}
 	for _, j := range self.Dial {
 		if err := node.Host().Connect(ctx, in.infos[j]); err != nil {
 			return fmt.Errorf("connect to %s/%d: %w", in.members[j].Group, in.members[j].Instance, err)
@@ -504,7 +527,7 @@ func (in *instance) finish() error {
 	if in.node != nil {
 		// BandwidthCounter totals are swept once a second.
 		time.Sleep(1200 * time.Millisecond)
-		in.summary.Streams = in.node.Stats()
+		in.summary.Streams = in.node.FreezeStats() // the recording stops here too
 		in.summary.Pubsub = in.node.PubsubStats()
 		in.summary.Bandwidth = in.node.Bandwidth()
 		in.summary.StreamErrors = in.node.StreamErrors()

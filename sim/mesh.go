@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/units"
 	"github.com/streamsim/streamsim/workload"
 )
 
@@ -151,7 +152,7 @@ func meshLinkParams(p *Params) (bool, [2]link.Class, error) {
 		return false, classes, paramError(ParamLinks, "shaped links need %s 1 (rates and latencies are real time), not %g", ParamTimeScale, p.TimeScale)
 	}
 	for i, k := range []string{ParamOrdinaryBandwidth, ParamSupernodeBandwidth} {
-		bps, err := link.ParseBitsPerSec(p.Values[k])
+		bps, err := units.ParseBitsPerSec(p.Values[k])
 		if err != nil {
 			return false, classes, paramError(k, "%w", err)
 		}

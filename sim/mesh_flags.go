@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/streamsim/streamsim/codec"
-	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/units"
 )
 
 // meshRun is the mesh's part of `streamsim run`: its size, and the codecs, seeds and link
@@ -60,7 +60,7 @@ func (f *meshRun) Runs(params map[string]string) ([]Run, error) {
 		bws = nil
 		for _, b := range strings.Split(*f.bandwidths, ",") {
 			b = strings.TrimSpace(b)
-			if _, err := link.ParseBitsPerSec(b); err != nil {
+			if _, err := units.ParseBitsPerSec(b); err != nil {
 				return nil, fmt.Errorf("--bandwidths: %w", err)
 			}
 			bws = append(bws, b)

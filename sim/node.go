@@ -218,6 +218,12 @@ type Node struct {
 	recStart time.Time
 	recNext  uint32
 
+	// accountMu and frozen make a frame's metering and recording one step: once FreezeStats
+	// has taken the meters for the summary, no frame is metered or recorded, so the summary
+	// and the recording agree exactly.
+	accountMu sync.RWMutex
+	frozen    bool
+
 	streamErrors atomic.Int64
 	closeOnce    sync.Once
 	links        linkLog // per-peer link state and outages, fault actions (faults.go)
@@ -403,6 +409,24 @@ func (n *Node) record(id *uint32, dir string, s network.Stream, spec codec.Spec,
 
 // Stats returns the meters of every stream direction, sorted by peer and direction.
 func (n *Node) Stats() []result.StreamStats { return n.meter.snapshot(n.cfg.peerRole) }
+
+// FreezeStats returns the meters as Stats does and stops metering and recording frames from
+// then on: what the summary holds is exactly what the recording holds.
+func (n *Node) FreezeStats() []result.StreamStats {
+	n.accountMu.Lock()
+	defer n.accountMu.Unlock()
+	n.frozen = true
+	return n.meter.snapshot(n.cfg.peerRole)
+}
+
+// account meters (and records) one frame as one step, unless the meters are frozen.
+func (n *Node) account(step func()) {
+	n.accountMu.RLock()
+	defer n.accountMu.RUnlock()
+	if !n.frozen {
+		step()
+	}
+}
 
 // PubsubStats returns pubsub's event counters.
 func (n *Node) PubsubStats() result.Pubsub { return n.tracer.snapshot() }

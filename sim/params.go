@@ -46,7 +46,7 @@ const (
 
 // commonParams are the parameters every scenario declares first.
 var commonParams = []Param{
-	{ParamCodec, "string", "", "plain", "stream codec spec: " + codec.Forms},
+	{ParamCodec, "string", "", "plain", codec.ParamDescription()},
 	{ParamProfile, "string", "", "all-subnets", "subscription profile: " + strings.Join(workload.ProfileNames, ", ")},
 	{ParamSlots, "int", "slots", strconv.Itoa(DefaultSlots), "slots of workload published (12 s each at time_scale 1)"},
 	{ParamTimeScale, "float", "x", strconv.FormatFloat(DefaultTimeScale, 'g', -1, 64), "speed-up over real time: a slot lasts 12 s / time_scale; heartbeat, fanout and seen TTLs scale too; up to 1000"},

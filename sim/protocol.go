@@ -14,50 +14,20 @@ import (
 // proposal's ID, for snappy-stream with a 64 KiB history. Every other codec spec gets
 // "/streamsim/<canonical spec>/meshsub/1.2.0" (for example
 // "/streamsim/zstd:3:2MiB/meshsub/1.2.0"), so one hub can serve leaves with different codecs.
-// All compressed IDs carry gossipsub v1.2 features.
+// The codec families own the IDs (codec.Spec.ProtocolID). All compressed IDs carry gossipsub
+// v1.2 features.
 const (
-	PlainProtocol        = protocol.ID("/meshsub/1.2.0")
-	SnappyStreamProtocol = protocol.ID("/snappy-stream/meshsub/1.2.0")
-
-	derivedPrefix = "/streamsim/"
-	derivedSuffix = "/meshsub/1.2.0"
+	PlainProtocol        = protocol.ID(codec.PlainProtocolID)
+	SnappyStreamProtocol = protocol.ID(codec.SnappyStreamProtocolID)
 )
-
-// proposalSpec is the codec that SnappyStreamProtocol names: snappy-stream, 64 KiB history.
-const proposalSpec = "snappy-stream"
 
 // ProtocolFor returns the protocol ID of a codec spec: PlainProtocol for plain, the proposal's
 // ID for snappy-stream with its default 64 KiB history, a derived ID otherwise.
-func ProtocolFor(spec codec.Spec) protocol.ID {
-	s := spec.String()
-	switch s {
-	case plainSpec().String():
-		return PlainProtocol
-	case mustParse(proposalSpec).String():
-		return SnappyStreamProtocol
-	}
-	return protocol.ID(derivedPrefix + s + derivedSuffix)
-}
+func ProtocolFor(spec codec.Spec) protocol.ID { return protocol.ID(spec.ProtocolID()) }
 
 // SpecFor returns the codec spec a protocol ID stands for; ok is false for IDs that are not
 // streamsim gossip protocols.
-func SpecFor(id protocol.ID) (spec codec.Spec, ok bool) {
-	switch id {
-	case PlainProtocol:
-		return plainSpec(), true
-	case SnappyStreamProtocol:
-		return mustParse(proposalSpec), true
-	}
-	s := string(id)
-	if !strings.HasPrefix(s, derivedPrefix) || !strings.HasSuffix(s, derivedSuffix) {
-		return codec.Spec{}, false
-	}
-	spec, err := codec.Parse(strings.TrimSuffix(strings.TrimPrefix(s, derivedPrefix), derivedSuffix))
-	if err != nil {
-		return codec.Spec{}, false
-	}
-	return spec, ProtocolFor(spec) == id
-}
+func SpecFor(id protocol.ID) (spec codec.Spec, ok bool) { return codec.ParseProtocolID(string(id)) }
 
 // protocols is a node's gossipsub protocol list: the compressed IDs of its codecs in order of
 // preference, then plain.
@@ -82,8 +52,6 @@ func features(feat pubsub.GossipSubFeature, id protocol.ID) bool {
 	}
 	return pubsub.GossipSubDefaultFeatures(feat, id)
 }
-
-func plainSpec() codec.Spec { return mustParse("plain") }
 
 func mustParse(s string) codec.Spec {
 	spec, err := codec.Parse(s)

@@ -106,7 +106,7 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		parts = gossip.FrameParts{}
 		parts.Bytes[gossip.Other] = len(frame)
 	}
-	s.node.record(&s.wtrace, "out", s.Stream, s.spec, parts.Dominant(), frame)
+	dominant := parts.Dominant() // of the frame as pubsub wrote it, which is what is recorded
 	data := frame
 	if s.ssz {
 		if s.sszBuf, err = gossip.AppendSSZFrame(s.sszBuf[:0], frame); err != nil {
@@ -126,7 +126,11 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		s.node.links.endedErr(s, err) // link log (faults.go)
 		return 0, err
 	}
-	s.wside.add(&parts, len(data), s.wire.n-before, statsDelta(s.w, &s.wlast))
+	wire, cs := s.wire.n-before, statsDelta(s.w, &s.wlast)
+	s.node.account(func() {
+		s.node.record(&s.wtrace, "out", s.Stream, s.spec, dominant, frame)
+		s.wside.add(&parts, len(data), wire, cs)
+	})
 	return len(frame), nil
 }
 
@@ -178,7 +182,6 @@ func (s *codecStream) nextFrame() error {
 	// The codec reader counts the wire bytes of the units it has returned completely; a frame
 	// is one unit, so the delta is exactly this frame's, however the transport split reads.
 	cs := statsDelta(s.r, &s.rlast)
-	s.rside.add(&parts, len(s.frame), cs.WireBytes, cs)
 	s.frames.Add(1)
 	s.node.links.throttle(cmp.Or(cs.WireBytes, int64(len(s.frame)))) // slow-reader fault (faults.go)
 	out := s.frame
@@ -188,7 +191,10 @@ func (s *codecStream) nextFrame() error {
 		}
 		out = s.snappyed
 	}
-	s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out)
+	s.node.account(func() {
+		s.rside.add(&parts, len(s.frame), cs.WireBytes, cs)
+		s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out)
+	})
 	s.pending = out
 	return nil
 }

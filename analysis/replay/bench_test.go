@@ -11,13 +11,15 @@ import (
 
 var (
 	benchOnce   sync.Once
-	benchCorpus *corpus
+	benchFrames []frameIn
+	benchPlain  TrafficSummary
+	benchBytes  int64
 	benchErr    error
 )
 
 // benchmarkCorpus is two slots of the workload's all-subnets traffic as one inbound stream
 // (what a workload trace holds), payloads ssz_snappy.
-func benchmarkCorpus(b *testing.B) *corpus {
+func benchmarkCorpus(b *testing.B) ([]frameIn, TrafficSummary, int64) {
 	benchOnce.Do(func() {
 		g, err := workload.NewGenerator(workload.DefaultParams())
 		if err != nil {
@@ -25,7 +27,7 @@ func benchmarkCorpus(b *testing.B) *corpus {
 			return
 		}
 		prof, _ := workload.ParseProfile("all-subnets")
-		s := &corpusStream{name: "bench"}
+		benchPlain.View = "all-subnets"
 		var frame []byte
 		for range 2 {
 			msgs, err := g.NextSlot()
@@ -46,17 +48,19 @@ func benchmarkCorpus(b *testing.B) *corpus {
 					benchErr = err
 					return
 				}
-				s.data = append(s.data, frame...)
-				s.ends = append(s.ends, len(s.data))
-				s.parts = append(s.parts, parts.Bytes)
+				benchFrames = append(benchFrames, frameIn{stream: "bench", data: append([]byte(nil), frame...), parts: parts.Bytes})
+				benchBytes += int64(len(frame))
+				for c, n := range parts.Bytes {
+					benchPlain.Bytes[c] += int64(n)
+					benchPlain.Total += int64(n)
+				}
 			}
 		}
-		benchCorpus = &corpus{view: "all-subnets", payload: gossip.PayloadSSZSnappy, streams: []*corpusStream{s}}
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)
 	}
-	return benchCorpus
+	return benchFrames, benchPlain, benchBytes
 }
 
 // BenchmarkReplay replays two slots of all-subnets traffic through one configuration per
@@ -65,26 +69,26 @@ func benchmarkCorpus(b *testing.B) *corpus {
 // core does when other processes share the machine); encode-ns/B and decode-ns/B are the
 // codec meters (wall clock).
 func BenchmarkReplay(b *testing.B) {
-	c := benchmarkCorpus(b)
+	frames, plain, size := benchmarkCorpus(b)
 	for _, name := range []string{"plain", "snappy-stream:4KiB:fast", "snappy-stream:64KiB:fast", "snappy-stream:1MiB:fast", "snappy-stream:64KiB:better", "zstd:3:2MiB"} {
 		cfg, err := ParseConfig(name)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(c.streams[0].data)))
+			b.SetBytes(size)
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			var r Result
 			cpu0, _ := threadCPU()
 			for b.Loop() {
-				if r, err = replay(cfg, c, c); err != nil {
+				if r, err = replayFrames(cfg, gossip.PayloadSSZSnappy, frames, plain, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
 			// Replay speed on one core when the machine is shared: trace bytes per thread-CPU second.
 			if cpu1, ok := threadCPU(); ok && cpu1 > cpu0 {
-				b.ReportMetric(float64(b.N)*float64(len(c.streams[0].data))/1e6/(cpu1-cpu0).Seconds(), "cpu-MB/s")
+				b.ReportMetric(float64(b.N)*float64(size)/1e6/(cpu1-cpu0).Seconds(), "cpu-MB/s")
 			}
 			b.ReportMetric(r.EncodeNsPerB, "encode-ns/B")
 			b.ReportMetric(r.DecodeNsPerB, "decode-ns/B")

@@ -13,6 +13,7 @@ import (
 	"github.com/streamsim/streamsim/analysis/chart"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/units"
 )
 
 // historyPoint is one snappy-stream fast result at one window size.
@@ -46,7 +47,7 @@ func historyAxis(p *plot.Plot, pts []historyPoint) {
 	p.X.Scale = plot.LogScale{}
 	var ticks []plot.Tick
 	for _, pt := range pts {
-		ticks = append(ticks, plot.Tick{Value: float64(pt.window), Label: codec.FormatSize(pt.window)})
+		ticks = append(ticks, plot.Tick{Value: float64(pt.window), Label: units.FormatSize(pt.window)})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Add(plotter.NewGrid())

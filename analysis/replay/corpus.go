@@ -11,6 +11,14 @@ import (
 	"github.com/streamsim/streamsim/trace"
 )
 
+// A sweep streams its traces: nothing holds a trace's frames. A first pass (scan) reads each
+// trace's streams, length and published message ids; a training pass, only when a
+// configuration trains a dictionary, samples the training part; the replay pass reads every
+// trace once more and hands each frame, filtered to each view and converted to each payload
+// mode, to every configuration at once, each of which keeps a live encoder and decoder per
+// stream. Memory is the codecs' state per stream and configuration, the message ids (for
+// views that filter IWANT and IDONTWANT) and a few batches of frames in flight.
+
 // TraceInfo describes one input trace of a sweep.
 type TraceInfo struct {
 	Path     string            `json:"path"`
@@ -22,100 +30,180 @@ type TraceInfo struct {
 	Duration time.Duration     `json:"duration_ns"` // time of the last frame
 }
 
-// recorded is one stream direction of a trace as read: its frames back to back.
-type recorded struct {
-	name   string // "<trace index>/<stream id>"
-	stream trace.Stream
-	data   []byte
-	ends   []int
-	at     []time.Duration
-	split  time.Duration // frames before this time train dictionaries only
+// scan is what the first pass learns of the traces.
+type scan struct {
+	infos []TraceInfo
+	// split is each trace's training boundary: frames before it train dictionaries only.
+	split []time.Duration
+	// keep tells, per trace, which stream ids the sweep replays (its direction).
+	keep []map[uint32]bool
+	// names labels a stream: "<trace index>/<stream id>".
+	names []map[uint32]string
+	// anyIDs: some frame carries IWANT or IDONTWANT, which views filter by message id.
+	anyIDs bool
+	// topics maps the pubsub id of every published message to its topic (interned).
+	topics map[string]string
+	frames int64 // replayed frames over every trace
 }
 
-func (r *recorded) frame(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = r.ends[i-1]
-	}
-	return r.data[start:r.ends[i]]
-}
-
-// readTraces reads every stream direction of the traces into memory. Each trace's frames
-// before trainSplit × (time of its last frame) are marked for training.
-func readTraces(paths []string, trainSplit float64) ([]*recorded, []TraceInfo, bool, error) {
-	var out []*recorded
-	var infos []TraceInfo
-	anyIDs := false
+// scanTraces reads every trace once: its streams, kept by direction, its length, and the
+// message ids views need.
+func scanTraces(paths []string, trainSplit float64, direction string) (*scan, error) {
+	sc := &scan{}
 	for ti, path := range paths {
 		r, err := trace.Open(path)
 		if err != nil {
-			return nil, nil, false, fmt.Errorf("trace %s: %w", path, err)
+			return nil, fmt.Errorf("trace %s: %w", path, err)
 		}
 		h := r.Header()
 		info := TraceInfo{Path: path, Source: h.Source, Params: h.Params}
-		byID := map[uint32]*recorded{}
-		var mine []*recorded
-		for {
-			f, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				r.Close()
-				return nil, nil, false, fmt.Errorf("trace %s: %w", path, err)
-			}
-			rec := byID[f.Stream]
-			if rec == nil {
+		keep, names := map[uint32]bool{}, map[uint32]string{}
+		err = forFrames(r, func(f trace.Frame) error {
+			if _, seen := keep[f.Stream]; !seen {
 				s, _ := r.Stream(f.Stream)
-				rec = &recorded{name: strconv.Itoa(ti) + "/" + strconv.FormatUint(uint64(f.Stream), 10), stream: s}
-				byID[f.Stream] = rec
-				mine = append(mine, rec)
+				keep[f.Stream] = direction == "" || s.Direction == direction
+				names[f.Stream] = strconv.Itoa(ti) + "/" + strconv.FormatUint(uint64(f.Stream), 10)
+				info.Streams++
 			}
-			rec.data = append(rec.data, f.Data...)
-			rec.ends = append(rec.ends, len(rec.data))
-			rec.at = append(rec.at, f.At)
 			info.Frames++
 			info.Bytes += int64(len(f.Data))
 			info.Duration = max(info.Duration, f.At)
-			if !anyIDs && needsIDs(f.Data) {
-				anyIDs = true
+			if !keep[f.Stream] {
+				return nil
 			}
+			sc.frames++
+			if !sc.anyIDs && needsIDs(f.Data) {
+				sc.anyIDs = true
+			}
+			return nil
+		})
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close: %w", cerr)
 		}
-		if err := r.Close(); err != nil {
-			return nil, nil, false, fmt.Errorf("trace %s: close: %w", path, err)
+		if err != nil {
+			return nil, fmt.Errorf("trace %s: %w", path, err)
 		}
-		split := time.Duration(trainSplit * float64(info.Duration))
-		for _, rec := range mine {
-			rec.split = split
-		}
-		info.Streams = len(mine)
-		infos = append(infos, info)
-		out = append(out, mine...)
+		sc.infos = append(sc.infos, info)
+		sc.split = append(sc.split, time.Duration(trainSplit*float64(info.Duration)))
+		sc.keep = append(sc.keep, keep)
+		sc.names = append(sc.names, names)
 	}
-	return out, infos, anyIDs, nil
-}
-
-// corpus is what one sweep configuration replays: every stream direction of one view in one
-// payload mode, with each frame's category split.
-type corpus struct {
-	view, payload string
-	streams       []*corpusStream
-	trainFrames   [][]byte // frames of the training part, all streams, in order
-}
-
-type corpusStream struct {
-	name  string
-	data  []byte
-	ends  []int
-	parts [][gossip.NumCategories]int
-}
-
-func (s *corpusStream) frame(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = s.ends[i-1]
+	if !sc.anyIDs {
+		return sc, nil
 	}
-	return s.data[start:s.ends[i]]
+	// Views filter IWANT and IDONTWANT by the topic of the message an id names: one more
+	// pass records the topic of every published message.
+	sc.topics = map[string]string{}
+	interned := map[string]string{}
+	for ti, path := range paths {
+		r, err := trace.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("trace %s: %w", path, err)
+		}
+		err = forFrames(r, func(f trace.Frame) error {
+			if !sc.keep[ti][f.Stream] {
+				return nil
+			}
+			return addMessageTopics(sc.topics, interned, f.Data)
+		})
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close: %w", cerr)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("trace %s: %w", path, err)
+		}
+	}
+	return sc, nil
+}
+
+// forFrames calls fn with every frame of r, in order.
+func forFrames(r *trace.Reader, fn func(trace.Frame) error) error {
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
+	}
+}
+
+// corpusKey names what a configuration replays: one view in one payload mode.
+type corpusKey struct {
+	view    int // index into the sweep's views
+	payload string
+}
+
+// frameIn is one frame as a configuration sees it: the stream it belongs to, its bytes in
+// the corpus's payload mode and their split by category.
+type frameIn struct {
+	stream string
+	data   []byte
+	parts  [gossip.NumCategories]int
+}
+
+// view is one of the sweep's views of the traces.
+type view struct {
+	name   string
+	filter *TopicFilter // nil: as recorded
+	sum    TrafficSummary
+	seen   map[string]bool // streams with an evaluated frame
+}
+
+// prepare turns one recorded frame into what each payload mode of a view replays: filtered to
+// the view, in ssz_snappy and (when wanted) raw SSZ, each split by category. kept is false
+// when the view keeps nothing of it.
+type prepared struct {
+	snappy, ssz frameIn
+	messages    [gossip.NumCategories]int // published messages and control entries
+}
+
+func (v *view) prepare(stream string, frame []byte, wantSSZ bool, buf *[]byte) (p prepared, kept bool, err error) {
+	if v.filter != nil {
+		var ok bool
+		*buf, ok, err = v.filter.AppendFiltered((*buf)[:0], frame)
+		if err != nil || !ok {
+			return p, false, err
+		}
+		frame = *buf
+	}
+	p.snappy = frameIn{stream: stream, data: append([]byte(nil), frame...)}
+	parts, err := gossip.SplitFrame(frame)
+	if err != nil {
+		return p, false, err
+	}
+	p.snappy.parts, p.messages = parts.Bytes, parts.Messages
+	if wantSSZ {
+		ssz, err := gossip.AppendSSZFrame(nil, frame)
+		if err != nil {
+			return p, false, fmt.Errorf("raw SSZ: %w", err)
+		}
+		sszParts, err := gossip.SplitFrame(ssz)
+		if err != nil {
+			return p, false, err
+		}
+		p.ssz = frameIn{stream: stream, data: ssz, parts: sszParts.Bytes}
+	}
+	return p, true, nil
+}
+
+// count adds an evaluated frame to the view's traffic summary.
+func (v *view) count(p *prepared) {
+	v.sum.Frames++
+	for c, b := range p.snappy.parts {
+		v.sum.Bytes[c] += int64(b)
+		v.sum.SSZBytes[c] += int64(p.ssz.parts[c])
+		v.sum.Messages[c] += int64(p.messages[c])
+		v.sum.Total += int64(b)
+	}
+	if !v.seen[p.snappy.stream] {
+		v.seen[p.snappy.stream] = true
+		v.sum.Streams++
+	}
 }
 
 // TrafficSummary is a view's traffic over the evaluated part, per category.
@@ -131,82 +219,63 @@ type TrafficSummary struct {
 	Total    int64                         `json:"total_bytes"`
 }
 
-// buildCorpora filters the recorded streams to a view and converts payloads, giving one
-// corpus per payload mode (index as in payloads).
-func buildCorpora(recs []*recorded, view string, filter *TopicFilter, payloads []string) ([]*corpus, TrafficSummary, error) {
-	sum := TrafficSummary{View: view}
-	out := make([]*corpus, len(payloads))
-	for i, p := range payloads {
-		out[i] = &corpus{view: view, payload: p}
+// trainSampler keeps an even sample of a corpus's training frames within trainKeepBytes,
+// stream by stream (dictionaries are trained on the streams one after another, as each was
+// recorded). When the kept frames outgrow the bound, every other frame of each stream is
+// dropped and only every second one is kept from then on, so the sample stays spread over
+// the whole training part.
+type trainSampler struct {
+	byStream map[string]*streamSample
+	order    []string
+	bytes    int
+	stride   int
+}
+
+type streamSample struct {
+	frames [][]byte
+	seen   int
+}
+
+// trainKeepBytes bounds a corpus's training sample (trainDict uses dictSampleBytes of it).
+const trainKeepBytes = 8 * dictSampleBytes
+
+func (s *trainSampler) add(stream string, f []byte) {
+	if s.byStream == nil {
+		s.byStream, s.stride = map[string]*streamSample{}, 1
 	}
-	var buf, ssz []byte
-	for _, rec := range recs {
-		streams := make([]*corpusStream, len(payloads))
-		for i := range payloads {
-			streams[i] = &corpusStream{name: rec.name}
-		}
-		for fi := range rec.ends {
-			frame := rec.frame(fi)
-			var err error
-			if filter != nil {
-				var kept bool
-				buf, kept, err = filter.AppendFiltered(buf[:0], frame)
-				if err != nil {
-					return nil, sum, fmt.Errorf("stream %s frame %d: %w", rec.name, fi, err)
-				}
-				if !kept {
-					continue
-				}
-				frame = buf
-			}
-			ssz, err = gossip.AppendSSZFrame(ssz[:0], frame)
-			if err != nil {
-				return nil, sum, fmt.Errorf("stream %s frame %d: raw SSZ: %w", rec.name, fi, err)
-			}
-			train := rec.at[fi] < rec.split
-			for i, p := range payloads {
-				in := frame
-				if p == gossip.PayloadSSZ {
-					in = ssz
-				}
-				if train {
-					out[i].trainFrames = append(out[i].trainFrames, append([]byte(nil), in...))
-					continue
-				}
-				parts, err := gossip.SplitFrame(in)
-				if err != nil {
-					return nil, sum, fmt.Errorf("stream %s frame %d: %w", rec.name, fi, err)
-				}
-				s := streams[i]
-				s.data = append(s.data, in...)
-				s.ends = append(s.ends, len(s.data))
-				s.parts = append(s.parts, parts.Bytes)
-			}
-			if train {
-				continue
-			}
-			parts, err := gossip.SplitFrame(frame)
-			if err != nil {
-				return nil, sum, fmt.Errorf("stream %s frame %d: %w", rec.name, fi, err)
-			}
-			sszParts, err := gossip.SplitFrame(ssz)
-			if err != nil {
-				return nil, sum, fmt.Errorf("stream %s frame %d: %w", rec.name, fi, err)
-			}
-			sum.Frames++
-			for c := range parts.Bytes {
-				sum.Bytes[c] += int64(parts.Bytes[c])
-				sum.SSZBytes[c] += int64(sszParts.Bytes[c])
-				sum.Messages[c] += int64(parts.Messages[c])
-				sum.Total += int64(parts.Bytes[c])
-			}
-		}
-		if len(streams[0].ends) > 0 {
-			sum.Streams++
-			for i := range payloads {
-				out[i].streams = append(out[i].streams, streams[i])
-			}
-		}
+	ss := s.byStream[stream]
+	if ss == nil {
+		ss = &streamSample{}
+		s.byStream[stream] = ss
+		s.order = append(s.order, stream)
 	}
-	return out, sum, nil
+	ss.seen++
+	if (ss.seen-1)%s.stride != 0 {
+		return
+	}
+	ss.frames = append(ss.frames, f)
+	s.bytes += len(f)
+	for s.bytes > trainKeepBytes && s.stride < 1<<30 {
+		s.bytes = 0
+		for _, st := range s.byStream {
+			kept := st.frames[:0]
+			for i, f := range st.frames {
+				if i%2 == 0 {
+					kept = append(kept, f)
+					s.bytes += len(f)
+				}
+			}
+			st.frames = kept
+		}
+		s.stride *= 2
+	}
+}
+
+// frames is the sample, stream after stream in the order they first appeared.
+func (s *trainSampler) frames() [][]byte {
+	var out [][]byte
+	for _, name := range s.order {
+		out = append(out, s.byStream[name].frames...)
+	}
+	return out
 }

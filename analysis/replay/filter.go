@@ -181,9 +181,9 @@ func needsIDs(frame []byte) bool {
 	return false
 }
 
-// addMessageIDs records the pubsub message id of every message published in frame, with
-// whether wants accepts its topic.
-func addMessageIDs(known map[string]bool, frame []byte, wants func(string) bool) error {
+// addMessageTopics records the topic of every message published in frame under its pubsub
+// message id; interned keeps one copy of each topic string.
+func addMessageTopics(topics, interned map[string]string, frame []byte) error {
 	body, _, err := gossip.FrameBody(frame)
 	if err != nil {
 		return fmt.Errorf("message ids: %w", err)
@@ -193,9 +193,34 @@ func addMessageIDs(known map[string]bool, frame []byte, wants func(string) bool)
 		return fmt.Errorf("message ids: %w", err)
 	}
 	for _, m := range rpc.Publish {
-		known[gossip.PubsubMsgID(m)] = wants(m.GetTopic())
+		t := m.GetTopic()
+		it, ok := interned[t]
+		if !ok {
+			it = t
+			interned[t] = t
+		}
+		topics[gossip.PubsubMsgID(m)] = it
 	}
 	return nil
+}
+
+// knownFor is TopicFilter.Known for a view: each recorded message id with whether the view
+// wants its topic.
+func knownFor(topics map[string]string, wants func(string) bool) map[string]bool {
+	if topics == nil {
+		return nil
+	}
+	wanted := map[string]bool{}
+	known := make(map[string]bool, len(topics))
+	for id, t := range topics {
+		w, ok := wanted[t]
+		if !ok {
+			w = wants(t)
+			wanted[t] = w
+		}
+		known[id] = w
+	}
+	return known
 }
 
 // keepTopics keeps the control entries whose topic is wanted, in place, and reports whether

@@ -22,12 +22,13 @@ func FuzzTopicFilter(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	filter := &TopicFilter{Wants: prof.Wants, Known: map[string]bool{}}
+	topics := map[string]string{}
 	for _, m := range msgs {
-		if err := addMessageIDs(filter.Known, m.frame, prof.Wants); err != nil {
+		if err := addMessageTopics(topics, map[string]string{}, m.frame); err != nil {
 			f.Fatal(err)
 		}
 	}
+	filter := &TopicFilter{Wants: prof.Wants, Known: knownFor(topics, prof.Wants)}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		out, kept, err := filter.AppendFiltered(nil, frame)
 		if err != nil || !kept {

@@ -1,10 +1,8 @@
 package replay
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"strconv"
 	"strings"
@@ -32,7 +30,7 @@ type Config struct {
 }
 
 // ConfigForms lists the accepted configuration forms.
-const ConfigForms = "none, zstd+dict[:<level>[:<window>]], or a codec spec: " + codec.Forms
+var ConfigForms = "none, zstd+dict[:<level>[:<window>]], or a codec spec: " + codec.Forms
 
 // ParseConfig parses one grid entry.
 func ParseConfig(s string) (Config, error) {
@@ -216,129 +214,262 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	default:
 		return nil, fmt.Errorf("direction %q: want %s, %s or empty", o.Direction, trace.DirectionIn, trace.DirectionOut)
 	}
-	recs, infos, anyIDs, err := readTraces(paths, o.TrainSplit)
+	sc, err := scanTraces(paths, o.TrainSplit, o.Direction)
 	if err != nil {
 		return nil, err
 	}
-	if o.Direction != "" {
-		kept := recs[:0]
-		for _, r := range recs {
-			if r.stream.Direction == o.Direction {
-				kept = append(kept, r)
-			}
-		}
-		if len(kept) == 0 {
-			return nil, fmt.Errorf("no %s stream directions in the traces", o.Direction)
-		}
-		recs = kept
+	if o.Direction != "" && sc.frames == 0 {
+		return nil, fmt.Errorf("no %s stream directions in the traces", o.Direction)
 	}
-	rep := &Report{Traces: infos, Direction: o.Direction, TrainSplit: o.TrainSplit, Payloads: o.Payloads, Workers: o.Workers}
+	rep := &Report{Traces: sc.infos, Direction: o.Direction, TrainSplit: o.TrainSplit, Payloads: o.Payloads, Workers: o.Workers}
 	_, rep.Build = result.BuildOptimized()
 	for _, c := range o.Grid {
 		rep.Grid = append(rep.Grid, c.Name)
 	}
 	var evalDuration time.Duration
-	for _, ti := range infos {
-		evalDuration += ti.Duration - time.Duration(o.TrainSplit*float64(ti.Duration))
+	for i, ti := range sc.infos {
+		evalDuration += ti.Duration - sc.split[i]
 	}
 
-	type job struct {
-		cfg    Config
-		corpus *corpus
-		plain  *corpus // ssz_snappy frames of the same view: the baseline
-	}
-	var jobs []job
+	var views []*view
+	var jobs []*job
 	for _, name := range o.Profiles {
-		var filter *TopicFilter
-		view := name
+		v := &view{name: name, seen: map[string]bool{}}
 		if name == "" || name == "recorded" {
-			view = "recorded"
+			v.name = "recorded"
 		} else {
 			prof, err := workload.ParseProfile(name)
 			if err != nil {
 				return nil, err
 			}
-			filter = &TopicFilter{Wants: prof.Wants}
-			rep.Notes = append(rep.Notes, viewCoverage(infos, prof)...)
-			if anyIDs {
-				filter.Known = map[string]bool{}
-				for _, rec := range recs {
-					for i := range rec.ends {
-						if err := addMessageIDs(filter.Known, rec.frame(i), prof.Wants); err != nil {
-							return nil, fmt.Errorf("stream %s frame %d: %w", rec.name, i, err)
-						}
-					}
-				}
-			}
+			v.filter = &TopicFilter{Wants: prof.Wants, Known: knownFor(sc.topics, prof.Wants)}
+			rep.Notes = append(rep.Notes, viewCoverage(sc.infos, prof)...)
 		}
-		corpora, sum, err := buildCorpora(recs, view, filter, []string{gossip.PayloadSSZSnappy, gossip.PayloadSSZ})
-		if err != nil {
-			return nil, fmt.Errorf("view %s: %w", view, err)
-		}
-		if sum.Frames == 0 {
-			return nil, fmt.Errorf("view %s: no frames left to evaluate", view)
-		}
-		sum.Duration = evalDuration
-		if evalDuration > 0 {
-			for c := range sum.Bytes {
-				sum.PerHour[c] = float64(sum.Bytes[c]) / (1 << 20) / evalDuration.Hours()
-			}
-		}
-		rep.Views = append(rep.Views, sum)
-		byPayload := map[string]*corpus{gossip.PayloadSSZSnappy: corpora[0], gossip.PayloadSSZ: corpora[1]}
+		v.sum.View = v.name
+		vi := len(views)
+		views = append(views, v)
 		for _, c := range o.Grid {
 			switch {
 			case c.None:
-				jobs = append(jobs, job{cfg: c, corpus: corpora[1], plain: corpora[0]})
+				jobs = append(jobs, newJob(c, corpusKey{vi, gossip.PayloadSSZ}, v.name))
 			case c.Spec.IsPlain() && !c.Dict:
-				jobs = append(jobs, job{cfg: c, corpus: corpora[0], plain: corpora[0]})
+				jobs = append(jobs, newJob(c, corpusKey{vi, gossip.PayloadSSZSnappy}, v.name))
 			default:
 				for _, p := range o.Payloads {
-					jobs = append(jobs, job{cfg: c, corpus: byPayload[p], plain: corpora[0]})
+					jobs = append(jobs, newJob(c, corpusKey{vi, p}, v.name))
 				}
 			}
 		}
 	}
+	if err := trainDicts(paths, sc, views, jobs); err != nil {
+		return nil, err
+	}
+	if err := replayTraces(paths, sc, views, jobs, o); err != nil {
+		return nil, err
+	}
+	for _, v := range views {
+		if v.sum.Frames == 0 {
+			return nil, fmt.Errorf("view %s: no frames left to evaluate", v.name)
+		}
+		v.sum.Duration = evalDuration
+		if evalDuration > 0 {
+			for c := range v.sum.Bytes {
+				v.sum.PerHour[c] = float64(v.sum.Bytes[c]) / (1 << 20) / evalDuration.Hours()
+			}
+		}
+		rep.Views = append(rep.Views, v.sum)
+	}
+	for _, j := range jobs {
+		r := j.r
+		r.Proposal = compare(&r)
+		r.AtProposalMix = atProposalMix(&r)
+		rep.Results = append(rep.Results, r)
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
 
-	results := make([]Result, len(jobs))
+// batchFrames is how many frames of one corpus go to its configurations at a time.
+const batchFrames = 512
+
+// replayTraces reads every trace once and hands each evaluated frame, prepared for each
+// view and payload mode, to every job of that corpus. Jobs run on their own goroutines (each
+// on its own OS thread, so thread CPU time measures its codec work), at most o.Workers at a
+// time, a batch at a time.
+func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Options) error {
+	byCorpus := map[corpusKey][]int{}
+	wantSSZ := make([]bool, len(views))
+	for i, j := range jobs {
+		byCorpus[j.key] = append(byCorpus[j.key], i)
+		if j.key.payload == gossip.PayloadSSZ {
+			wantSSZ[j.key.view] = true
+		}
+	}
+	chans := make([]chan []frameIn, len(jobs))
 	errs := make([]error, len(jobs))
-	next := make(chan int)
+	tokens := make(chan struct{}, o.Workers)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for range min(o.Workers, len(jobs)) {
+	for i, j := range jobs {
+		chans[i] = make(chan []frameIn, 4)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runtime.LockOSThread() // thread CPU time measures this goroutine's work only
+			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			for i := range next {
-				j := jobs[i]
-				results[i], errs[i] = replay(j.cfg, j.corpus, j.plain)
-				mu.Lock()
-				done++
-				if o.Progress != nil {
-					o.Progress(done, len(jobs), j.cfg.Name+" ("+j.corpus.view+", "+j.corpus.payload+")")
+			for batch := range chans[i] {
+				if errs[i] != nil {
+					continue // drain
 				}
-				mu.Unlock()
+				tokens <- struct{}{}
+				errs[i] = j.frames(batch)
+				<-tokens
+			}
+			if errs[i] == nil {
+				errs[i] = j.finish(views[j.key.view].sum)
+			}
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("%s (%s, %s): %w", j.cfg.Name, views[j.key.view].name, j.key.payload, errs[i])
 			}
 		}()
 	}
-	for i := range jobs {
-		next <- i
+	pending := map[corpusKey][]frameIn{}
+	flush := func(k corpusKey) {
+		if b := pending[k]; len(b) > 0 {
+			for _, ji := range byCorpus[k] {
+				chans[ji] <- b // read-only from here on: every job of the corpus shares it
+			}
+			pending[k] = nil
+		}
 	}
-	close(next)
+	readErr := func() error {
+		var done int64
+		var buf []byte
+		for ti, path := range paths {
+			r, err := trace.Open(path)
+			if err != nil {
+				return fmt.Errorf("trace %s: %w", path, err)
+			}
+			err = forFrames(r, func(f trace.Frame) error {
+				if !sc.keep[ti][f.Stream] {
+					return nil
+				}
+				done++
+				if o.Progress != nil && done%20000 == 0 {
+					o.Progress(int(done), int(sc.frames), path)
+				}
+				if f.At < sc.split[ti] {
+					return nil // training part: trainDicts used it
+				}
+				name := sc.names[ti][f.Stream]
+				for vi, v := range views {
+					p, kept, err := v.prepare(name, f.Data, wantSSZ[vi], &buf)
+					if err != nil {
+						return fmt.Errorf("view %s stream %s: %w", v.name, name, err)
+					}
+					if !kept {
+						continue
+					}
+					v.count(&p)
+					for _, payload := range []string{gossip.PayloadSSZSnappy, gossip.PayloadSSZ} {
+						k := corpusKey{vi, payload}
+						if len(byCorpus[k]) == 0 {
+							continue
+						}
+						in := p.snappy
+						if payload == gossip.PayloadSSZ {
+							in = p.ssz
+						}
+						pending[k] = append(pending[k], in)
+						if len(pending[k]) == batchFrames {
+							flush(k)
+						}
+					}
+				}
+				return nil
+			})
+			if cerr := r.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("trace %s: %w", path, err)
+			}
+		}
+		if o.Progress != nil {
+			o.Progress(int(sc.frames), int(sc.frames), "done")
+		}
+		return nil
+	}()
+	for k := range pending {
+		flush(k)
+	}
+	for _, c := range chans {
+		close(c)
+	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	return errors.Join(append([]error{readErr}, errs...)...)
+}
+
+// trainDicts trains the dictionary of every job that needs one on its corpus's training
+// part (the frames before each trace's split), read in one pass and sampled evenly.
+func trainDicts(paths []string, sc *scan, views []*view, jobs []*job) error {
+	need := map[corpusKey]*trainSampler{}
+	for _, j := range jobs {
+		if j.cfg.Dict {
+			need[j.key] = &trainSampler{}
+		}
 	}
-	for i := range results {
-		results[i].Proposal = compare(&results[i])
-		results[i].AtProposalMix = atProposalMix(&results[i])
+	if len(need) == 0 {
+		return nil
 	}
-	rep.Results = results
-	rep.Elapsed = time.Since(start)
-	return rep, nil
+	var buf []byte
+	for ti, path := range paths {
+		r, err := trace.Open(path)
+		if err != nil {
+			return fmt.Errorf("trace %s: %w", path, err)
+		}
+		err = forFrames(r, func(f trace.Frame) error {
+			if !sc.keep[ti][f.Stream] || f.At >= sc.split[ti] {
+				return nil
+			}
+			for vi, v := range views {
+				s, sszS := need[corpusKey{vi, gossip.PayloadSSZSnappy}], need[corpusKey{vi, gossip.PayloadSSZ}]
+				if s == nil && sszS == nil {
+					continue
+				}
+				p, kept, err := v.prepare(sc.names[ti][f.Stream], f.Data, sszS != nil, &buf)
+				if err != nil {
+					return err
+				}
+				if !kept {
+					continue
+				}
+				if s != nil {
+					s.add(p.snappy.stream, p.snappy.data)
+				}
+				if sszS != nil {
+					sszS.add(p.ssz.stream, p.ssz.data)
+				}
+			}
+			return nil
+		})
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("trace %s: training part: %w", path, err)
+		}
+	}
+	for _, j := range jobs {
+		if !j.cfg.Dict {
+			continue
+		}
+		d, err := trainDict(need[j.key].frames(), j.cfg.Spec.ZstdLevel)
+		if err != nil {
+			return fmt.Errorf("%s (%s, %s): %w", j.cfg.Name, views[j.key.view].name, j.key.payload, err)
+		}
+		j.dict, j.r.DictBytes = d, len(d)
+	}
+	return nil
 }
 
 // viewCoverage notes the traces whose recording profile (workload traces say it in their
@@ -374,168 +505,4 @@ func viewCoverage(infos []TraceInfo, view workload.Profile) []string {
 	return notes
 }
 
-// unitSink records the bytes each Write brings.
-type unitSink struct{ bytes.Buffer }
-
-// replay runs one configuration over a corpus and checks that it decodes back.
-func replay(cfg Config, c, plain *corpus) (Result, error) {
-	r := Result{View: c.view, Payload: c.payload, Config: cfg.Name, Streams: len(c.streams)}
-	if cfg.Spec.IsPlain() && !cfg.None {
-		r.Payload = ""
-	}
-	for _, s := range plain.streams {
-		for _, p := range s.parts {
-			for cat, n := range p {
-				r.PlainBytes[cat] += int64(n)
-				r.PlainTotal += int64(n)
-			}
-		}
-	}
-	var dictBytes []byte
-	if cfg.Dict {
-		var err error
-		if dictBytes, err = trainDict(c.trainFrames, cfg.Spec.ZstdLevel); err != nil {
-			return r, fmt.Errorf("%s (%s, %s): %w", cfg.Name, c.view, c.payload, err)
-		}
-		r.DictBytes = len(dictBytes)
-	}
-	r.Verified = true
-	for _, s := range c.streams {
-		if err := replayStream(cfg, s, dictBytes, &r); err != nil {
-			return r, fmt.Errorf("%s (%s, %s) stream %s: %w", cfg.Name, c.view, c.payload, s.name, err)
-		}
-	}
-	for cat := range r.Bytes {
-		r.Total += r.Bytes[cat]
-		if r.PlainBytes[cat] > 0 {
-			r.Relative[cat] = 100 * r.Bytes[cat] / float64(r.PlainBytes[cat])
-		}
-	}
-	if r.PlainTotal > 0 {
-		r.RelativeTotal = 100 * r.Total / float64(r.PlainTotal)
-	}
-	if r.InputBytes > 0 && !cfg.None {
-		r.EncodeNsPerB = float64(r.EncodeTime.Nanoseconds()) / float64(r.InputBytes)
-		r.DecodeNsPerB = float64(r.DecodeTime.Nanoseconds()) / float64(r.InputBytes)
-		if r.EncodeTime > 0 {
-			r.EncodeMBPerSec = float64(r.InputBytes) / 1e6 / r.EncodeTime.Seconds()
-		}
-		if r.DecodeTime > 0 {
-			r.DecodeMBPerSec = float64(r.InputBytes) / 1e6 / r.DecodeTime.Seconds()
-		}
-		r.EncodeCPUNsPerB = float64(r.encodeCPU.Nanoseconds()) / float64(r.InputBytes)
-		r.DecodeCPUNsPerB = float64(r.decodeCPU.Nanoseconds()) / float64(r.InputBytes)
-	}
-	return r, nil
-}
-
-// attribute shares n wire bytes out like the frame's categories.
-func attribute(r *Result, n int, parts *[gossip.NumCategories]int, frameLen int) {
-	if n == 0 || frameLen == 0 {
-		return
-	}
-	scale := float64(n) / float64(frameLen)
-	for cat, b := range parts {
-		if b != 0 {
-			r.Bytes[cat] += float64(b) * scale
-		}
-	}
-}
-
-func replayStream(cfg Config, s *corpusStream, dictBytes []byte, r *Result) error {
-	return replayStreamHook(cfg, s, dictBytes, r, nil)
-}
-
-// replayStreamHook is replayStream with a hook run between encoding and decoding (tests
-// corrupt the input there to check that a mismatch is caught).
-func replayStreamHook(cfg Config, s *corpusStream, dictBytes []byte, r *Result, afterEncode func()) error {
-	r.Frames += int64(len(s.ends))
-	r.InputBytes += int64(len(s.data))
-	if cfg.None {
-		// No compression: the wire carries the raw-SSZ frames themselves. "Decoding" is what
-		// a receiver would do before pubsub sees them: re-Snappy each payload; un-Snappying
-		// that again must give the same frame.
-		var snappied, back []byte
-		for i := range s.ends {
-			f := s.frame(i)
-			attribute(r, len(f), &s.parts[i], len(f))
-			var err error
-			if snappied, err = gossip.AppendSnappyFrame(snappied[:0], f); err != nil {
-				return fmt.Errorf("frame %d: %w", i, err)
-			}
-			if back, err = gossip.AppendSSZFrame(back[:0], snappied); err != nil {
-				return fmt.Errorf("frame %d: %w", i, err)
-			}
-			if !bytes.Equal(back, f) {
-				return fmt.Errorf("frame %d: %w", i, ErrMismatch)
-			}
-		}
-		return nil
-	}
-	var sink unitSink
-	sink.Grow(len(s.data)/2 + 4096) // most configurations compress; growing is not codec time but slows the replay
-	spec := cfg.Spec
-	var opts []codec.Option
-	if cfg.Dict {
-		opts = append(opts, codec.WithDict(dictBytes))
-	}
-	w := spec.NewWriter(&sink, opts...)
-	prev := 0
-	last := -1
-	cpu0, _ := threadCPU()
-	for i := range s.ends {
-		f := s.frame(i)
-		if _, err := w.Write(f); err != nil {
-			return fmt.Errorf("encode frame %d: %w", i, err)
-		}
-		attribute(r, sink.Len()-prev, &s.parts[i], len(f))
-		prev = sink.Len()
-		last = i
-	}
-	encStats := w.(codec.Meter).Stats()
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("close encoder: %w", err)
-	}
-	cpu1, _ := threadCPU()
-	r.encodeCPU += cpu1 - cpu0
-	if tail := sink.Len() - prev; tail > 0 && last >= 0 {
-		// A stream's closing bytes (zstd's frame end) count with its last frame.
-		attribute(r, tail, &s.parts[last], len(s.frame(last)))
-	}
-	if closed := w.(codec.Meter).Stats(); closed.Time > encStats.Time {
-		encStats.Time = closed.Time
-	}
-	r.EncodeTime += encStats.Time
-	r.EncoderStateBytes = max(r.EncoderStateBytes, encStats.StateBytes)
-
-	if afterEncode != nil {
-		afterEncode()
-	}
-	rd := spec.NewReader(bytes.NewReader(sink.Bytes()), opts...)
-	defer rd.Close()
-	buf := make([]byte, 0, 64<<10)
-	cpu0, _ = threadCPU()
-	for i := range s.ends {
-		f := s.frame(i)
-		if cap(buf) < len(f) {
-			buf = make([]byte, len(f))
-		}
-		buf = buf[:len(f)]
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return fmt.Errorf("decode frame %d: %w", i, err)
-		}
-		if !bytes.Equal(buf, f) {
-			return fmt.Errorf("frame %d: %w", i, ErrMismatch)
-		}
-	}
-	var one [1]byte
-	if n, err := rd.Read(one[:]); n != 0 || (err != io.EOF && err != nil) {
-		return fmt.Errorf("after the last frame: %d more bytes, %v: %w", n, err, ErrMismatch)
-	}
-	cpu1, _ = threadCPU()
-	r.decodeCPU += cpu1 - cpu0
-	decStats := rd.(codec.Meter).Stats()
-	r.DecodeTime += decStats.Time
-	r.DecoderStateBytes = max(r.DecoderStateBytes, decStats.StateBytes)
-	return nil
-}
+var percentOf = result.PercentOf

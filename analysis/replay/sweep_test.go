@@ -243,12 +243,13 @@ func TestDefaultFilterKeepsProfileTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &TopicFilter{Wants: prof.Wants, Known: map[string]bool{}}
+	topics := map[string]string{}
 	for _, m := range msgs {
-		if err := addMessageIDs(f.Known, m.frame, prof.Wants); err != nil {
+		if err := addMessageTopics(topics, map[string]string{}, m.frame); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f := &TopicFilter{Wants: prof.Wants, Known: knownFor(topics, prof.Wants)}
 	kept := map[string]bool{}
 	for _, m := range msgs {
 		out, ok, err := f.AppendFiltered(nil, m.frame)
@@ -394,32 +395,42 @@ func TestSweepRejectsDictWithoutTraining(t *testing.T) {
 	}
 }
 
-// TestReplayDetectsMismatch corrupts a frame between encoding and the comparison through a
-// writer that changes what the codec sees: the decoded stream then differs from the corpus.
+// TestReplayDetectsMismatch corrupts a frame between its encoding and the comparison: the
+// decoded stream then differs from what the replay compares it with.
 func TestReplayDetectsMismatch(t *testing.T) {
 	path, _, _ := testTrace(t, t.TempDir(), 1)
-	recs, _, _, err := readTraces([]string{path}, 0)
+	r, err := trace.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	corpora, _, err := buildCorpora(recs, "recorded", nil, []string{gossip.PayloadSSZSnappy})
-	if err != nil {
-		t.Fatal(err)
+	var frames []frameIn
+	var plain TrafficSummary
+	err = forFrames(r, func(f trace.Frame) error {
+		s, _ := r.Stream(f.Stream)
+		if s.Direction != trace.DirectionIn {
+			return nil
+		}
+		parts, err := gossip.SplitFrame(f.Data)
+		if err != nil {
+			return err
+		}
+		frames = append(frames, frameIn{stream: "0/" + strconv.Itoa(int(f.Stream)), data: slices.Clone(f.Data), parts: parts.Bytes})
+		for c, n := range parts.Bytes {
+			plain.Bytes[c] += int64(n)
+			plain.Total += int64(n)
+		}
+		return nil
+	})
+	r.Close()
+	if err != nil || len(frames) < 2 {
+		t.Fatalf("%d frames: %v", len(frames), err)
 	}
-	c := corpora[0]
 	cfg := mustGrid(t, "snappy-stream:4KiB")[0]
-	if _, err := replay(cfg, c, c); err != nil {
+	if _, err := replayFrames(cfg, gossip.PayloadSSZSnappy, frames, plain, nil); err != nil {
 		t.Fatal(err)
 	}
-	// A corpus whose parts claim a frame it does not hold: flip a byte after the first frame
-	// is encoded by replaying a stream whose data changes under the decoder's comparison.
-	s := c.streams[0]
-	orig := slices.Clone(s.data)
-	var r Result
-	cfgW := cfg
-	err = replayStreamHook(cfgW, s, nil, &r, func() { s.data[len(s.data)/2] ^= 0xff })
-	copy(s.data, orig)
-	if !errors.Is(err, ErrMismatch) {
+	corrupt := func(batch []frameIn) { batch[len(batch)/2].data[0] ^= 0xff }
+	if _, err := replayFrames(cfg, gossip.PayloadSSZSnappy, frames, plain, corrupt); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("corrupted replay: %v, want ErrMismatch", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamsim/streamsim/codec/bench"
+	"github.com/streamsim/streamsim/bench"
 )
 
 func init() {

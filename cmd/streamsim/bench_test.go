@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamsim/streamsim/codec/bench"
+	"github.com/streamsim/streamsim/bench"
 )
 
 func TestBenchJSON(t *testing.T) {

@@ -1,13 +1,19 @@
 // A js-libp2p node running Lodestar's GossipSub (@chainsafe/libp2p-gossipsub) with Ethereum
 // consensus settings: streamsim's interop tests use it as a GossipSub implementation that
-// streamsim did not write. TCP, noise, yamux; plain /meshsub/1.2.0 and /meshsub/1.1.0 only.
+// streamsim did not write. TCP, noise, yamux; GossipSub over plain /meshsub/1.2.0 and
+// /meshsub/1.1.0, and over snappy-stream (snappystream.js) when given --codec.
 //
 // Usage:
 //   node peer.js [--listen MA] [--dial MA]... [--direct MA]... [--topic T]...
-//                [--time-scale X] [--max-rpc-bytes N] [--out FILE]
+//                [--codec SPEC]... [--key B64] [--time-scale X] [--max-rpc-bytes N] [--out FILE]
 //
 // MA is a multiaddr; --dial and --direct need its /p2p/<peer id> part. --direct peers get every
 // message of a topic they subscribe to and no gossip (GossipSub direct peers), and are dialled.
+// SPEC is a snappy-stream codec spec as streamsim's Go nodes take it (snappy-stream,
+// snappy-stream:4KiB, ...); its protocol ID (/snappy-stream/meshsub/1.2.0 for the proposal's
+// 64 KiB history) is offered before the plain ones, in the order given, as the Go nodes do.
+// --key is the node's private key (libp2p's protobuf encoding, base64), so that a test can
+// know the peer id before the node starts; without it the node makes a new one.
 //
 // stdout carries JSON lines only, each with an "event":
 //   {"event":"ready","peer_id","addrs":[MA],"protocols":[...]}                  once, on start
@@ -21,7 +27,9 @@
 //   {"cmd":"subscribers","topic"}           -> {"event":"subscribers","peers":[id]}
 //   {"cmd":"mesh","topic"}                  -> {"event":"mesh","peers":[id]}
 //   {"cmd":"count"}                         -> {"event":"count","received":N}
-//   {"cmd":"streams"}                       -> {"event":"streams","streams":[{peer,protocol,direction}]}
+//   {"cmd":"streams"}                       -> {"event":"streams","stream_errors":N,"streams":[{peer,protocol,direction,codec,blocks,raw_bytes,wire_bytes}]}
+//                                              (codec and counters on snappy-stream streams; stream_errors
+//                                              counts streams reset after a codec error)
 //   {"cmd":"stop"}                          -> the exit lines above
 // A failed command replies {"event":"error","error"}. SIGTERM, SIGINT and end of stdin stop
 // the node as "stop" does, so the node never outlives the process that drives it.
@@ -41,11 +49,14 @@ import { parseArgs } from 'node:util'
 import { gossipsub } from '@chainsafe/libp2p-gossipsub'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
+import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
 import { identify } from '@libp2p/identify'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { tcp } from '@libp2p/tcp'
 import { multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p } from 'libp2p'
+
+import { Encoder, StreamDecoder, SnappyStreamError, PLAIN_PROTOCOL, parseSpec } from './snappystream.js'
 
 // snappy-wasm (the Rust snap crate's raw format in WebAssembly, the decoder Lodestar
 // benchmarks for gossip) ships its Node.js build as CommonJS; its ES build fetches the wasm,
@@ -58,9 +69,11 @@ const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 const DOMAIN_VALID_SNAPPY = Buffer.from([1, 0, 0, 0])
 const DOMAIN_INVALID_SNAPPY = Buffer.from([0, 0, 0, 0])
 const MESSAGE_ID_BYTES = 20
-// GossipSub protocols offered: plain 1.2 and 1.1, as a client that knows nothing of
-// compressed streams (no /meshsub/1.0.0, no floodsub).
-const PROTOCOLS = ['/meshsub/1.2.0', '/meshsub/1.1.0']
+// Plain GossipSub protocols offered after the compressed ones: 1.2 and 1.1 (no
+// /meshsub/1.0.0, no floodsub).
+const PLAIN_PROTOCOLS = [PLAIN_PROTOCOL, '/meshsub/1.1.0']
+// Bytes of the uvarint length prefix of an RPC frame, at most (Go's binary.MaxVarintLen64).
+const MAX_PREFIX_BYTES = 10
 
 function usage (msg) {
   process.stderr.write(`peer.js: ${msg}\n`)
@@ -72,6 +85,8 @@ const flagOptions = {
   dial: { type: 'string', multiple: true, default: [] },
   direct: { type: 'string', multiple: true, default: [] },
   topic: { type: 'string', multiple: true, default: [] },
+  codec: { type: 'string', multiple: true, default: [] },
+  key: { type: 'string' },
   'time-scale': { type: 'string', default: '1' },
   // Largest RPC accepted: the Snappy worst case of a maximal payload plus room for the topic
   // and protobuf framing, as streamsim's Go nodes allow.
@@ -103,7 +118,24 @@ function addrInfo (flag, s) {
   return { id: peerIdFromString(id), addrs: [ma.decapsulateCode(421)], ma }
 }
 const direct = flags.direct.map((s) => addrInfo('--direct', s))
+const codecs = flags.codec.map((spec) => {
+  try {
+    return parseSpec(spec)
+  } catch (err) {
+    usage(`--codec: ${err.message}`)
+  }
+})
+const codecByProtocol = new Map(codecs.map((c) => [c.protocol, c]))
+const PROTOCOLS = [...codecByProtocol.keys(), ...PLAIN_PROTOCOLS]
 const dial = flags.dial.map((s) => addrInfo('--dial', s))
+let privateKey
+if (flags.key != null) {
+  try {
+    privateKey = privateKeyFromProtobuf(Buffer.from(flags.key, 'base64'))
+  } catch (err) {
+    usage(`--key: not a base64 libp2p private key (${err.message})`)
+  }
+}
 
 // snappyMaxEncodedLen is the block format's worst case (snappy's MaxCompressedLength).
 function snappyMaxEncodedLen (n) {
@@ -177,17 +209,94 @@ const pubsubOptions = {
   directPeers: direct.map(({ id, addrs }) => ({ id, addrs }))
 }
 
-// The service factory with the protocol list narrowed before start() registers the handlers.
+// Stream compression. gossipsub reads its inbound streams and writes its outbound ones
+// (one direction each), so one stream has one codec state: a StreamDecoder or an Encoder,
+// with the history of that direction. Each chunk gossipsub writes is one RPC frame (length
+// prefix and protobuf) and becomes one block, as each Write does on the Go side.
+const meters = new WeakMap() // libp2p stream → { codec, blocks, raw_bytes, wire_bytes }
+let streamErrors = 0
+
+// compressed returns the stream gossipsub should use in place of raw: raw itself on a plain
+// protocol, else a view of raw that codes its bytes and names its protocol /meshsub/1.2.0
+// to gossipsub, whose v1.2 features (IDONTWANT) and mesh rules go by that name; the Go
+// nodes map their compressed IDs to v1.2 features the same way. The connection still
+// reports the negotiated ID.
+function compressed (raw, peerId) {
+  const c = codecByProtocol.get(raw.protocol)
+  if (c == null) return raw
+  const meter = { codec: c.spec, blocks: 0, raw_bytes: 0, wire_bytes: 0 }
+  meters.set(raw, meter)
+  let source
+  const sink = async (frames) => {
+    const enc = new Encoder(c.windowBytes)
+    await raw.sink((async function * () {
+      for await (const chunk of frames) {
+        const frame = chunk instanceof Uint8Array ? chunk : chunk.subarray()
+        if (frame.length === 0) continue // an empty write is no block, as on the Go side
+        const block = enc.encode(frame)
+        meter.blocks++
+        meter.raw_bytes += frame.length
+        meter.wire_bytes += block.length
+        yield block
+      }
+    })())
+  }
+  const decoded = async function * () {
+    const dec = new StreamDecoder(c.windowBytes, maxRPCBytes + MAX_PREFIX_BYTES)
+    try {
+      for await (const chunk of raw.source) {
+        for (const frame of dec.push(chunk instanceof Uint8Array ? chunk : chunk.subarray())) {
+          meter.blocks++
+          meter.raw_bytes += frame.length
+          meter.wire_bytes = dec.wireBytes
+          yield frame
+        }
+      }
+      dec.finish()
+    } catch (err) {
+      if (!(err instanceof SnappyStreamError)) throw err // the transport's own errors
+      // A codec error puts this stream out of step with its sender: reset it (gossipsub
+      // then drops the peer's inbound stream); other streams are untouched.
+      streamErrors++
+      process.stderr.write(`peer.js: ${c.spec} stream from ${peerId}: ${err.message}; resetting it\n`)
+      raw.abort(err)
+      throw err
+    }
+  }
+  return new Proxy(raw, {
+    get (target, prop) {
+      if (prop === 'protocol') return PLAIN_PROTOCOL
+      if (prop === 'sink') return sink
+      if (prop === 'source') return (source ??= decoded())
+      const v = Reflect.get(target, prop)
+      return typeof v === 'function' ? v.bind(target) : v
+    }
+  })
+}
+
+// The service factory with the protocol list set before start() registers the handlers, and
+// gossipsub's two stream entry points wrapped so that compressed protocols are coded.
 function ethereumGossipsub (opts) {
   const factory = gossipsub(opts)
   return (components) => {
     const ps = factory(components)
     ps.multicodecs = [...PROTOCOLS]
+    const createInbound = ps.createInboundStream.bind(ps)
+    ps.createInboundStream = (peerId, stream) => createInbound(peerId, compressed(stream, peerId))
+    const createOutbound = ps.createOutboundStream.bind(ps)
+    ps.createOutboundStream = (peerId, connection) => createOutbound(peerId, new Proxy(connection, {
+      get (target, prop) {
+        if (prop === 'newStream') return async (...args) => compressed(await target.newStream(...args), peerId)
+        const v = Reflect.get(target, prop)
+        return typeof v === 'function' ? v.bind(target) : v
+      }
+    }))
     return ps
   }
 }
 
 const node = await createLibp2p({
+  privateKey,
   addresses: { listen: [flags.listen] },
   transports: [tcp()],
   connectionEncrypters: [noise()],
@@ -255,10 +364,10 @@ const commands = {
     const out = []
     for (const conn of node.getConnections()) {
       for (const s of conn.streams) {
-        if (s.protocol != null) out.push({ peer: conn.remotePeer.toString(), protocol: s.protocol, direction: s.direction })
+        if (s.protocol != null) out.push({ peer: conn.remotePeer.toString(), protocol: s.protocol, direction: s.direction, ...meters.get(s) })
       }
     }
-    return { event: 'streams', streams: out }
+    return { event: 'streams', stream_errors: streamErrors, streams: out }
   }
 }
 

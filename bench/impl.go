@@ -190,8 +190,9 @@ func (s *specCoder) decode(e *Encoded, visit func(int, []byte)) error {
 }
 
 // Impls returns the implementations this build has, in table order: the per-message
-// Snappy implementations, snappy-stream per message (window 0) and with history, and
-// zstd's two implementations flushed per message.
+// Snappy implementations, then every codec family's bench specs (codec.Family.Bench) that
+// this build runs: snappy-stream per message (window 0) and with history, and zstd's two
+// implementations flushed per message.
 func Impls() []Impl {
 	golang := "golang/snappy " + codec.ModuleVersion("github.com/golang/snappy")
 	klauspost := "klauspost/compress " + codec.ModuleVersion("github.com/klauspost/compress")
@@ -209,40 +210,50 @@ func Impls() []Impl {
 	if libsnappy != nil {
 		impls = append(impls, *libsnappy)
 	}
-	for _, c := range []struct {
-		name   string
-		window int
-		level  snappystream.Level
-	}{
-		{"snappy-stream-w0", 0, snappystream.Fast},
-		{"snappy-stream-w0-better", 0, snappystream.Better},
-		{"snappy-stream", snappystream.DefaultWindowBytes, snappystream.Fast},
-		{"snappy-stream-better", snappystream.DefaultWindowBytes, snappystream.Better},
-	} {
-		spec := codec.Spec{Kind: codec.SnappyStream, WindowBytes: c.window, SnappyLevel: c.level}
-		impls = append(impls, Impl{
-			Name:   c.name,
-			Label:  "streamsim " + spec.Explicit(),
-			Snappy: c.window == 0,
-			Stream: c.window > 0,
-			new: func() coder {
-				return &snappyStreamCoder{enc: snappystream.NewEncoder(c.window, c.level), dec: snappystream.NewDecoder(c.window, 0)}
-			},
-		})
-	}
-	for _, s := range []string{"zstd", "zstd-c"} {
-		spec, err := codec.Parse(s)
-		if err != nil || spec.Available() != nil {
-			continue
+	for _, f := range codec.Families() {
+		for _, b := range f.Bench {
+			spec, err := codec.Parse(b.Spec)
+			if err != nil {
+				panic(fmt.Sprintf("codec family %s: bench spec %q: %v", f.Name, b.Spec, err)) // codec's tests parse every one
+			}
+			if spec.Available() != nil {
+				continue
+			}
+			impls = append(impls, specImpl(b.Name, spec))
 		}
-		impls = append(impls, Impl{
-			Name:   s,
-			Label:  spec.Implementation() + " " + spec.Explicit(),
-			Stream: true,
-			new:    func() coder { return &specCoder{spec: spec} },
-		})
 	}
 	return impls
+}
+
+// specImpl is a codec spec under test: through the block API where its family has one
+// (blockImpls), else through the spec's Writer and Reader as streamsim's nodes run it.
+func specImpl(name string, spec codec.Spec) Impl {
+	if bi, ok := blockImpls[spec.Kind]; ok {
+		return bi(name, spec)
+	}
+	return Impl{
+		Name:   name,
+		Label:  spec.Implementation() + " " + spec.Explicit(),
+		Stream: spec.HistoryBytes() > 0,
+		new:    func() coder { return &specCoder{spec: spec} },
+	}
+}
+
+// blockImpls are the families measured through their block API: snappy-stream's Writer
+// runs one Encode per unit and its Reader one Decode, so the block API times the codec
+// without the io plumbing. With window 0 it writes plain Snappy blocks (the cross matrix).
+var blockImpls = map[codec.Kind]func(name string, spec codec.Spec) Impl{
+	codec.SnappyStream: func(name string, spec codec.Spec) Impl {
+		return Impl{
+			Name:   name,
+			Label:  "streamsim " + spec.Explicit(),
+			Snappy: spec.WindowBytes == 0,
+			Stream: spec.WindowBytes > 0,
+			new: func() coder {
+				return &snappyStreamCoder{enc: snappystream.NewEncoder(spec.WindowBytes, spec.SnappyLevel), dec: snappystream.NewDecoder(spec.WindowBytes, 0)}
+			},
+		}
+	},
 }
 
 // SnappyDecoder is a Snappy implementation's block decoder, for the cross matrix.

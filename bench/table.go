@@ -43,7 +43,7 @@ type Result struct {
 	Messages       int     `json:"messages"`
 	RawBytes       int     `json:"raw_bytes"`
 	WireBytes      int     `json:"wire_bytes"`
-	Ratio          float64 `json:"ratio"` // wire / raw
+	SizePct        float64 `json:"size_pct"` // wire as a percentage of raw (result.PercentOf)
 	EncodeNsPerMsg float64 `json:"encode_ns_per_msg"`
 	DecodeNsPerMsg float64 `json:"decode_ns_per_msg"`
 	EncodeMBps     float64 `json:"encode_mb_per_s"` // raw MB (1e6 bytes) per second
@@ -213,7 +213,7 @@ func measure(im Impl, p Payload, o Options) (Result, error) {
 	return Result{
 		EncoderStateBytes: es, DecoderStateBytes: ds,
 		Payload: p.Name, Impl: im.Name, Messages: len(p.Msgs), RawBytes: p.Raw, WireBytes: enc.WireBytes(),
-		Ratio:          float64(enc.WireBytes()) / float64(p.Raw),
+		SizePct:        percentOf(enc.WireBytes(), p.Raw),
 		EncodeNsPerMsg: encNs / n, DecodeNsPerMsg: decNs / n,
 		EncodeMBps: float64(p.Raw) / encNs * 1e3, DecodeMBps: float64(p.Raw) / decNs * 1e3,
 	}, nil
@@ -322,7 +322,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			if x.EncoderStateBytes > 0 {
 				state = fmt.Sprintf("%d + %d KiB", x.EncoderStateBytes>>10, x.DecoderStateBytes>>10)
 			}
-			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.1f %% | %s |\n", r.label(x.Impl), x.EncodeNsPerMsg, x.EncodeMBps, x.DecodeNsPerMsg, x.DecodeMBps, 100*x.Ratio, state)
+			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %.1f %% | %s |\n", r.label(x.Impl), x.EncodeNsPerMsg, x.EncodeMBps, x.DecodeNsPerMsg, x.DecodeMBps, x.SizePct, state)
 		}
 	}
 	if len(r.Categories) > 0 {
@@ -335,7 +335,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			for _, g := range r.Categories {
 				if g.Level == "better" && g.Payload == f.Payload && g.Category == f.Category {
 					fmt.Fprintf(&b, "| %s | %s | %d | %.1f %% | %.1f %% | %.0f | %.0f | %+.2f |\n", f.Payload, f.Category, f.Frames,
-						100*f.Relative, 100*g.Relative, f.EncodeMBps, g.EncodeMBps, g.EncodeNsB-f.EncodeNsB)
+						f.Relative, g.Relative, f.EncodeMBps, g.EncodeMBps, g.EncodeNsB-f.EncodeNsB)
 				}
 			}
 		}
@@ -357,12 +357,12 @@ func (r *Report) Text(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "\npayload\timplementation\tmsgs\tenc ns/msg\tenc MB/s\tdec ns/msg\tdec MB/s\tsize\t\n")
 	for _, x := range r.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f %%\t\n", x.Payload, x.Impl, x.Messages, x.EncodeNsPerMsg, x.EncodeMBps, x.DecodeNsPerMsg, x.DecodeMBps, 100*x.Ratio)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f %%\t\n", x.Payload, x.Impl, x.Messages, x.EncodeNsPerMsg, x.EncodeMBps, x.DecodeNsPerMsg, x.DecodeMBps, x.SizePct)
 	}
 	if len(r.Categories) > 0 {
 		fmt.Fprintf(tw, "\nsnappy-stream 64KiB, %d slots all-subnets\tpayloads\tcategory\tframes\tsize\tenc MB/s\t\n", r.CategorySlots)
 		for _, f := range r.Categories {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f %%\t%.0f\t\n", f.Level, f.Payload, f.Category, f.Frames, 100*f.Relative, f.EncodeMBps)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f %%\t%.0f\t\n", f.Level, f.Payload, f.Category, f.Frames, f.Relative, f.EncodeMBps)
 		}
 	}
 	if err := tw.Flush(); err != nil {

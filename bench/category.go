@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec/snappystream"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
 )
 
 // CategoryRow is one snappy-stream level on the frames of one category of a trace: what
@@ -17,7 +18,7 @@ type CategoryRow struct {
 	Frames     int     `json:"frames"`
 	RawBytes   int     `json:"raw_bytes"`
 	WireBytes  int     `json:"wire_bytes"`
-	Relative   float64 `json:"relative"` // wire / raw
+	Relative   float64 `json:"relative"` // wire as a percentage of raw (result.PercentOf)
 	EncodeNsB  float64 `json:"encode_ns_per_byte"`
 	EncodeMBps float64 `json:"encode_mb_per_s"`
 }
@@ -78,11 +79,17 @@ func Categories(seed int64, slots, rounds int) ([]CategoryRow, error) {
 				ns := float64(best[c].Nanoseconds())
 				rows = append(rows, CategoryRow{
 					Level: level.String(), Payload: mode, Category: c.String(), Frames: frames[c],
-					RawBytes: raw[c], WireBytes: wire[c], Relative: float64(wire[c]) / float64(raw[c]),
+					RawBytes: raw[c], WireBytes: wire[c], Relative: percentOf(wire[c], raw[c]),
 					EncodeNsB: ns / float64(raw[c]), EncodeMBps: float64(raw[c]) / ns * 1e3,
 				})
 			}
 		}
 	}
 	return rows, nil
+}
+
+// percentOf is wire as a percentage of raw, the convention of every relative figure.
+func percentOf(wire, raw int) float64 {
+	v, _ := result.PercentOf(float64(wire), float64(raw))
+	return v
 }

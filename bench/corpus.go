@@ -1,7 +1,7 @@
 // Package bench measures codec implementations side by side on consensus payloads from
 // the workload: encode and decode speed and compressed size per payload type, and a
 // cross-compatibility matrix of the Snappy implementations (`streamsim bench`, and the
-// go test benchmarks kept as a regression baseline in codec/testdata/bench).
+// go test benchmarks kept as a regression baseline in bench/testdata).
 package bench
 
 import (

@@ -10,13 +10,13 @@ import (
 // The benchmarks in go test -bench format, for benchstat. Payload types (the seed-000
 // table):
 //
-//	go test -run='^$' -bench=Payloads -count=5 ./codec/bench/ > new.txt
+//	go test -run='^$' -bench=Payloads -count=5 ./bench/ > new.txt
 //
 // Stream inputs, RPC frames of one slot: attestation frames and a whole all-subnets
 // trace, with raw SSZ payloads (payload mode ssz: every implementation compresses the
 // same frames) and with ssz_snappy payloads (as on the network today):
 //
-//	go test -run='^$' -bench=Frames -count=5 ./codec/bench/
+//	go test -run='^$' -bench=Frames -count=5 ./bench/
 //
 // Names carry key=value parts (payload=, impl=, op=) so that benchstat can put
 // implementations side by side: benchstat -col /impl new.txt.

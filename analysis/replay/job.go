@@ -1,0 +1,258 @@
+package replay
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
+)
+
+// errStarved is what a stream's feed returns when its decoder asks for more than has been
+// encoded: every codec decodes unit by unit, so this is a codec reading ahead of the unit it
+// was given, which the replay reports instead of blocking.
+var errStarved = errors.New("decoder read past the encoded unit")
+
+// feed is one stream's compressed bytes between its encoder and its decoder: the encoder
+// appends a unit, the decoder takes it. It holds at most a batch's worth of units.
+type feed struct {
+	buf    []byte
+	off    int
+	closed bool
+}
+
+func (f *feed) Write(p []byte) (int, error) {
+	if f.off == len(f.buf) {
+		f.buf, f.off = f.buf[:0], 0
+	}
+	f.buf = append(f.buf, p...)
+	return len(p), nil
+}
+
+func (f *feed) Read(p []byte) (int, error) {
+	if f.off == len(f.buf) {
+		if f.closed {
+			return 0, io.EOF
+		}
+		return 0, errStarved
+	}
+	n := copy(p, f.buf[f.off:])
+	f.off += n
+	return n, nil
+}
+
+// len is how many encoded bytes have not been decoded yet.
+func (f *feed) len() int { return len(f.buf) - f.off }
+
+// streamReplay is one stream direction inside one configuration's replay.
+type streamReplay struct {
+	feed      *feed
+	w         io.WriteCloser
+	rd        io.ReadCloser
+	lastParts [gossip.NumCategories]int // the last frame's, for the stream's closing bytes
+	lastLen   int
+}
+
+// job is one configuration replaying one corpus (view and payload mode), one batch of frames
+// at a time, with a live encoder and decoder per stream.
+type job struct {
+	cfg     Config
+	key     corpusKey
+	dict    []byte
+	r       Result
+	streams map[string]*streamReplay
+	order   []string
+	// afterEncode runs between a batch's encoding and its decoding (tests corrupt a frame
+	// there to check that a mismatch is caught).
+	afterEncode func(batch []frameIn)
+	buf         []byte
+	snappied    []byte
+	back        []byte
+}
+
+func newJob(cfg Config, key corpusKey, viewName string) *job {
+	j := &job{cfg: cfg, key: key, streams: map[string]*streamReplay{}}
+	j.r = Result{View: viewName, Payload: key.payload, Config: cfg.Name, Verified: true}
+	if cfg.Spec.IsPlain() && !cfg.None {
+		j.r.Payload = ""
+	}
+	return j
+}
+
+func (j *job) stream(name string) *streamReplay {
+	s := j.streams[name]
+	if s == nil {
+		s = &streamReplay{feed: &feed{}}
+		var opts []codec.Option
+		if j.cfg.Dict {
+			opts = append(opts, codec.WithDict(j.dict))
+		}
+		s.w = j.cfg.Spec.NewWriter(s.feed, opts...)
+		s.rd = j.cfg.Spec.NewReader(s.feed, opts...)
+		j.streams[name] = s
+		j.order = append(j.order, name)
+	}
+	return s
+}
+
+// frames replays a batch: every frame is encoded (its wire bytes attributed like its
+// categories), then every frame is decoded and compared with what went in.
+func (j *job) frames(batch []frameIn) error {
+	for i := range batch {
+		j.r.Frames++
+		j.r.InputBytes += int64(len(batch[i].data))
+	}
+	if j.cfg.None {
+		return j.none(batch)
+	}
+	cpu0, _ := threadCPU()
+	for i := range batch {
+		f := &batch[i]
+		s := j.stream(f.stream)
+		before := s.feed.len()
+		if _, err := s.w.Write(f.data); err != nil {
+			return fmt.Errorf("stream %s: encode frame %d: %w", f.stream, j.r.Frames, err)
+		}
+		attribute(&j.r, s.feed.len()-before, &f.parts, len(f.data))
+		s.lastParts, s.lastLen = f.parts, len(f.data)
+	}
+	cpu1, _ := threadCPU()
+	j.r.encodeCPU += cpu1 - cpu0
+	if j.afterEncode != nil {
+		j.afterEncode(batch)
+	}
+	cpu0, _ = threadCPU()
+	for i := range batch {
+		f := &batch[i]
+		s := j.streams[f.stream]
+		if cap(j.buf) < len(f.data) {
+			j.buf = make([]byte, len(f.data))
+		}
+		j.buf = j.buf[:len(f.data)]
+		if _, err := io.ReadFull(s.rd, j.buf); err != nil {
+			return fmt.Errorf("stream %s: decode: %w", f.stream, err)
+		}
+		if !bytes.Equal(j.buf, f.data) {
+			return fmt.Errorf("stream %s: %w", f.stream, ErrMismatch)
+		}
+	}
+	cpu1, _ = threadCPU()
+	j.r.decodeCPU += cpu1 - cpu0
+	return nil
+}
+
+// none replays frames without compression: the wire carries the raw-SSZ frames themselves.
+// "Decoding" is what a receiver would do before pubsub sees them: re-Snappy each payload;
+// un-Snappying that again must give the same frame.
+func (j *job) none(batch []frameIn) error {
+	for i := range batch {
+		f := &batch[i]
+		if _, ok := j.streams[f.stream]; !ok {
+			j.streams[f.stream] = nil
+			j.order = append(j.order, f.stream)
+		}
+		attribute(&j.r, len(f.data), &f.parts, len(f.data))
+		var err error
+		if j.snappied, err = gossip.AppendSnappyFrame(j.snappied[:0], f.data); err != nil {
+			return fmt.Errorf("stream %s: %w", f.stream, err)
+		}
+		if j.back, err = gossip.AppendSSZFrame(j.back[:0], j.snappied); err != nil {
+			return fmt.Errorf("stream %s: %w", f.stream, err)
+		}
+		if !bytes.Equal(j.back, f.data) {
+			return fmt.Errorf("stream %s: %w", f.stream, ErrMismatch)
+		}
+	}
+	return nil
+}
+
+// finish closes every stream (a stream's closing bytes, zstd's frame end, count with its
+// last frame; its decoder must then end cleanly) and totals the result against plain.
+func (j *job) finish(plain TrafficSummary) error {
+	j.r.Streams = len(j.order)
+	for _, name := range j.order {
+		s := j.streams[name]
+		if s == nil {
+			continue // none
+		}
+		before := s.feed.len()
+		encStats := s.w.(codec.Meter).Stats()
+		if err := s.w.Close(); err != nil {
+			return fmt.Errorf("stream %s: close encoder: %w", name, err)
+		}
+		attribute(&j.r, s.feed.len()-before, &s.lastParts, s.lastLen)
+		if closed := s.w.(codec.Meter).Stats(); closed.Time > encStats.Time {
+			encStats.Time = closed.Time
+		}
+		j.r.EncodeTime += encStats.Time
+		j.r.EncoderStateBytes = max(j.r.EncoderStateBytes, encStats.StateBytes)
+		s.feed.closed = true
+		var one [1]byte
+		if n, err := s.rd.Read(one[:]); n != 0 || (err != io.EOF && err != nil) {
+			return fmt.Errorf("stream %s: after the last frame: %d more bytes, %v: %w", name, n, err, ErrMismatch)
+		}
+		decStats := s.rd.(codec.Meter).Stats()
+		j.r.DecodeTime += decStats.Time
+		j.r.DecoderStateBytes = max(j.r.DecoderStateBytes, decStats.StateBytes)
+		if err := s.rd.Close(); err != nil {
+			return fmt.Errorf("stream %s: close decoder: %w", name, err)
+		}
+		j.streams[name] = nil // its state is released
+	}
+	r := &j.r
+	r.PlainBytes, r.PlainTotal = plain.Bytes, plain.Total
+	for cat := range r.Bytes {
+		r.Total += r.Bytes[cat]
+		if pct, ok := percentOf(r.Bytes[cat], float64(r.PlainBytes[cat])); ok {
+			r.Relative[cat] = pct
+		}
+	}
+	if pct, ok := percentOf(r.Total, float64(r.PlainTotal)); ok {
+		r.RelativeTotal = pct
+	}
+	if r.InputBytes > 0 && !j.cfg.None {
+		r.EncodeNsPerB = float64(r.EncodeTime.Nanoseconds()) / float64(r.InputBytes)
+		r.DecodeNsPerB = float64(r.DecodeTime.Nanoseconds()) / float64(r.InputBytes)
+		if r.EncodeTime > 0 {
+			r.EncodeMBPerSec = float64(r.InputBytes) / 1e6 / r.EncodeTime.Seconds()
+		}
+		if r.DecodeTime > 0 {
+			r.DecodeMBPerSec = float64(r.InputBytes) / 1e6 / r.DecodeTime.Seconds()
+		}
+		r.EncodeCPUNsPerB = float64(r.encodeCPU.Nanoseconds()) / float64(r.InputBytes)
+		r.DecodeCPUNsPerB = float64(r.decodeCPU.Nanoseconds()) / float64(r.InputBytes)
+	}
+	return nil
+}
+
+// attribute shares n wire bytes out like the frame's categories.
+func attribute(r *Result, n int, parts *[gossip.NumCategories]int, frameLen int) {
+	if n == 0 || frameLen == 0 {
+		return
+	}
+	scale := float64(n) / float64(frameLen)
+	for cat, b := range parts {
+		if b != 0 {
+			r.Bytes[cat] += float64(b) * scale
+		}
+	}
+}
+
+// replayFrames replays frames, in order and in batches, through one configuration on the
+// calling goroutine: what Sweep does for each corpus, without the traces (benchmarks and
+// tests).
+func replayFrames(cfg Config, payload string, frames []frameIn, plain TrafficSummary, afterEncode func([]frameIn)) (Result, error) {
+	j := newJob(cfg, corpusKey{payload: payload}, plain.View)
+	j.afterEncode = afterEncode
+	for len(frames) > 0 {
+		n := min(len(frames), batchFrames)
+		if err := j.frames(frames[:n]); err != nil {
+			return j.r, err
+		}
+		frames = frames[n:]
+	}
+	err := j.finish(plain)
+	return j.r, err
+}
