@@ -49,6 +49,8 @@ var HubLeaves = &Scenario{
 	FlowControl: true,
 	Report:      "live-check",
 	Flags:       hubLeavesFlags,
+	// The leaf report cross-checks each leaf's wire bytes against it.
+	BandwidthCounter: true,
 }
 
 // hubLeavesRun is hub-leaves' part of `streamsim run`: one leaf per codec, the publishers.

@@ -233,7 +233,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 			return failure(result.FailSetup, fmt.Errorf("link: %w", err))
 		}
 	}
-	h, err := NewShapedHost(ip, lk)
+	h, err := newHost(ip, lk, in.sc.BandwidthCounter, nil)
 	if err != nil {
 		return failure(result.FailSetup, err)
 	}
@@ -276,7 +276,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	if in.publishes {
 		// Open the shared workload before the barrier, so every publisher of the process
 		// is counted before the first slot is taken.
-		if in.slots, err = openSlots(in.p.Workload(), in.p.Slots); err != nil {
+		if in.slots, err = openSlots(in.p.Workload(), in.p.Slots, in.plan); err != nil {
 			return err
 		}
 		defer in.slots.close()
@@ -499,13 +499,15 @@ func (in *instance) waitSubscribed(ctx context.Context, self *topology.Node) err
 func waitSubscribed(ctx context.Context, ps *pubsub.PubSub, want map[string][]peer.ID) error {
 	for {
 		missing := 0
-		example := ""
+		var exampleID peer.ID
+		var exampleTopic string
 		for t, ids := range want {
 			have := ps.ListPeers(t)
 			for _, id := range ids {
 				if !slices.Contains(have, id) {
+					// Formatted only for the error: a peer id's base58 costs more than the check.
 					missing++
-					example = fmt.Sprintf("%s on %s", id, t)
+					exampleID, exampleTopic = id, t
 				}
 			}
 		}
@@ -514,7 +516,7 @@ func waitSubscribed(ctx context.Context, ps *pubsub.PubSub, want map[string][]pe
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for subscriptions: %d missing (e.g. %s): %w", missing, example, ctx.Err())
+			return fmt.Errorf("waiting for subscriptions: %d missing (e.g. %s on %s): %w", missing, exampleID, exampleTopic, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -606,4 +608,21 @@ func (in *instance) recordPoints() {
 		ok = 0
 	}
 	r.RecordPoint("ok", ok)
+}
+
+// neighbours are the plan's peers of member i: those it dials and those that dial it.
+func neighbours(plan *topology.Plan, i int) []int {
+	out := slices.Clone(plan.Nodes[i].Dial)
+	for j := range plan.Nodes {
+		if slices.Contains(plan.Nodes[j].Dial, i) && !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// slotTime converts slots to the run's (scaled) time.
+func (in *instance) slotTime(slots float64) time.Duration {
+	return time.Duration(slots * float64(in.slot))
 }

@@ -43,6 +43,10 @@ type Scenario struct {
 	// RecordMessages: every node writes the time it published or first received each message
 	// (messages.bin), for delivery latency in reports.
 	RecordMessages bool
+	// BandwidthCounter: every host keeps go-libp2p's BandwidthCounter (the summary's
+	// bandwidth), for reports that cross-check wire bytes against it; it costs meter updates
+	// on every stream read and write.
+	BandwidthCounter bool
 	// NodeOptions are extra node options from the scenario's parameters.
 	NodeOptions func(p *Params) ([]Option, error)
 	// Link returns the shaped link of the instance seq of group (of instances in all), or nil
