@@ -31,7 +31,7 @@ var HubLeaves = &Scenario{
 		{ParamPublishers, "int", "instances", "4", "number of instances in the publishers group (checked against the group; the workload is split across them)"},
 	},
 	MinInstances: 3, MaxInstances: 1000, DefaultInstances: 7,
-	Role: topology.HubLeavesRole,
+	Role:  topology.HubLeavesRole,
 	Parse: func(p *Params) (any, error) { return p.Int(ParamPublishers, 1) },
 	Check: func(p *Params, groups map[string]int) error {
 		pubs := p.Own.(int)
