@@ -23,7 +23,9 @@ type memSync struct {
 	closeOnce gosync.Once
 }
 
-func newMemSync() *memSync { return &memSync{Client: sync.NewInmemClient(), closed: make(chan struct{})} }
+func newMemSync() *memSync {
+	return &memSync{Client: sync.NewInmemClient(), closed: make(chan struct{})}
+}
 
 // Close ends every subscription's goroutines.
 func (m *memSync) Close() error {
