@@ -346,8 +346,10 @@ func CheckCapacity(ctx context.Context, api API, r *Run) error {
 }
 
 // CheckImages fails, before any pod exists, when the pull policy is Never and a schedulable
-// node does not hold the plan or sync image. The kubelet reports its images every few
-// seconds, so an image loaded just now is waited for (20 s) before the run is refused.
+// node does not hold the plan or sync image. The kubelet lists its images from a cache it
+// refreshes every 30 s and reports them with its node status every 10 s, so an image loaded
+// just now is waited for (imageWait) before the run is refused (seen in CI: a cluster started
+// and loaded seconds before the run did not list the image within 20 s).
 func CheckImages(ctx context.Context, api API, r *Run, poll time.Duration) error {
 	if r.PullPolicy != "Never" {
 		return nil
@@ -388,7 +390,7 @@ func CheckImages(ctx context.Context, api API, r *Run, poll time.Duration) error
 }
 
 // imageWait is how long CheckImages waits for a node to list an image.
-var imageWait = 20 * time.Second
+var imageWait = 90 * time.Second
 
 // nodeHasImage tells whether the node lists ref, as written or as the runtime normalizes a
 // short name (docker.io/library/name:tag).

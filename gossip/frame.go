@@ -120,7 +120,7 @@ func SplitFrame(frame []byte) (FrameParts, error) {
 		}
 		switch {
 		case f.Is(FieldPublish):
-			c := TopicCategory(MessageTopic(f.Value))
+			c := topicBytesCategory(messageTopic(f.Value))
 			parts.Bytes[c] += len(f.All)
 			parts.Messages[c]++
 		case f.Is(FieldSubscriptions):
@@ -211,16 +211,19 @@ func Fields(b []byte) iter.Seq2[Field, error] {
 
 // MessageTopic returns the topic of an encoded pubsub Message, or "" when it has none or is
 // malformed.
-func MessageTopic(msg []byte) string {
+func MessageTopic(msg []byte) string { return string(messageTopic(msg)) }
+
+// messageTopic is MessageTopic's bytes, inside msg.
+func messageTopic(msg []byte) []byte {
 	for f, err := range Fields(msg) {
 		if err != nil {
-			return ""
+			return nil
 		}
 		if f.Is(fieldMessageTopic) {
-			return string(f.Value)
+			return f.Value
 		}
 	}
-	return ""
+	return nil
 }
 
 // ControlMessage fields (pubsub pb/rpc.proto) and the message-id fields inside them.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"strings"
@@ -16,6 +17,22 @@ import (
 )
 
 const digest = "8c9f62fe"
+
+// The category cache stops growing at maxCachedTopics and still answers past it.
+func TestTopicCategoryCacheBound(t *testing.T) {
+	for i := range maxCachedTopics + 100 {
+		topic := Topic(fmt.Sprintf("%08x", i), AttestationTopic(i%AttestationSubnets))
+		if c := TopicCategory(topic); c != Attestation {
+			t.Fatalf("%s: %v", topic, c)
+		}
+	}
+	if n := len(*topicCategories.Load()); n > maxCachedTopics {
+		t.Errorf("cache holds %d topics, bound %d", n, maxCachedTopics)
+	}
+	if c := TopicCategory(Topic("ffffffff", TopicBeaconBlock)); c != Block {
+		t.Errorf("uncached topic past the bound: %v", c)
+	}
+}
 
 func TestTopicCategories(t *testing.T) {
 	cases := []struct {
@@ -35,10 +52,15 @@ func TestTopicCategories(t *testing.T) {
 		{"sync_committee_contribution_and_proof", SyncCommittee},
 		{"voluntary_exit", Other},
 	}
-	for _, c := range cases {
-		topic := Topic(digest, c.name)
-		if got := TopicCategory(topic); got != c.want {
-			t.Errorf("%s: %v, want %v", topic, got, c.want)
+	for range 2 { // the second round reads the cache
+		for _, c := range cases {
+			topic := Topic(digest, c.name)
+			if got := TopicCategory(topic); got != c.want {
+				t.Errorf("%s: %v, want %v", topic, got, c.want)
+			}
+			if got := topicBytesCategory([]byte(topic)); got != c.want {
+				t.Errorf("%s as bytes: %v, want %v", topic, got, c.want)
+			}
 		}
 	}
 	if TopicCategory("/meshsub/test") != Other {

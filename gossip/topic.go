@@ -2,8 +2,11 @@ package gossip
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Topic names of the consensus gossip domain (consensus-specs p2p-interface, Electra/Fulu).
@@ -67,11 +70,48 @@ func NameCategory(name string) Category {
 // TopicCategory returns the category of a full gossip topic; topics outside the consensus
 // domain are Other.
 func TopicCategory(topic string) Category {
-	_, name, err := ParseTopic(topic)
-	if err != nil {
-		return Other
+	if c, ok := (*topicCategories.Load())[topic]; ok {
+		return c
 	}
-	return NameCategory(name)
+	return cacheCategory(topic)
+}
+
+// topicBytesCategory is TopicCategory of a topic still in its frame, without copying it
+// unless the cache misses.
+func topicBytesCategory(topic []byte) Category {
+	if c, ok := (*topicCategories.Load())[string(topic)]; ok {
+		return c
+	}
+	return cacheCategory(string(topic))
+}
+
+// topicCategories caches TopicCategory: a run has a few hundred topics, and the meters ask
+// for the category of every message in every frame and the tracer of every delivery.
+// Readers load the map without a lock; a new topic replaces it with a copy. It stops growing
+// at maxCachedTopics, so that topics made up by a hostile peer cannot grow it without bound.
+var (
+	topicCategories   atomic.Pointer[map[string]Category]
+	topicCategoriesMu sync.Mutex
+)
+
+const maxCachedTopics = 1024
+
+func init() { topicCategories.Store(&map[string]Category{}) }
+
+func cacheCategory(topic string) Category {
+	c := Other
+	if _, name, err := ParseTopic(topic); err == nil {
+		c = NameCategory(name)
+	}
+	topicCategoriesMu.Lock()
+	defer topicCategoriesMu.Unlock()
+	old := *topicCategories.Load()
+	if _, ok := old[topic]; !ok && len(old) < maxCachedTopics {
+		m := maps.Clone(old)
+		m[topic] = c
+		topicCategories.Store(&m)
+	}
+	return c
 }
 
 // Subnet returns the subnet number of a subnet topic name, or -1 for other names.

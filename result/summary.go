@@ -95,7 +95,8 @@ type NodeSummary struct {
 	Schedule *Schedule `json:"schedule,omitempty"`
 	Pubsub   Pubsub    `json:"pubsub"`
 	// Bandwidth is go-libp2p's BandwidthCounter per protocol (stream level, after
-	// compression, including multistream negotiation): the cross-check of wire bytes.
+	// compression, including multistream negotiation): the cross-check of wire bytes. Only
+	// scenarios whose reports read it keep the counter (hub-leaves); null otherwise.
 	Bandwidth    map[string]Traffic `json:"bandwidth"`
 	StreamErrors int64              `json:"stream_errors"`
 	// Failure is the instance's failure, if any.

@@ -99,7 +99,8 @@ func (e *Embedded) Run(ctx context.Context) error {
 			insts = append(insts, instance{group: g, seq: i, params: p})
 		}
 	}
-	client := sync.NewInmemClient()
+	client := newMemSync()
+	defer client.Close()
 	runID := time.Now().UTC().Format("20060102-150405")
 	envs := make([]*runtime.RunEnv, len(insts))
 	for i, in := range insts {

@@ -31,12 +31,10 @@ var HubLeaves = &Scenario{
 		{ParamPublishers, "int", "instances", "4", "number of instances in the publishers group (checked against the group; the workload is split across them)"},
 	},
 	MinInstances: 3, MaxInstances: 1000, DefaultInstances: 7,
-	Role: topology.HubLeavesRole,
+	Role:  topology.HubLeavesRole,
+	Parse: func(p *Params) (any, error) { return p.Int(ParamPublishers, 1) },
 	Check: func(p *Params, groups map[string]int) error {
-		pubs, err := p.Int(ParamPublishers, 1)
-		if err != nil {
-			return err
-		}
+		pubs := p.Own.(int)
 		if n, ok := groups[GroupPublishers]; ok && n != pubs {
 			return fmt.Errorf("param %s is %d but group %s has %d instances", ParamPublishers, pubs, GroupPublishers, n)
 		}
@@ -49,6 +47,8 @@ var HubLeaves = &Scenario{
 	FlowControl: true,
 	Report:      "live-check",
 	Flags:       hubLeavesFlags,
+	// The leaf report cross-checks each leaf's wire bytes against it.
+	BandwidthCounter: true,
 }
 
 // hubLeavesRun is hub-leaves' part of `streamsim run`: one leaf per codec, the publishers.

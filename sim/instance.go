@@ -90,7 +90,7 @@ type instance struct {
 	addrSent   bool
 	publishes  bool
 
-	// Reliability (faults.go, liveness.go, samples.go): the fault schedule's part of this
+	// Reliability (faultrunner.go, liveness.go, samples.go): the fault schedule's part of this
 	// instance, the watch for lost instances, resource samples; phase says what the instance
 	// is doing (for a timeout's message); waitCtx bounds waits for other instances, a grace
 	// period beyond the budget so that an instance that times out is named by itself.
@@ -233,7 +233,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 			return failure(result.FailSetup, fmt.Errorf("link: %w", err))
 		}
 	}
-	h, err := NewShapedHost(ip, lk)
+	h, err := newHost(ip, lk, in.sc.BandwidthCounter, nil)
 	if err != nil {
 		return failure(result.FailSetup, err)
 	}
@@ -276,7 +276,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	if in.publishes {
 		// Open the shared workload before the barrier, so every publisher of the process
 		// is counted before the first slot is taken.
-		if in.slots, err = openSlots(in.p.Workload(), in.p.Slots); err != nil {
+		if in.slots, err = openSlots(in.p.Workload(), in.p.Slots, in.plan); err != nil {
 			return err
 		}
 		defer in.slots.close()
@@ -443,7 +443,7 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 		WithCodecs(self.Codecs...), WithPayloadSSZ(in.p.Payload == "ssz"), WithTimeScale(in.p.TimeScale),
 		WithClient(self.Client), WithDirectPeers(direct), WithFlowControl(in.sc.FlowControl),
 		WithPeerRoles(func(id peer.ID) string { return roles[id] }), WithHeartbeatDelay(stagger),
-		WithLostLog(len(in.p.Faults) > 0), // faults.go
+		WithLostLog(len(in.p.Faults) > 0), // lostlog.go
 		WithNodeSeed(in.p.Seed, in.me),    // validation.go
 	}
 	if in.rec != nil {
@@ -500,13 +500,15 @@ func (in *instance) waitSubscribed(ctx context.Context, self *topology.Node) err
 func waitSubscribed(ctx context.Context, ps *pubsub.PubSub, want map[string][]peer.ID) error {
 	for {
 		missing := 0
-		example := ""
+		var exampleID peer.ID
+		var exampleTopic string
 		for t, ids := range want {
 			have := ps.ListPeers(t)
 			for _, id := range ids {
 				if !slices.Contains(have, id) {
+					// Formatted only for the error: a peer id's base58 costs more than the check.
 					missing++
-					example = fmt.Sprintf("%s on %s", id, t)
+					exampleID, exampleTopic = id, t
 				}
 			}
 		}
@@ -515,7 +517,7 @@ func waitSubscribed(ctx context.Context, ps *pubsub.PubSub, want map[string][]pe
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for subscriptions: %d missing (e.g. %s): %w", missing, example, ctx.Err())
+			return fmt.Errorf("waiting for subscriptions: %d missing (e.g. %s on %s): %w", missing, exampleID, exampleTopic, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -608,3 +610,18 @@ func (in *instance) recordPoints() {
 	}
 	r.RecordPoint("ok", ok)
 }
+
+// neighbours are the plan's peers of member i: those it dials and those that dial it.
+func neighbours(plan *topology.Plan, i int) []int {
+	out := slices.Clone(plan.Nodes[i].Dial)
+	for j := range plan.Nodes {
+		if slices.Contains(plan.Nodes[j].Dial, i) && !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// slotTime converts slots to the run's (scaled) time.
+func (in *instance) slotTime(slots float64) time.Duration { return in.p.SlotsTime(slots) }

@@ -55,50 +55,24 @@ var Mesh = &Scenario{
 	Role: func(string) topology.Role { return topology.RoleNode },
 	// The topology is checked with the group's size before any node starts (an impossible
 	// one names the parameter to change).
+	Parse: parseMesh,
 	Check: func(p *Params, groups map[string]int) error {
-		if _, err := p.Int(ParamQueue, 1); err != nil {
-			return err
-		}
-		if _, err := ParseValidationDelays(p.Values[ParamValidationDelay]); err != nil {
-			return err
-		}
-		if _, _, err := meshLinkParams(p); err != nil {
-			return err
-		}
-		mp, err := parseMeshParams(p)
-		if err != nil {
-			return err
-		}
 		if n := groups[GroupNodes]; n > 0 {
-			members := make([]topology.Member, n)
-			for i := range members {
-				members[i] = topology.Member{Group: GroupNodes, Instance: i, Role: topology.RoleNode}
-			}
-			_, err = topology.Mesh(members, mp)
+			_, err := topology.Mesh(meshMembers(n), meshOf(p).topology)
+			return err
 		}
-		return err
+		return nil
 	},
 	Plan: func(p *Params, members []topology.Member) (*topology.Plan, error) {
-		mp, err := parseMeshParams(p)
-		if err != nil {
-			return nil, err
-		}
-		return topology.Mesh(members, mp)
+		return topology.Mesh(members, meshOf(p).topology)
 	},
 	Receiver:       func(n *topology.Node) bool { return len(n.Topics) > 0 },
 	FlowControl:    false,
 	RecordMessages: true,
 	Link:           meshLink,
 	NodeOptions: func(p *Params) ([]Option, error) {
-		q, err := p.Int(ParamQueue, 1)
-		if err != nil {
-			return nil, err
-		}
-		vd, err := ParseValidationDelays(p.Values[ParamValidationDelay])
-		if err != nil {
-			return nil, err
-		}
-		return []Option{WithQueueSize(q), WithValidationDelay(vd)}, nil
+		c := meshOf(p)
+		return []Option{WithQueueSize(c.queue), WithValidationDelay(c.validation)}, nil
 	},
 	Report: "gossip-mesh",
 	Flags:  meshFlags,
@@ -134,70 +108,85 @@ func meshParams() []Param {
 	}
 }
 
-// parseMeshParams parses the mesh's own parameters (and the codec) through topology.
-func parseMeshParams(p *Params) (topology.MeshParams, error) {
+// meshConfig is the mesh's own parameters, parsed once (Scenario.Parse).
+type meshConfig struct {
+	topology topology.MeshParams
+	queue    int
+	// links: shaped links, with the ordinary nodes' and supernodes' classes.
+	links   bool
+	classes [2]link.Class
+	// validation: per-category validation delays (validation.go).
+	validation ValidationDelays
+}
+
+// meshOf is a mesh instance's parsed parameters.
+func meshOf(p *Params) *meshConfig { return p.Own.(*meshConfig) }
+
+// parseMesh parses the mesh's own parameters: the graph's through topology (with the codec
+// already parsed), the queue and the links.
+func parseMesh(p *Params) (any, error) {
+	c := &meshConfig{}
 	m := map[string]string{topology.ParamCodec: p.Values[ParamCodec]}
 	for _, k := range meshParamNames {
 		m[k] = p.Values[k]
 	}
-	mp, err := topology.ParseMeshParams(m)
-	if err != nil {
-		return mp, err
+	var err error
+	if c.topology, err = topology.ParseMeshParams(m); err != nil {
+		return nil, err
 	}
-	mp.ForkDigest = workload.DefaultParams().ForkDigest
-	return mp, nil
-}
-
-// meshLinkParams reads the link parameters: whether links are on, and the ordinary and
-// supernode classes.
-func meshLinkParams(p *Params) (bool, [2]link.Class, error) {
-	var classes [2]link.Class
-	on, err := ParseBool(ParamLinks, p.Values[ParamLinks])
-	if err != nil || !on {
-		return false, classes, err
+	c.topology.ForkDigest = workload.DefaultParams().ForkDigest
+	if c.queue, err = p.Int(ParamQueue, 1); err != nil {
+		return nil, err
+	}
+	if c.validation, err = ParseValidationDelays(p.Values[ParamValidationDelay]); err != nil {
+		return nil, err
+	}
+	if c.links, err = ParseBool(ParamLinks, p.Values[ParamLinks]); err != nil || !c.links {
+		return c, err
 	}
 	if p.TimeScale != 1 {
-		return false, classes, paramError(ParamLinks, "shaped links need %s 1 (rates and latencies are real time), not %g", ParamTimeScale, p.TimeScale)
+		return nil, paramError(ParamLinks, "shaped links need %s 1 (rates and latencies are real time), not %g", ParamTimeScale, p.TimeScale)
 	}
 	for i, k := range []string{ParamOrdinaryBandwidth, ParamSupernodeBandwidth} {
 		bps, err := units.ParseBitsPerSec(p.Values[k])
 		if err != nil {
-			return false, classes, paramError(k, "%w", err)
+			return nil, paramError(k, "%w", err)
 		}
 		name := [2]string{"fullnode", "supernode"}[i]
-		classes[i] = link.Class{Name: name, UpBitsPerSec: bps, DownBitsPerSec: bps, Weight: 1}
+		c.classes[i] = link.Class{Name: name, UpBitsPerSec: bps, DownBitsPerSec: bps, Weight: 1}
 	}
-	return true, classes, nil
+	return c, nil
+}
+
+// meshMembers are the members of a mesh of n nodes, before the address exchange.
+func meshMembers(n int) []topology.Member {
+	members := make([]topology.Member, n)
+	for i := range members {
+		members[i] = topology.Member{Group: GroupNodes, Instance: i, Role: topology.RoleNode}
+	}
+	return members
 }
 
 // meshLink is the shaped link of mesh node seq: its region drawn by the topology seed (as
 // gossipsub-interop draws them), its class from its population kind (supernodes fast, every
 // other node ordinary). Every instance derives the same from the parameters alone.
 func meshLink(p *Params, _ string, seq, instances int) (*link.Link, error) {
-	on, classes, err := meshLinkParams(p)
-	if err != nil || !on {
-		return nil, err
+	c := meshOf(p)
+	if !c.links {
+		return nil, nil
 	}
-	mp, err := parseMeshParams(p)
-	if err != nil {
-		return nil, err
-	}
-	members := make([]topology.Member, instances)
-	for i := range members {
-		members[i] = topology.Member{Group: GroupNodes, Instance: i, Role: topology.RoleNode}
-	}
-	plan, err := topology.Mesh(members, mp)
+	plan, err := topology.Mesh(meshMembers(instances), c.topology)
 	if err != nil {
 		return nil, err
 	}
 	regions := link.DefaultRegions()
-	shapes, err := link.Assign(mp.Seed, instances, regions, link.DefaultClasses())
+	shapes, err := link.Assign(c.topology.Seed, instances, regions, link.DefaultClasses())
 	if err != nil {
 		return nil, err
 	}
-	cl := classes[0]
+	cl := c.classes[0]
 	if plan.Nodes[seq].Kind == topology.KindSupernode {
-		cl = classes[1]
+		cl = c.classes[1]
 	}
 	shape := link.Shape{Region: shapes[seq].Region, Class: cl.Name, UpBitsPerSec: cl.UpBitsPerSec, DownBitsPerSec: cl.DownBitsPerSec}
 	return link.New(shape, regions)

@@ -169,7 +169,7 @@ type tracer struct {
 	host     *Host
 	notifiee *network.NotifyBundle
 	// lost records the ids of the messages behind drops, when the node keeps a lost log
-	// (faults.go).
+	// (lostlog.go).
 	lost  *lostLog
 	links *linkLog
 }
@@ -207,7 +207,7 @@ func (t *tracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
 func (t *tracer) OnClosedOutboundStream(p peer.ID) {
 	t.queues.Delete(p)
 	if t.links != nil {
-		t.links.outboundCleared(p) // the pair reset's order (faults.go)
+		t.links.outboundCleared(p) // the pair reset's order (linklog.go)
 	}
 }
 func (t *tracer) AddPeer(peer.ID, protocol.ID)       {}
@@ -220,7 +220,7 @@ func (t *tracer) DuplicateMessage(m *pubsub.Message) { t.duplicates[msgCategory(
 func (t *tracer) ThrottlePeer(peer.ID)               { t.throttled.Add(1) }
 func (t *tracer) RecvRPC(rpc *pubsub.RPC) {
 	if t.links != nil {
-		t.links.receivedRPC(rpc) // link log (faults.go)
+		t.links.receivedRPC(rpc) // link log (linklog.go)
 	}
 }
 

@@ -56,16 +56,18 @@ type Host struct {
 
 // NewHost starts a host listening on ip (TCP, port chosen by the system). extra options come
 // after streamsim's.
-func NewHost(ip string, extra ...libp2p.Option) (*Host, error) { return newHost(ip, nil, extra) }
+func NewHost(ip string, extra ...libp2p.Option) (*Host, error) { return newHost(ip, nil, true, extra) }
 
 // NewShapedHost is NewHost whose TCP connections go through a shaped link (link.Link: the
 // node's uplink and downlink rates and per-pair latency), below noise, yamux and the stream
 // codecs, so wire bytes are what is shaped.
 func NewShapedHost(ip string, lk *link.Link, extra ...libp2p.Option) (*Host, error) {
-	return newHost(ip, lk, extra)
+	return newHost(ip, lk, true, extra)
 }
 
-func newHost(ip string, lk *link.Link, extra []libp2p.Option) (*Host, error) {
+// newHost builds every streamsim host; bandwidth adds go-libp2p's BandwidthCounter, which
+// costs a few meter updates per stream read and write and fills only Node.Bandwidth.
+func newHost(ip string, lk *link.Link, bandwidth bool, extra []libp2p.Option) (*Host, error) {
 	if ip == "" {
 		ip = "127.0.0.1"
 	}
@@ -73,7 +75,6 @@ func newHost(ip string, lk *link.Link, extra []libp2p.Option) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node key: %w", err)
 	}
-	bw := metrics.NewBandwidthCounter()
 	opts := []libp2p.Option{
 		libp2p.Identity(key),
 		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/tcp/0", ip)),
@@ -84,10 +85,14 @@ func newHost(ip string, lk *link.Link, extra []libp2p.Option) (*Host, error) {
 		// decaying tags, which spares pubsub's tag tracer a failed (fmt.Errorf) tag bump
 		// per delivered message once the decayer's queue is full.
 		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
-		libp2p.BandwidthReporter(bw),
 		libp2p.DisableRelay(),
 		libp2p.DisableMetrics(),
 		libp2p.Ping(false),
+	}
+	var bw *metrics.BandwidthCounter
+	if bandwidth {
+		bw = metrics.NewBandwidthCounter()
+		opts = append(opts, libp2p.BandwidthReporter(bw))
 	}
 	if lk != nil {
 		opts = append(opts, lk.Transport())
@@ -118,8 +123,8 @@ type config struct {
 	peerRole    func(peer.ID) string
 	heartbeat   time.Duration // initial delay of the first heartbeat (stagger), real time
 	queueSize   int
-	lostLog     bool             // record the ids of lost messages (faults.go)
-	pairReset   bool             // reset both gossip streams with a peer when one fails (faults.go)
+	lostLog     bool             // record the ids of lost messages (lostlog.go)
+	pairReset   bool             // reset both gossip streams with a peer when one fails (linklog.go)
 	validation  ValidationDelays // per-category validation delay (validation.go)
 	nodeSeed    validationSeed   // seed of the node's own draws (validation.go)
 }
@@ -203,6 +208,15 @@ func WithHeartbeatDelay(d time.Duration) Option {
 	return func(c *config) error { c.heartbeat = d; return nil }
 }
 
+// WithLostLog makes the node record the id of every message pubsub drops (full outbound
+// queue), cannot deliver (full subscription buffer) or rejects, for per-message accounting.
+// It costs a message-id computation per dropped message; runs with faults turn it on.
+func WithLostLog(on bool) Option { return func(c *config) error { c.lostLog = on; return nil } }
+
+// WithPairReset turns the pair reset on or off (default on): when one gossip stream with a
+// peer fails, the node resets its other gossip stream with that peer (see linkLog for why).
+func WithPairReset(on bool) Option { return func(c *config) error { c.pairReset = on; return nil } }
+
 // Node is one simulated consensus node: GossipSub with Ethereum settings on a Host whose
 // gossipsub streams pass through stream codecs, meters on every stream direction, pubsub event
 // counters and an optional frame recorder. It is not changed after NewNode.
@@ -231,7 +245,7 @@ type Node struct {
 	streamErrors atomic.Int64
 	closeOnce    sync.Once
 	releaseScale func()  // releases the process-wide time scale (timing.go)
-	links        linkLog // per-peer link state and outages, fault actions (faults.go)
+	links        linkLog // per-peer link state and outages, fault actions (linklog.go, faultinject.go)
 
 	topicsMu sync.Mutex
 	topics   map[string]*pubsub.Topic
@@ -244,55 +258,33 @@ func (n *Node) Heartbeat() time.Duration { return n.heartbeat }
 
 // NewNode runs GossipSub on h with the options; the node owns h from then on (Close closes it).
 func NewNode(h *Host, opts ...Option) (*Node, error) {
-	spec, _ := topology.ClientProfile("spec")
-	cfg := config{timeScale: 1, client: spec, flowControl: true, log: slog.Default(), queueSize: DefaultQueueSize, pairReset: true}
-	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &Node{cfg: cfg, host: h, ctx: ctx, cancel: cancel, log: cfg.log, recStart: time.Now()}
 	n.meter.sides = map[sideKey]*streamSide{}
 	n.tracer.init(h)
-	n.links.init(n, cfg.pairReset) // faults.go
+	n.links.init(n, cfg.pairReset) // linklog.go
 	n.tracer.links = &n.links
 	if cfg.lostLog {
 		n.tracer.lost = &lostLog{}
 	}
 	n.wrapped = &codecHost{Host: h.Host, node: n}
 
-	cl := cfg.client
-	params := pubsub.DefaultGossipSubParams()
-	params.D, params.Dlo, params.Dhi, params.Dlazy = cl.D, cl.Dlo, cl.Dhi, cl.Dlazy
-	params.Dscore, params.Dout, params.GossipFactor = cl.Dscore, cl.Dout, cl.GossipFactor
-	params.HistoryLength, params.HistoryGossip = cl.HistoryLength, cl.HistoryGossip
 	// Every pubsub duration follows the time scale (timing.go), the process-wide backoff
 	// slack included, held until Close.
-	dil := Dilate(cl, cfg.timeScale)
-	dil.apply(&params, cfg.heartbeat)
-	if err := acquireTimeScale(dil); err != nil {
+	if err := acquireTimeScale(Dilate(cfg.client, cfg.timeScale)); err != nil {
 		cancel()
 		return nil, err
 	}
 	n.releaseScale = releaseTimeScale
-	if cl.IDontWantThresholdBytes > 0 {
-		params.IDontWantMessageThreshold = cl.IDontWantThresholdBytes
-	}
-	psOpts := []pubsub.Option{
-		pubsub.WithGossipSubParams(params),
+	psOpts, params := gossipSubOptions(&cfg)
+	psOpts = append(psOpts,
 		pubsub.WithGossipSubProtocols(protocols(cfg.codecs), features),
-		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
-		pubsub.WithNoAuthor(),
-		pubsub.WithMessageIdFn(gossip.PubsubMsgID),
-		pubsub.WithSeenMessagesTTL(dil.SeenTTL),
-		pubsub.WithFloodPublish(cl.FloodPublish),
-		pubsub.WithMaxMessageSize(MaxMessageBytes),
-		pubsub.WithPeerOutboundQueueSize(cfg.queueSize),
-		pubsub.WithValidateQueueSize(cfg.queueSize),
-		pubsub.WithDirectPeers(cfg.direct),
 		pubsub.WithRawTracer(&n.tracer),
-	}
+	)
 	for _, t := range cfg.tracers {
 		psOpts = append(psOpts, pubsub.WithRawTracer(t))
 	}
@@ -305,6 +297,49 @@ func NewNode(h *Host, opts ...Option) (*Node, error) {
 	n.ps = ps
 	n.heartbeat = params.HeartbeatInterval
 	return n, nil
+}
+
+// newConfig applies opts over the defaults.
+func newConfig(opts []Option) (config, error) {
+	spec, _ := topology.ClientProfile("spec")
+	cfg := config{timeScale: 1, client: spec, flowControl: true, log: slog.Default(), queueSize: DefaultQueueSize, pairReset: true}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// gossipSubOptions are the pubsub options of a node with cfg: the client's GossipSub
+// parameters and Ethereum's message rules, every duration dilated by the time scale
+// (timing.go; NewNode also holds the process-wide backoff slack for the scale). NewNode adds
+// the protocols and tracers; the overhead benchmark runs bare pubsub with exactly these. It
+// returns the GossipSub parameters too (the heartbeat the summary reports is the one pubsub
+// was given).
+func gossipSubOptions(cfg *config) ([]pubsub.Option, pubsub.GossipSubParams) {
+	cl := cfg.client
+	params := pubsub.DefaultGossipSubParams()
+	params.D, params.Dlo, params.Dhi, params.Dlazy = cl.D, cl.Dlo, cl.Dhi, cl.Dlazy
+	params.Dscore, params.Dout, params.GossipFactor = cl.Dscore, cl.Dout, cl.GossipFactor
+	params.HistoryLength, params.HistoryGossip = cl.HistoryLength, cl.HistoryGossip
+	dil := Dilate(cl, cfg.timeScale)
+	dil.apply(&params, cfg.heartbeat)
+	if cl.IDontWantThresholdBytes > 0 {
+		params.IDontWantMessageThreshold = cl.IDontWantThresholdBytes
+	}
+	return []pubsub.Option{
+		pubsub.WithGossipSubParams(params),
+		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
+		pubsub.WithNoAuthor(),
+		pubsub.WithMessageIdFn(gossip.PubsubMsgID),
+		pubsub.WithSeenMessagesTTL(dil.SeenTTL),
+		pubsub.WithFloodPublish(cl.FloodPublish),
+		pubsub.WithMaxMessageSize(MaxMessageBytes),
+		pubsub.WithPeerOutboundQueueSize(cfg.queueSize),
+		pubsub.WithValidateQueueSize(cfg.queueSize),
+		pubsub.WithDirectPeers(cfg.direct),
+	}, params
 }
 
 // Topic returns the node's handle of a topic, joining it on first use (pubsub allows one
@@ -448,8 +483,12 @@ func (n *Node) account(step func()) {
 // PubsubStats returns pubsub's event counters.
 func (n *Node) PubsubStats() result.Pubsub { return n.tracer.snapshot() }
 
-// Bandwidth returns go-libp2p's BandwidthCounter totals per protocol.
+// Bandwidth returns go-libp2p's BandwidthCounter totals per protocol (nil on a host without
+// one).
 func (n *Node) Bandwidth() map[string]result.Traffic {
+	if n.host.bw == nil {
+		return nil
+	}
 	out := map[string]result.Traffic{}
 	for id, s := range n.host.bw.GetBandwidthByProtocol() {
 		out[string(id)] = result.Traffic{In: int64(s.TotalIn), Out: int64(s.TotalOut)}

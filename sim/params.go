@@ -78,6 +78,8 @@ type Params struct {
 	SampleSlots float64
 	// Values holds every declared parameter as a string, defaults applied.
 	Values map[string]string
+	// Own is the scenario's own parameters, parsed once by its Parse.
+	Own any
 }
 
 // ParseParams reads the parameters declared in decl from Testground-style strings; missing ones

@@ -28,6 +28,10 @@ type Scenario struct {
 	MinInstances, MaxInstances, DefaultInstances int
 	// Role maps a group ID to a role.
 	Role func(group string) topology.Role
+	// Parse parses the scenario's own parameters (p.Values) once, after the common ones, into
+	// the typed value Check, Plan, Link and NodeOptions read back as p.Own; a bad value is a
+	// ParamError naming it. Nil: the scenario reads p.Values itself.
+	Parse func(p *Params) (any, error)
 	// Check validates the parameters against the run's groups (group ID → instance count),
 	// before any node starts.
 	Check func(p *Params, groups map[string]int) error
@@ -43,6 +47,10 @@ type Scenario struct {
 	// RecordMessages: every node writes the time it published or first received each message
 	// (messages.bin), for delivery latency in reports.
 	RecordMessages bool
+	// BandwidthCounter: every host keeps go-libp2p's BandwidthCounter (the summary's
+	// bandwidth), for reports that cross-check wire bytes against it; it costs meter updates
+	// on every stream read and write.
+	BandwidthCounter bool
 	// NodeOptions are extra node options from the scenario's parameters.
 	NodeOptions func(p *Params) ([]Option, error)
 	// Link returns the shaped link of the instance seq of group (of instances in all), or nil
@@ -64,7 +72,14 @@ func (s *Scenario) Declared() []Param {
 
 // ParseParams parses an instance's parameters for this scenario.
 func (s *Scenario) ParseParams(m map[string]string) (*Params, error) {
-	return ParseParams(s.Declared(), m)
+	p, err := ParseParams(s.Declared(), m)
+	if err != nil || s.Parse == nil {
+		return p, err
+	}
+	if p.Own, err = s.Parse(p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // TestCase is the scenario as a Testground test case.

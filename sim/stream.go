@@ -51,14 +51,14 @@ type codecStream struct {
 
 	closeOnce sync.Once
 
-	streamFaults // fault injection and the link log (faults.go)
+	streamFaults // fault injection and the link log (linklog.go)
 }
 
 func newCodecStream(n *Node, s network.Stream, spec codec.Spec) *codecStream {
 	cs := &codecStream{Stream: s, node: n, spec: spec, ssz: n.cfg.payloadSSZ && ProtocolFor(spec) != PlainProtocol}
 	cs.wire.w = s
 	cs.rwire.r = s
-	n.links.opened(cs) // link log (faults.go)
+	n.links.opened(cs) // link log (linklog.go)
 	return cs
 }
 
@@ -99,7 +99,7 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		s.w = s.spec.NewWriter(&s.wire)
 		s.wside = s.node.meter.side(s.Stream, "out", s.spec)
 	}
-	s.node.links.holdFirst(s) // the pair reset's order (faults.go)
+	s.node.links.holdFirst(s) // the pair reset's order (linklog.go)
 	parts, err := gossip.SplitFrame(frame)
 	if err != nil {
 		// Not one whole frame: pubsub never does this; meter it as Other and send it as is.
@@ -118,12 +118,12 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 			parts = p
 		}
 	}
-	if s.cut { // fault schedule: reset mid-unit (faults.go)
+	if s.cut { // fault schedule: reset mid-unit (faultinject.go)
 		return s.cutUnit(data)
 	}
 	before := s.wire.n
 	if _, err := s.w.Write(data); err != nil {
-		s.node.links.endedErr(s, err) // link log (faults.go)
+		s.node.links.endedErr(s, err) // link log (linklog.go)
 		return 0, err
 	}
 	wire, cs := s.wire.n-before, statsDelta(s.w, &s.wlast)
@@ -148,7 +148,7 @@ func (s *codecStream) Read(p []byte) (int, error) {
 				// The codec or the framing failed, not the transport.
 				s.fail(err)
 			} else {
-				s.node.links.endedErr(s, err) // link log (faults.go)
+				s.node.links.endedErr(s, err) // link log (linklog.go)
 			}
 			return 0, err
 		}
@@ -164,7 +164,7 @@ func (s *codecStream) nextFrame() error {
 		s.r = s.spec.NewReader(&s.rwire, codec.WithMaxUnitBytes(maxFrameBytes))
 	}
 	if s.Stat().Direction == network.DirInbound {
-		s.node.links.holdFirst(s) // the pair reset's order (faults.go)
+		s.node.links.holdFirst(s) // the pair reset's order (linklog.go)
 	}
 	s.node.awaitBacklog(s.Conn().RemotePeer())
 	var err error
@@ -183,7 +183,7 @@ func (s *codecStream) nextFrame() error {
 	// is one unit, so the delta is exactly this frame's, however the transport split reads.
 	cs := statsDelta(s.r, &s.rlast)
 	s.frames.Add(1)
-	s.node.links.throttle(cmp.Or(cs.WireBytes, int64(len(s.frame)))) // slow-reader fault (faults.go)
+	s.node.links.throttle(cmp.Or(cs.WireBytes, int64(len(s.frame)))) // slow-reader fault (linklog.go)
 	out := s.frame
 	if s.ssz {
 		if s.snappyed, err = gossip.AppendSnappyFrame(s.snappyed[:0], s.frame); err != nil {
@@ -203,7 +203,7 @@ func (s *codecStream) nextFrame() error {
 // stream, the peer opens a fresh one (with fresh codec history).
 func (s *codecStream) fail(err error) {
 	s.node.streamError(s.Stream, err)
-	s.node.links.ended(s, "codec error: "+err.Error(), true) // link log (faults.go)
+	s.node.links.ended(s, "codec error: "+err.Error(), true) // link log (linklog.go)
 	s.Stream.Reset()
 	s.release()
 }
@@ -245,7 +245,7 @@ func (s *codecStream) Close() error {
 	}
 	s.wclosed = true
 	s.wmu.Unlock()
-	s.node.links.ended(s, "closed", false) // link log (faults.go)
+	s.node.links.ended(s, "closed", false) // link log (linklog.go)
 	s.release()
 	if cerr := s.Stream.Close(); err == nil {
 		err = cerr
@@ -254,14 +254,14 @@ func (s *codecStream) Close() error {
 }
 
 func (s *codecStream) Reset() error {
-	s.node.links.ended(s, "reset by pubsub", true) // link log (faults.go); a no-op after a failure seen
+	s.node.links.ended(s, "reset by pubsub", true) // link log (linklog.go); a no-op after a failure seen
 	err := s.Stream.Reset()
 	s.release()
 	return err
 }
 
 func (s *codecStream) ResetWithError(code network.StreamErrorCode) error {
-	s.node.links.ended(s, fmt.Sprintf("reset by pubsub (code %d)", code), true) // link log (faults.go)
+	s.node.links.ended(s, fmt.Sprintf("reset by pubsub (code %d)", code), true) // link log (linklog.go)
 	err := s.Stream.ResetWithError(code)
 	s.release()
 	return err

@@ -104,15 +104,14 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 	var lagSum time.Duration
 	seq, count := 0, 0
 	for slotIndex := range in.p.Slots {
-		msgs, err := in.slots.slot(slotIndex)
+		msgs, origins, err := in.slots.slot(slotIndex)
 		if err != nil {
 			return fmt.Errorf("workload: %w", err)
 		}
 		for i := range msgs {
 			m := &msgs[i]
-			origin := in.plan.Origin(in.p.Seed, int(m.Slot), seq, m.Topic)
 			seq++
-			if origin != in.me {
+			if origins[i] != in.me {
 				continue
 			}
 			t := topics[m.Topic]

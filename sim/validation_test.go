@@ -116,9 +116,8 @@ func TestMeshValidationDelayParam(t *testing.T) {
 	if c.validation[gossip.Aggregate] != (DelayRange{5 * time.Millisecond, 20 * time.Millisecond}) {
 		t.Errorf("mesh node validation %v", c.validation)
 	}
-	p.Values[ParamValidationDelay] = "block:50ms-10ms"
 	var pe *ParamError
-	if err := Mesh.Check(p, map[string]int{GroupNodes: 48}); !errors.As(err, &pe) || pe.Name != ParamValidationDelay {
+	if _, err := Mesh.ParseParams(map[string]string{ParamValidationDelay: "block:50ms-10ms"}); !errors.As(err, &pe) || pe.Name != ParamValidationDelay {
 		t.Errorf("bad delay: %v", err)
 	}
 }

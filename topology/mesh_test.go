@@ -297,26 +297,6 @@ func TestApportion(t *testing.T) {
 	}
 }
 
-func TestParseMeshParams(t *testing.T) {
-	p, err := ParseMeshParams(map[string]string{"seed": "5", "unrelated": "x", ParamDegree: " "})
-	if err != nil || !reflect.DeepEqual(p, DefaultMeshParams()) {
-		t.Fatalf("empty and unrelated params: %+v, %v; want the defaults", p, err)
-	}
-	p, err = ParseMeshParams(map[string]string{
-		ParamTopologySeed: "-3", ParamDegree: "10", ParamObservedPeers: "30", ParamObservedClient: "prysm",
-		ParamMix: "default:0.5, all-subnets:0.3,supernode:0.2", ParamClients: "nimbus:1",
-		ParamCompressedShare: "0.5", ParamCodec: "zstd:7",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Seed != -3 || p.Degree != 10 || p.ObservedPeers != 30 || p.ObservedClient != "prysm" ||
-		!reflect.DeepEqual(p.Mix, map[string]float64{KindDefault: 0.5, KindAllSubnets: 0.3, KindSupernode: 0.2}) ||
-		!reflect.DeepEqual(p.Clients, map[string]float64{"nimbus": 1}) || p.CompressedShare != 0.5 || p.Codec.String() != "zstd:7" {
-		t.Errorf("parsed %+v", p)
-	}
-}
-
 // TestMeshErrors: bad input fails before anything starts, naming the parameter and what it
 // allows.
 func TestMeshErrors(t *testing.T) {
@@ -496,4 +476,32 @@ func TestMeshLarge(t *testing.T) {
 		t.Errorf("500 nodes: kinds %v", got)
 	}
 	_ = workload.SlotDuration
+}
+
+// SameOrigins holds between plans built from the same members and parameters, and between
+// hand-built copies of the same nodes; it fails for another graph.
+func TestSameOrigins(t *testing.T) {
+	a, b := defaultPlan(t), defaultPlan(t)
+	p := DefaultMeshParams()
+	p.Seed = 2
+	other, err := Mesh(meshMembers(DefaultMeshNodes), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hand := func(pl *Plan) *Plan { return &Plan{Nodes: pl.Nodes, Observed: pl.Observed} }
+	for _, c := range []struct {
+		name string
+		x, y *Plan
+		want bool
+	}{
+		{"same parameters", a, b, true},
+		{"other topology seed", a, other, false},
+		{"hand-built copies", hand(a), hand(b), true},
+		{"hand-built, other seed", hand(a), hand(other), false},
+		{"built and hand-built", a, hand(a), false},
+	} {
+		if got := c.x.SameOrigins(c.y); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
 }

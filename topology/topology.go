@@ -161,6 +161,31 @@ func (p *Plan) Origin(seed int64, slot, seq int, topic string) int {
 	return ot.eligible[pick(len(ot.eligible), uint64(seed), uint64(slot), uint64(seq), topicHash(topic))]
 }
 
+// SameOrigins reports whether Origin names the same member on p and o for every message:
+// whether their origin rules are equal. Plans built by hand (whose rule Origin derives from
+// the nodes on every call) are compared by what that derivation reads.
+func (p *Plan) SameOrigins(o *Plan) bool {
+	a, b := p.origins, o.origins
+	if a.publishers == nil || b.publishers == nil {
+		if a.publishers != nil || b.publishers != nil {
+			return false
+		}
+		return p.Observed == o.Observed && slices.EqualFunc(p.Nodes, o.Nodes, func(x, y Node) bool {
+			return x.Role == y.Role && x.Publishes == y.Publishes && slices.Equal(x.Topics, y.Topics) && slices.Equal(x.Peers, y.Peers)
+		})
+	}
+	if a.roundRobin != b.roundRobin || !slices.Equal(a.publishers, b.publishers) || len(a.topics) != len(b.topics) {
+		return false
+	}
+	for t, x := range a.topics {
+		y, ok := b.topics[t]
+		if !ok || x.proposed != y.proposed || !slices.Equal(x.eligible, y.eligible) {
+			return false
+		}
+	}
+	return true
+}
+
 // proposerSalt separates the proposer draw from message draws.
 const proposerSalt = 0x70726f706f736572 // "proposer"
 

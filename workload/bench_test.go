@@ -33,13 +33,13 @@ func BenchmarkTransaction(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := g.chain.txs.tx(1e9, 0.3); err != nil {
+		if _, err := g.chain.txs.tx(1e9); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkNewGenerator measures setup: sender keys and their addresses.
+// BenchmarkNewGenerator measures setup: the sender keys.
 func BenchmarkNewGenerator(b *testing.B) {
 	for range b.N {
 		if _, err := NewGenerator(DefaultParams()); err != nil {

@@ -171,8 +171,9 @@ func (g *Generator) block(i uint64, slot phase0.Slot, at time.Duration) error {
 		k += n
 	}
 	var gasUsed uint64
+	c.txs.startBlock()
 	for size < target {
-		tx, err := c.txs.tx(c.baseFee, g.p.RepeatTxShare)
+		tx, err := c.txs.tx(c.baseFee)
 		if err != nil {
 			return err
 		}

@@ -10,11 +10,15 @@
 // Counts follow the rate model of shared/reference.md §4; layouts §3; encoding §5:
 //
 //	attestations  validators/32 × participation per slot (SingleAttestation, 240 B), at ~4 s
-//	aggregates    64 committees × aggregates per committee (SignedAggregateAndProof), at ~8 s
+//	aggregates    what the subset rule lets through of ~16 aggregators per committee, at ~8 s
 //	blocks        block probability (SignedBeaconBlock, lognormal ~120 KB), at 1.5–2.5 s
 //	columns       128 DataColumnSidecars per block with blobs, just after the block
-//	sync          sync committee messages at ~4 s and contributions at ~8 s
+//	sync          sync committee messages at ~4 s; contributions as aggregates, at ~8 s
 //
 // "participation" is the share of attesting committee members whose SingleAttestation is
 // observed on gossip by a node subscribed to all subnets; see Params.Participation.
+//
+// Block content (transaction recipients, selectors and calldata words) is drawn from
+// heavy-tailed populations calibrated to mainnet's content statistics; ContentStats measures
+// them (docs/workload-content.md).
 package workload

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -251,21 +250,16 @@ func (g *Generator) attestations(i uint64, slot phase0.Slot, start time.Duration
 			g.emit(i, start+g.delay(300*time.Millisecond, 4*time.Second), gossip.Attestation, g.topics.attestation[subnet], buf)
 		}
 	}
-	// Aggregates: aggregators publish at 8 s; those that propagate average
-	// AggregatesPerCommittee per committee.
-	whole, frac := math.Modf(g.p.AggregatesPerCommittee)
+	// Aggregates: the committee's aggregators (is_aggregator) publish at ~8 s; the subset
+	// rule decides which of them propagate.
 	for c, size := range g.committeeSizes {
-		n := int(whole)
-		if g.rng.Float64() < frac {
-			n++
-		}
-		for range n {
+		for _, a := range g.aggregation(size, shares, targetAggregatorsPerCommittee, g.p.AggregatorCompleteShare, 250*time.Millisecond) {
 			agg := &electra.SignedAggregateAndProof{
 				Message: &electra.AggregateAndProof{
 					AggregatorIndex: g.validator(),
 					Aggregate: &electra.Attestation{
-						AggregationBits: g.bitlist(size, g.p.BitsSetShare),
-						Data:            datas[pick(g.rng, shares)],
+						AggregationBits: a.bits,
+						Data:            datas[a.data],
 						CommitteeBits:   bitfield.NewBitvector64(),
 					},
 				},
@@ -279,7 +273,7 @@ func (g *Generator) attestations(i uint64, slot phase0.Slot, start time.Duration
 				return fmt.Errorf("aggregate: %w", err)
 			}
 			g.sszBuf = buf
-			g.emit(i, start+g.delay(250*time.Millisecond, 8*time.Second), gossip.Aggregate, g.topics.aggregate, buf)
+			g.emit(i, start+8*time.Second+a.delay, gossip.Aggregate, g.topics.aggregate, buf)
 		}
 	}
 	return nil
@@ -304,34 +298,35 @@ func (g *Generator) syncCommittee(i uint64, slot phase0.Slot, start time.Duratio
 		g.sszBuf = buf
 		g.emit(i, start+g.delay(300*time.Millisecond, 4*time.Second), gossip.SyncCommittee, g.topics.sync[int(pos[k])/syncSubcommitteeSize], buf)
 	}
-	for k := range g.p.Contributions {
-		sub := k % gossip.SyncCommitteeSubnets
-		bits := bitfield.NewBitvector128()
-		for b := range uint64(syncSubcommitteeSize) {
-			if g.rng.Float64() < g.p.BitsSetShare {
-				bits.SetBitAt(b, true)
+	// Contributions: each subcommittee's aggregators (is_sync_committee_aggregator) publish
+	// at ~8 s; the subset rule decides which propagate.
+	for sub := range gossip.SyncCommitteeSubnets {
+		for _, a := range g.aggregation(syncSubcommitteeSize, []float64{1}, targetAggregatorsPerSyncSubcommittee, g.p.SyncAggregatorCompleteShare, 250*time.Millisecond) {
+			bits := bitfield.NewBitvector128()
+			for _, b := range a.bits.BitIndices() {
+				bits.SetBitAt(uint64(b), true)
 			}
-		}
-		c := &altair.SignedContributionAndProof{
-			Message: &altair.ContributionAndProof{
-				AggregatorIndex: g.syncMembers[sub*syncSubcommitteeSize+g.rng.IntN(syncSubcommitteeSize)],
-				Contribution: &altair.SyncCommitteeContribution{
-					Slot:              slot,
-					BeaconBlockRoot:   g.head,
-					SubcommitteeIndex: uint64(sub),
-					AggregationBits:   bits,
+			c := &altair.SignedContributionAndProof{
+				Message: &altair.ContributionAndProof{
+					AggregatorIndex: g.syncMembers[sub*syncSubcommitteeSize+g.rng.IntN(syncSubcommitteeSize)],
+					Contribution: &altair.SyncCommitteeContribution{
+						Slot:              slot,
+						BeaconBlockRoot:   g.head,
+						SubcommitteeIndex: uint64(sub),
+						AggregationBits:   bits,
+					},
 				},
-			},
+			}
+			g.fill(c.Message.Contribution.Signature[:])
+			g.fill(c.Message.SelectionProof[:])
+			g.fill(c.Signature[:])
+			buf, err := c.MarshalSSZTo(g.sszBuf[:0])
+			if err != nil {
+				return fmt.Errorf("contribution: %w", err)
+			}
+			g.sszBuf = buf
+			g.emit(i, start+8*time.Second+a.delay, gossip.SyncCommittee, g.topics.contribution, buf)
 		}
-		g.fill(c.Message.Contribution.Signature[:])
-		g.fill(c.Message.SelectionProof[:])
-		g.fill(c.Signature[:])
-		buf, err := c.MarshalSSZTo(g.sszBuf[:0])
-		if err != nil {
-			return fmt.Errorf("contribution: %w", err)
-		}
-		g.sszBuf = buf
-		g.emit(i, start+g.delay(250*time.Millisecond, 8*time.Second), gossip.SyncCommittee, g.topics.contribution, buf)
 	}
 	return nil
 }
@@ -361,6 +356,79 @@ func (g *Generator) root() phase0.Root {
 
 // fill fills b with random bytes (signatures, proofs, roots and cells are random on the wire).
 func (g *Generator) fill(b []byte) { _, _ = g.bytes.Read(b) }
+
+// aggregate is one aggregate (or contribution) that propagates: its bits over the committee,
+// the index of its AttestationData and its publication delay after 8 s.
+type aggregate struct {
+	bits  bitfield.Bitlist
+	data  int
+	delay time.Duration
+}
+
+// aggregation models one committee's aggregation as the spec makes it. Every member is an
+// aggregator with probability 1/max(1, size/target) (is_aggregator,
+// TARGET_AGGREGATORS_PER_COMMITTEE = 16; for sync subcommittees
+// TARGET_AGGREGATORS_PER_SYNC_SUBCOMMITTEE = 16 over 128). The committee's timely votes are
+// its members' bits, each set with probability BitsSetShare, split between the slot's
+// AttestationData values by shares. Each vote reaches the aggregators at its own time; an
+// aggregator misses the latest AggregatorMissShare·x of them, x exponential with mean 1, or
+// none with probability AggregatorCompleteShare, so what two aggregators hold is nested.
+// Aggregates are published in delay order, and one propagates only when no earlier one for
+// the same data holds a superset of its bits (the gossip rule "[IGNORE] … a non-strict
+// superset has not already been seen"). Returned in publication order.
+func (g *Generator) aggregation(size int, shares []float64, target int, complete float64, mean time.Duration) []aggregate {
+	modulo := max(1, size/target)
+	// Votes: data index (-1: none timely) and arrival rank (lateness).
+	type vote struct {
+		data int
+		late float64
+	}
+	votes := make([]vote, size)
+	for m := range votes {
+		votes[m] = vote{data: -1}
+		if g.rng.Float64() < g.p.BitsSetShare {
+			votes[m] = vote{data: pick(g.rng, shares), late: g.rng.Float64()}
+		}
+	}
+	var published []aggregate
+	for range size {
+		if g.rng.IntN(modulo) != 0 {
+			continue
+		}
+		miss := 0.0
+		if g.rng.Float64() >= complete {
+			miss = g.p.AggregatorMissShare * g.rng.ExpFloat64()
+		}
+		d := pick(g.rng, shares)
+		bl := bitfield.NewBitlist(uint64(size))
+		for m, v := range votes {
+			if v.data == d && v.late < 1-miss {
+				bl.SetBitAt(uint64(m), true)
+			}
+		}
+		published = append(published, aggregate{bits: bl, data: d, delay: g.delay(mean, 0)})
+	}
+	slices.SortStableFunc(published, func(a, b aggregate) int { return cmp.Compare(a.delay, b.delay) })
+	var out []aggregate
+	for _, a := range published {
+		if a.bits.Count() == 0 {
+			continue // an aggregator with nothing to aggregate publishes nothing
+		}
+		seen := false
+		for _, o := range out {
+			if o.data == a.data {
+				if sup, err := o.bits.Contains(a.bits); err == nil && sup {
+					seen = true
+					break
+				}
+			}
+		}
+		if !seen {
+			out = append(out, a)
+		}
+	}
+	return out
+}
 
 // bitlist returns a Bitlist of n bits, each set with probability share.
 func (g *Generator) bitlist(n int, share float64) bitfield.Bitlist {

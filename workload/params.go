@@ -11,19 +11,22 @@ const SlotDuration = 12 * time.Second
 
 // Consensus constants of the mainnet preset used by the rate model.
 const (
-	slotsPerEpoch          = 32
-	maxCommitteesPerSlot   = 64
-	targetCommitteeSize    = 128
-	syncCommitteeSize      = 512
-	syncSubcommitteeSize   = syncCommitteeSize / 4
-	numberOfColumns        = 128
-	maxBlockAttestations   = 8  // MAX_ATTESTATIONS_ELECTRA
-	maxWithdrawals         = 16 // MAX_WITHDRAWALS_PER_PAYLOAD
-	maxBlobCommitments     = 4096
-	inclusionProofDepth    = 4 // KZG_COMMITMENTS_INCLUSION_PROOF_DEPTH
-	bytesPerCell           = 2048
-	mainnetChainID         = 1
-	mainnetGenesisUnixTime = 1606824023
+	slotsPerEpoch        = 32
+	maxCommitteesPerSlot = 64
+	targetCommitteeSize  = 128
+	syncCommitteeSize    = 512
+	syncSubcommitteeSize = syncCommitteeSize / 4
+	numberOfColumns      = 128
+	maxBlockAttestations = 8 // MAX_ATTESTATIONS_ELECTRA
+	// TARGET_AGGREGATORS_PER_COMMITTEE and TARGET_AGGREGATORS_PER_SYNC_SUBCOMMITTEE
+	targetAggregatorsPerCommittee        = 16
+	targetAggregatorsPerSyncSubcommittee = 16
+	maxWithdrawals                       = 16 // MAX_WITHDRAWALS_PER_PAYLOAD
+	maxBlobCommitments                   = 4096
+	inclusionProofDepth                  = 4 // KZG_COMMITMENTS_INCLUSION_PROOF_DEPTH
+	bytesPerCell                         = 2048
+	mainnetChainID                       = 1
+	mainnetGenesisUnixTime               = 1606824023
 )
 
 // Params are the rate model's knobs. DefaultParams reproduces reference.md §4; every field
@@ -53,17 +56,24 @@ type Params struct {
 	SecondDataProbability float64
 	// ThirdDataProbability is the probability that a slot also has a third, rare value.
 	ThirdDataProbability float64
-	// AggregatesPerCommittee is the mean number of aggregates per committee that propagate.
-	AggregatesPerCommittee float64
-	// BitsSetShare is the share of set bits in aggregation bitfields (aggregates,
-	// contributions, the block's attestations and sync aggregate).
+	// BitsSetShare is the share of a committee's members whose vote is timely for its
+	// aggregators: the bit density of aggregates, contributions, the block's attestations and
+	// sync aggregate. Default 0.95: participation ≈ 0.96 × head accuracy ≈ 0.99
+	// (docs/workload-content.md).
 	BitsSetShare float64
+	// AggregatorCompleteShare is the share of aggregators (and sync contribution aggregators)
+	// that hold every timely vote; the others miss the latest AggregatorMissShare × x of the
+	// votes, x exponential with mean 1. With the gossip subset rule they decide how many
+	// aggregates propagate; the defaults give reference.md §4's ~1.5 per committee.
+	AggregatorCompleteShare float64
+	AggregatorMissShare     float64
+	// SyncAggregatorCompleteShare is AggregatorCompleteShare for sync contributions (one
+	// AttestationData per slot there, so fewer distinct contributions per subcommittee).
+	SyncAggregatorCompleteShare float64
 	// SyncMessages is the number of sync committee messages per slot (out of 512 members).
-	// The default 394 plus 6 contributions gives the recording's 400.2 sync-committee
-	// messages per slot (80 046 in 200 slots).
+	// The default 394 plus the ~6 contributions that propagate gives the recording's 400.2
+	// sync-committee messages per slot (80 046 in 200 slots).
 	SyncMessages int
-	// Contributions is the number of sync committee contributions per slot.
-	Contributions int
 
 	// BlockProbability is the probability that a slot has a block.
 	BlockProbability float64
@@ -79,9 +89,6 @@ type Params struct {
 	BlobsMin         int
 	BlobsMax         int
 	MaxBlobsPerBlock int
-	// RepeatTxShare is the share of a block's transactions that are near-repeats of recent
-	// transactions (same sender and calldata shape, next nonce, small changes).
-	RepeatTxShare float64
 	// GasLimit is the execution block gas limit.
 	GasLimit uint64
 }
@@ -89,28 +96,28 @@ type Params struct {
 // DefaultParams returns mainnet-shaped parameters (reference.md §4).
 func DefaultParams() Params {
 	return Params{
-		Seed:                   1,
-		ForkDigest:             "8c9f62fe",
-		FirstSlot:              13_000_000,
-		Validators:             1_000_000,
-		Participation:          0.7708,
-		HeadVoteShare:          0.97,
-		SecondDataProbability:  0.25,
-		ThirdDataProbability:   0.02,
-		AggregatesPerCommittee: 1.48,
-		BitsSetShare:           0.95,
-		SyncMessages:           394,
-		Contributions:          6,
-		BlockProbability:       0.995,
-		BlockMedianBytes:       120_000,
-		BlockSigma:             0.35,
-		MaxBlockBytes:          10 << 20,
-		BlobBlockShare:         0.85,
-		BlobsMin:               10,
-		BlobsMax:               16,
-		MaxBlobsPerBlock:       21,
-		RepeatTxShare:          0.3,
-		GasLimit:               60_000_000,
+		Seed:                        1,
+		ForkDigest:                  "8c9f62fe",
+		FirstSlot:                   13_000_000,
+		Validators:                  1_000_000,
+		Participation:               0.7708,
+		HeadVoteShare:               0.97,
+		SecondDataProbability:       0.25,
+		ThirdDataProbability:        0.02,
+		BitsSetShare:                0.95,
+		AggregatorCompleteShare:     0.78,
+		AggregatorMissShare:         0.02,
+		SyncAggregatorCompleteShare: 0.4,
+		SyncMessages:                394,
+		BlockProbability:            0.995,
+		BlockMedianBytes:            120_000,
+		BlockSigma:                  0.35,
+		MaxBlockBytes:               10 << 20,
+		BlobBlockShare:              0.85,
+		BlobsMin:                    10,
+		BlobsMax:                    16,
+		MaxBlobsPerBlock:            21,
+		GasLimit:                    60_000_000,
 	}
 }
 
@@ -128,8 +135,9 @@ func (p Params) Validate() error {
 	}{
 		{"participation", p.Participation}, {"head vote share", p.HeadVoteShare},
 		{"second data probability", p.SecondDataProbability}, {"third data probability", p.ThirdDataProbability},
-		{"bits set share", p.BitsSetShare}, {"block probability", p.BlockProbability},
-		{"blob block share", p.BlobBlockShare}, {"repeat tx share", p.RepeatTxShare},
+		{"bits set share", p.BitsSetShare}, {"aggregator complete share", p.AggregatorCompleteShare},
+		{"aggregator miss share", p.AggregatorMissShare}, {"sync aggregator complete share", p.SyncAggregatorCompleteShare}, {"block probability", p.BlockProbability},
+		{"blob block share", p.BlobBlockShare},
 	} {
 		if !(f.v >= 0 && f.v <= 1) {
 			return fmt.Errorf("%s %v: want 0..1", f.name, f.v)
@@ -142,14 +150,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("head vote share %v with second data probability %v puts the minority above half of a slot",
 			p.HeadVoteShare, p.SecondDataProbability)
 	}
-	if !(p.AggregatesPerCommittee >= 0 && p.AggregatesPerCommittee <= 16) {
-		return fmt.Errorf("aggregates per committee %v: want 0..16", p.AggregatesPerCommittee)
-	}
 	if p.SyncMessages < 0 || p.SyncMessages > syncCommitteeSize {
 		return fmt.Errorf("sync messages %d: want 0..%d", p.SyncMessages, syncCommitteeSize)
-	}
-	if p.Contributions < 0 || p.Contributions > 64 {
-		return fmt.Errorf("contributions %d: want 0..64", p.Contributions)
 	}
 	if p.MaxBlockBytes < 4096 || p.MaxBlockBytes > 10<<20 {
 		return fmt.Errorf("max block bytes %d: want 4096..%d", p.MaxBlockBytes, 10<<20)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
 
@@ -14,32 +15,42 @@ import (
 	"github.com/holiman/uint256"
 )
 
-// Transaction kinds of the execution payload mix.
+// Transaction kinds of the execution payload mix (blob transactions are added per block from
+// the block's blobs, not drawn from the mix).
 type txKind uint8
 
 const (
-	txLegacyTransfer txKind = iota
-	txTransfer              // EIP-1559 ETH transfer
-	txERC20                 // token transfer / approve
-	txSwap                  // router call with a path and deadline
-	txContract              // other contract call with ABI-shaped arguments
-	txSetCode               // EIP-7702 set-code with one authorization
-	txBlob                  // EIP-4844 blob transaction (hashes only, as in a block)
+	txTransfer txKind = iota // ETH transfer to an account, no calldata
+	txERC20                  // token transfer / approve / transferFrom
+	txSwap                   // router call: amounts, recipient, deadline, a path of tokens
+	txCall                   // any other contract call, ABI words of mixed kinds
+	txBlob                   // EIP-4844 blob transaction (hashes only, as in a block)
 )
 
-// txMix is the cumulative share of each non-blob kind by count, close to mainnet's mix of
-// transfers, token calls and DEX traffic.
-var txMix = []struct {
+// kindMix is the cumulative share of each kind by count among non-blob transactions. It and
+// the populations below are calibrated to the content statistics of reference.md §8 (share of
+// recipients and selectors seen before, words per transaction); docs/workload-content.md
+// gives the derivation.
+var kindMix = []struct {
 	kind  txKind
 	cumul float64
 }{
-	{txLegacyTransfer, 0.03}, {txTransfer, 0.20}, {txERC20, 0.42}, {txSwap, 0.72}, {txContract, 0.985}, {txSetCode, 1},
+	{txTransfer, 0.26}, {txERC20, 0.50}, {txSwap, 0.64}, {txCall, 1},
 }
 
-// Well-known mainnet contracts, so calldata and recipients repeat across transactions as they do
-// on mainnet.
+// Envelope type mix of non-blob transactions (docs/workload-content.md cites the sources):
+// legacy 20.6 % and access-list 0.2 % as in the 14 mainnet blocks of reference.md §8,
+// EIP-7702 set-code 0.2 % (BundleBear: 144 658 set-code transactions in the first ~7 weeks
+// after Pectra, ≈ 0.4 per block of ≈ 200), the rest EIP-1559.
+const (
+	legacyShare     = 0.206
+	accessListShare = 0.002
+	setCodeShare    = 0.002
+)
+
+// Well-known mainnet contracts hold the top ranks of their populations.
 var (
-	tokens = []common.Address{
+	knownTokens = []common.Address{
 		common.HexToAddress("0xdAC17F958D2ee523a2206206994597C13D831ec7"), // USDT
 		common.HexToAddress("0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"), // USDC
 		common.HexToAddress("0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"), // WETH
@@ -47,54 +58,127 @@ var (
 		common.HexToAddress("0x2260FAC5E5542a773Aa44fBCfeDf7C193bc2C599"), // WBTC
 		common.HexToAddress("0x514910771AF9Ca656af840dff83E8264EcF986CA"), // LINK
 	}
-	routers = []common.Address{
+	knownRouters = []common.Address{
 		common.HexToAddress("0x66a9893cC07D91D95644AEDD05D03f95e1dBA8Af"), // Uniswap universal router v4
-		common.HexToAddress("0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"), // Uniswap v2 router
+		common.HexToAddress("0x3fC91A3afd70395Cd496C647d5a6CC9D4B2b7FAD"), // Uniswap universal router
 		common.HexToAddress("0x1111111254EEB25477B68fb85Ed929f73A960582"), // 1inch v5
+		common.HexToAddress("0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"), // Uniswap v2 router
 		common.HexToAddress("0xE592427A0AEce92De3Edee1F18E0157C05861564"), // Uniswap v3 router
 	}
 	blobInbox = []common.Address{
 		common.HexToAddress("0xFF00000000000000000000000000000000008453"), // Base batch inbox
 		common.HexToAddress("0xFF00000000000000000000000000000000000010"), // OP mainnet batch inbox
 		common.HexToAddress("0x41dDf7fC14a579E0F3f2D698e14c76d9d486B9F7"), // Scroll rollup
+		common.HexToAddress("0x1c479675ad559DC151F6Ec7ed3FbF8ceE79582B6"), // Arbitrum sequencer inbox
+		common.HexToAddress("0xd19d4B5d358258f05D7B411E21A1460D11B0876F"), // Linea
 	}
-	selTransfer     = []byte{0xa9, 0x05, 0x9c, 0xbb}
-	selApprove      = []byte{0x09, 0x5e, 0xa7, 0xb3}
-	selSwapV2       = []byte{0x38, 0xed, 0x17, 0x39}
-	selExecute      = []byte{0x35, 0x93, 0x56, 0x4c}
-	selExactInput   = []byte{0x41, 0x4b, 0xf3, 0x89}
-	selMulticall    = []byte{0xac, 0x96, 0x50, 0xd8}
-	selBlobCommit   = []byte{0x3e, 0x5a, 0xa0, 0x82}
-	contractSelects = [][]byte{{0x12, 0xaa, 0x3c, 0xaf}, {0x2e, 0x1a, 0x7d, 0x4d}, {0xd0, 0xe3, 0x0d, 0xb0}, {0x1c, 0xff, 0x79, 0xcd}, {0xb6, 0xb5, 0x5f, 0x25}}
+	selTransfer     = [4]byte{0xa9, 0x05, 0x9c, 0xbb}
+	selApprove      = [4]byte{0x09, 0x5e, 0xa7, 0xb3}
+	selTransferFrom = [4]byte{0x23, 0xb8, 0x72, 0xdd}
+	selBlobCommit   = [4]byte{0x3e, 0x5a, 0xa0, 0x82}
 )
+
+// Popularity shapes. Each population is Zipf–Mandelbrot, P(rank k) ∝ (v+k)^-s for k < n,
+// plus a share of draws that are fresh (never-seen) values. Mainnet's contract popularity is
+// heavy-tailed (a few tokens and routers take a large share, a long tail is called once);
+// the exponents were chosen so that the share of recipients and selectors seen in an earlier
+// block matches reference.md §8, not to reach any compression figure.
+var (
+	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.25}
+	tokenShape    = shape{s: 1.25, v: 2, n: 50_000}
+	routerShape   = shape{s: 1.6, v: 1, n: 2_000}
+	contractShape = shape{s: 1.3, v: 4, n: 1_000_000, fresh: 0.05}
+	// selectorShape is the popularity of a contract's own functions (rank 0 = its most
+	// called); commonSelShape of the selectors many contracts share (multicall, execute, …).
+	selectorShape  = shape{s: 1.8, v: 1, n: 24}
+	commonSelShape = shape{s: 1.4, v: 1, n: 4_000}
+	// constShape ranks the small ABI constants: head offsets 0x20·k, lengths, flags.
+	constShape = shape{s: 1.5, v: 1, n: 512}
+)
+
+// Words of a generic call: a lognormal count (median and σ below, calibrated to ≈ 29 words
+// per transaction over the whole mix) of these kinds, cumulative shares.
+const (
+	callWordsMedian = 43
+	callWordsSigma  = 1.1
+	callWordsMax    = 1000
+	// commonSelectorShare of calls use a selector many contracts share.
+	commonSelectorShare = 0.7
+)
+
+type wordKind uint8
+
+const (
+	wZero wordKind = iota
+	wConst
+	wMax
+	wAddr
+	wAmount
+	wID
+	wRandom
+)
+
+var wordMix = []struct {
+	kind  wordKind
+	cumul float64
+}{
+	{wZero, 0.05}, {wConst, 0.11}, {wMax, 0.115}, {wAddr, 0.245}, {wAmount, 0.525}, {wID, 0.945}, {wRandom, 1},
+}
+
+type shape struct {
+	s, v  float64
+	n     uint64
+	fresh float64
+}
+
+// population draws addresses (or selectors) by rank from a shape; rank r's value is the
+// known value r, else derived from the salt, the tag and r.
+type population struct {
+	shape
+	z     *rand.Zipf
+	tag   byte
+	known []common.Address
+}
+
+func newPopulation(rng *rand.Rand, sh shape, tag byte, known []common.Address) *population {
+	return &population{shape: sh, z: rand.NewZipf(rng, sh.s, sh.v, sh.n-1), tag: tag, known: known}
+}
 
 const numSenders = 192
 
 // txSource builds and signs transactions with go-ethereum. Senders are a fixed set of keys
-// derived from the seed, each with its own nonce; recent transactions are kept so a share of
-// new ones can be near-repeats of them.
+// derived from the seed, each with its own nonce (senders are not in a transaction's bytes;
+// only their signatures are).
 type txSource struct {
 	rng     *rand.Rand
 	fill    func([]byte)
 	signer  types.Signer
 	chainID *uint256.Int
 	keys    []*ecdsa.PrivateKey
-	addrs   []common.Address
 	nonces  []uint64
-	eoas    []common.Address // recipients that recur
-	recent  []txTemplate
-	next    int
+	salt    [16]byte
+
+	eoas, tokens, routers, contracts *population
+	selectors, commonSels, consts    *rand.Zipf
+	words                            float64  // log median of a generic call's words
+	inBlock                          []target // recipients of the current block's transactions
 }
 
-// txTemplate is what a near-repeat keeps of a transaction: who sent what to whom.
-type txTemplate struct {
-	sender int
-	kind   txKind
-	to     common.Address
-	data   []byte
-	value  *uint256.Int
-	gas    uint64
+// target is a recipient with its kind and popularity rank (which fixes its selectors).
+type target struct {
+	kind txKind
+	to   common.Address
+	rank uint64
 }
+
+// sameBlockShare of transactions call a recipient of an earlier transaction of the same
+// block again (bots and bursts: mainnet's recipients repeat within a block more than the
+// popularity alone gives, reference.md §8: 47.3 % seen in an earlier block, 52.3 % counting
+// the same block). Only the recipient and selector repeat; the arguments are new.
+const sameBlockShare = 0.07
+
+// startBlock forgets the previous block's recipients.
+func (s *txSource) startBlock() { s.inBlock = s.inBlock[:0] }
 
 func newTxSource(rng *rand.Rand, fill func([]byte)) (*txSource, error) {
 	s := &txSource{
@@ -111,14 +195,63 @@ func newTxSource(rng *rand.Rand, fill func([]byte)) (*txSource, error) {
 			continue // outside the curve order: draw again
 		}
 		s.keys = append(s.keys, k)
-		s.addrs = append(s.addrs, crypto.PubkeyToAddress(k.PublicKey))
 		s.nonces = append(s.nonces, uint64(rng.IntN(5000)))
 	}
-	s.eoas = make([]common.Address, 512)
-	for i := range s.eoas {
-		fill(s.eoas[i][:])
-	}
+	fill(s.salt[:])
+	s.eoas = newPopulation(rng, eoaShape, 'e', nil)
+	s.tokens = newPopulation(rng, tokenShape, 't', knownTokens)
+	s.routers = newPopulation(rng, routerShape, 'r', knownRouters)
+	s.contracts = newPopulation(rng, contractShape, 'c', nil)
+	s.selectors = rand.NewZipf(rng, selectorShape.s, selectorShape.v, selectorShape.n-1)
+	s.commonSels = rand.NewZipf(rng, commonSelShape.s, commonSelShape.v, commonSelShape.n-1)
+	s.consts = rand.NewZipf(rng, constShape.s, constShape.v, constShape.n-1)
+	s.words = math.Log(callWordsMedian)
 	return s, nil
+}
+
+// derive returns 32 bytes fixed by the source's salt, a tag and two numbers: the value of
+// a population rank, a contract's selector.
+func (s *txSource) derive(tag byte, a, b uint64) [32]byte {
+	var in [33]byte
+	copy(in[:16], s.salt[:])
+	in[16] = tag
+	binary.LittleEndian.PutUint64(in[17:], a)
+	binary.LittleEndian.PutUint64(in[25:], b)
+	return sha256.Sum256(in[:])
+}
+
+// addr draws an address: fresh, a known one or the rank's derived one.
+func (s *txSource) addr(p *population) (a common.Address, rank uint64) {
+	if p.fresh > 0 && s.rng.Float64() < p.fresh {
+		s.fill(a[:])
+		return a, math.MaxUint64
+	}
+	rank = p.z.Uint64()
+	if rank < uint64(len(p.known)) {
+		return p.known[rank], rank
+	}
+	h := s.derive(p.tag, rank, 0)
+	copy(a[:], h[:20])
+	return a, rank
+}
+
+// selector returns a call's function selector: one of the contract's own (its rank fixes
+// them; fresh contracts get fresh ones) or, for 30 % of calls, a selector many contracts
+// share.
+func (s *txSource) selector(tag byte, rank uint64) [4]byte {
+	var sel [4]byte
+	var h [32]byte
+	switch {
+	case s.rng.Float64() < commonSelectorShare:
+		h = s.derive('s', s.commonSels.Uint64(), 0)
+	case rank == math.MaxUint64:
+		s.fill(sel[:])
+		return sel
+	default:
+		h = s.derive(tag, rank, 1+s.selectors.Uint64())
+	}
+	copy(sel[:], h[:4])
+	return sel
 }
 
 // word appends a 32-byte ABI word holding v.
@@ -134,148 +267,161 @@ func addrWord(dst []byte, a common.Address) []byte {
 	return append(dst, w[:]...)
 }
 
-// amountWord appends a token amount: a random value with token-like magnitude (6 or 18
-// decimals), so its leading bytes are zero as on mainnet.
+// amountWord appends a token amount: random with token-like magnitude (6 or 18 decimals),
+// so its leading bytes are zero as on mainnet.
 func (s *txSource) amountWord(dst []byte) []byte {
 	var w [32]byte
-	n := 3 + s.rng.IntN(9) // significant bytes
+	n := 3 + s.rng.IntN(7) // significant bytes
 	s.fill(w[32-n:])
 	return append(dst, w[:]...)
 }
 
-func (s *txSource) recipient() common.Address {
-	if s.rng.IntN(6) == 0 {
-		var a common.Address
-		s.fill(a[:])
-		return a
-	}
-	return s.eoas[s.rng.IntN(len(s.eoas))]
+// idWord appends a mid-sized number that rarely repeats: a deadline, nonce, token id,
+// block number or price.
+func (s *txSource) idWord(dst []byte) []byte {
+	var w [32]byte
+	n := 3 + s.rng.IntN(2)
+	s.fill(w[32-n:])
+	return append(dst, w[:]...)
 }
 
-func (s *txSource) calldata(kind txKind) (to common.Address, data []byte, value *uint256.Int, gas uint64) {
+// constWord appends one of the small ABI constants, by popularity: offsets 0x20·k first,
+// then small counts and flags.
+func (s *txSource) constWord(dst []byte) []byte {
+	k := s.consts.Uint64()
+	v := 0x20 * (k/2 + 1)
+	if k%2 == 1 {
+		v = k/2 + 1
+	}
+	return word(dst, v)
+}
+
+func (s *txSource) anyAddress() common.Address {
+	var a common.Address
+	switch u := s.rng.Float64(); {
+	case u < 0.35:
+		a, _ = s.addr(s.tokens)
+	case u < 0.8:
+		a, _ = s.addr(s.eoas)
+	default:
+		a, _ = s.addr(s.contracts)
+	}
+	return a
+}
+
+func (s *txSource) genericWords(dst []byte, n int) []byte {
+	for range n {
+		u := s.rng.Float64()
+		k := wRandom
+		for _, m := range wordMix {
+			if u < m.cumul {
+				k = m.kind
+				break
+			}
+		}
+		switch k {
+		case wZero:
+			dst = word(dst, 0)
+		case wConst:
+			dst = s.constWord(dst)
+		case wMax:
+			dst = append(dst, maxWord()...)
+		case wAddr:
+			dst = addrWord(dst, s.anyAddress())
+		case wAmount:
+			dst = s.amountWord(dst)
+		case wID:
+			dst = s.idWord(dst)
+		default:
+			var w [32]byte
+			s.fill(w[:]) // hashes, signatures, proofs, packed data
+			dst = append(dst, w[:]...)
+		}
+	}
+	return dst
+}
+
+// calldata draws a transaction of the kind; a non-nil again repeats an earlier recipient.
+func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data []byte, value *uint256.Int, gas uint64) {
 	value = uint256.NewInt(0)
+	pick := func(p *population) (common.Address, uint64) {
+		if again != nil {
+			return again.to, again.rank
+		}
+		return s.addr(p)
+	}
+	var rank uint64
+	defer func() { s.inBlock = append(s.inBlock, target{kind, to, rank}) }()
 	switch kind {
-	case txLegacyTransfer, txTransfer:
-		to = s.recipient()
+	case txTransfer:
+		to, rank = pick(s.eoas)
 		value = uint256.NewInt(s.rng.Uint64N(5e18))
 		gas = 21000
 	case txERC20:
-		to = tokens[s.rng.IntN(len(tokens))]
-		sel := selTransfer
-		if s.rng.IntN(5) == 0 {
-			sel = selApprove
+		to, rank = pick(s.tokens)
+		recipient, _ := s.addr(s.eoas)
+		switch u := s.rng.Float64(); {
+		case u < 0.8:
+			data = append(data, selTransfer[:]...)
+			data = addrWord(data, recipient)
+			data = s.amountWord(data)
+		case u < 0.92:
+			data = append(data, selApprove[:]...)
+			spender, _ := s.addr(s.routers)
+			data = addrWord(data, spender)
+			if s.rng.IntN(2) == 0 {
+				data = append(data, maxWord()...) // unlimited approval
+			} else {
+				data = s.amountWord(data)
+			}
+		default:
+			from, _ := s.addr(s.eoas)
+			data = append(data, selTransferFrom[:]...)
+			data = addrWord(data, from)
+			data = addrWord(data, recipient)
+			data = s.amountWord(data)
 		}
-		data = append(data, sel...)
-		data = addrWord(data, s.recipient())
-		data = s.amountWord(data)
 		gas = 45000 + s.rng.Uint64N(20000)
 	case txSwap:
-		to = routers[s.rng.IntN(len(routers))]
-		switch s.rng.IntN(3) {
-		case 0: // swapExactTokensForTokens(amountIn, amountOutMin, path, to, deadline)
-			data = append(data, selSwapV2...)
-			data = s.amountWord(data)
-			data = s.amountWord(data)
-			data = word(data, 0xa0)
-			data = addrWord(data, s.recipient())
-			data = word(data, 1_770_000_000+s.rng.Uint64N(1_000_000))
-			hops := 2 + s.rng.IntN(2)
-			data = word(data, uint64(hops))
-			for range hops {
-				data = addrWord(data, tokens[s.rng.IntN(len(tokens))])
-			}
-		case 1: // execute(commands, inputs, deadline): universal router with encoded inputs
-			data = append(data, selExecute...)
-			data = word(data, 0x60)
-			data = word(data, 0xa0)
-			data = word(data, 1_770_000_000+s.rng.Uint64N(1_000_000))
-			ncmd := 2 + s.rng.IntN(4)
-			data = word(data, uint64(ncmd))
-			var cmds [32]byte
-			for k := range ncmd {
-				cmds[k] = byte(s.rng.IntN(0x20))
-			}
-			data = append(data, cmds[:]...)
-			data = word(data, uint64(ncmd))
-			for k := range ncmd {
-				data = word(data, uint64(0x20*ncmd+k*0x160))
-			}
-			for range ncmd {
-				data = word(data, 0x140)
-				data = addrWord(data, s.recipient())
-				data = s.amountWord(data)
-				data = s.amountWord(data)
-				data = word(data, 0xa0)
-				data = word(data, uint64(s.rng.IntN(2)))
-				data = word(data, 0x2b)
-				path := make([]byte, 64)
-				copy(path, tokens[s.rng.IntN(len(tokens))][:])
-				path[22] = 0x01
-				path[22], path[21] = 0x0b, 0xb8 // fee tier
-				copy(path[23:], tokens[s.rng.IntN(len(tokens))][:])
-				data = append(data, path...)
-			}
-		default: // exactInput / multicall with a packed path
-			data = append(data, selExactInput...)
-			if s.rng.IntN(2) == 0 {
-				data = append(data[:0], selMulticall...)
-				data = word(data, 1_770_000_000+s.rng.Uint64N(1_000_000))
-			}
-			data = word(data, 0x20)
-			data = word(data, 0xa0)
-			data = addrWord(data, s.recipient())
-			data = s.amountWord(data)
-			data = s.amountWord(data)
-			data = word(data, 0x42)
-			path := make([]byte, 96)
-			copy(path, tokens[s.rng.IntN(len(tokens))][:])
-			path[21], path[22] = 0x01, 0xf4
-			copy(path[23:], tokens[s.rng.IntN(len(tokens))][:])
-			path[43], path[44] = 0x0b, 0xb8
-			copy(path[46:], tokens[s.rng.IntN(len(tokens))][:])
-			data = append(data, path...)
+		to, rank = pick(s.routers)
+		sel := s.selector('R', rank)
+		data = append(data, sel[:]...)
+		// Head: offsets, amounts, recipient, deadline; tail: a path of 2–4 tokens with fee
+		// tiers, packed in words.
+		data = s.constWord(data)
+		data = s.amountWord(data)
+		data = s.amountWord(data)
+		recipient, _ := s.addr(s.eoas)
+		data = addrWord(data, recipient)
+		data = s.idWord(data)
+		hops := 2 + s.rng.IntN(3)
+		data = word(data, uint64(hops))
+		for range hops {
+			t, _ := s.addr(s.tokens)
+			data = addrWord(data, t)
 		}
+		data = s.genericWords(data, s.rng.IntN(14))
 		gas = 120000 + s.rng.Uint64N(200000)
 		if s.rng.IntN(4) == 0 {
 			value = uint256.NewInt(s.rng.Uint64N(2e18))
 		}
-	case txContract:
-		to = s.eoas[s.rng.IntN(64)] // a few hot contracts
-		if s.rng.IntN(4) == 0 {
-			s.fill(to[:])
-		}
-		data = append(data, contractSelects[s.rng.IntN(len(contractSelects))]...)
-		words := 4 + s.rng.IntN(36)
-		if s.rng.IntN(12) == 0 {
-			words = 40 + s.rng.IntN(120) // batch calls: arrays of ids, amounts and addresses
-		}
-		for range words {
-			switch u := s.rng.IntN(20); {
-			case u < 5:
-				data = addrWord(data, s.recipient())
-			case u < 9:
-				data = s.amountWord(data)
-			case u < 16:
-				data = word(data, s.rng.Uint64N(1<<16))
-			case u < 19:
-				data = word(data, 0)
-			default:
-				var w [32]byte
-				s.fill(w[:]) // hashes, packed data
-				data = append(data, w[:]...)
-			}
-		}
-		gas = 60000 + s.rng.Uint64N(400000)
-	case txSetCode:
-		to = s.addrs[s.rng.IntN(len(s.addrs))]
-		data = append(data, selMulticall...)
-		data = word(data, 0x20)
-		data = word(data, 1)
-		data = addrWord(data, tokens[s.rng.IntN(len(tokens))])
-		data = s.amountWord(data)
-		gas = 80000 + s.rng.Uint64N(100000)
+	case txCall:
+		to, rank = pick(s.contracts)
+		sel := s.selector('C', rank)
+		data = append(data, sel[:]...)
+		n := int(math.Exp(s.words + callWordsSigma*s.rng.NormFloat64()))
+		data = s.genericWords(data, min(n, callWordsMax))
+		gas = 60000 + s.rng.Uint64N(400000) + 40*uint64(len(data))
 	}
 	return to, data, value, gas
+}
+
+func maxWord() []byte {
+	var w [32]byte
+	for i := range w {
+		w[i] = 0xff
+	}
+	return w[:]
 }
 
 // fees returns tip and fee cap around a base fee.
@@ -284,41 +430,41 @@ func (s *txSource) fees(baseFee uint64) (*uint256.Int, *uint256.Int) {
 	return uint256.NewInt(tip), uint256.NewInt(2*baseFee + tip)
 }
 
-// sign builds the go-ethereum transaction of a template and signs it with the sender's key.
-func (s *txSource) sign(t txTemplate, baseFee uint64, blobHashes []common.Hash) ([]byte, error) {
-	nonce := s.nonces[t.sender]
-	s.nonces[t.sender]++
+// sign builds the go-ethereum transaction of type typ and signs it with the sender's key.
+func (s *txSource) sign(typ uint8, sender int, to common.Address, data []byte, value *uint256.Int, gas, baseFee uint64, blobHashes []common.Hash) ([]byte, error) {
+	nonce := s.nonces[sender]
+	s.nonces[sender]++
 	tip, feeCap := s.fees(baseFee)
-	var data types.TxData
-	switch t.kind {
-	case txLegacyTransfer:
-		data = &types.LegacyTx{Nonce: nonce, GasPrice: feeCap.ToBig(), Gas: t.gas, To: &t.to, Value: t.value.ToBig(), Data: t.data}
-	case txSetCode:
+	var txd types.TxData
+	switch typ {
+	case types.LegacyTxType:
+		txd = &types.LegacyTx{Nonce: nonce, GasPrice: feeCap.ToBig(), Gas: gas, To: &to, Value: value.ToBig(), Data: data}
+	case types.AccessListTxType:
+		txd = &types.AccessListTx{ChainID: s.chainID.ToBig(), Nonce: nonce, GasPrice: feeCap.ToBig(), Gas: gas, To: &to,
+			Value: value.ToBig(), Data: data, AccessList: s.accessList(to)}
+	case types.SetCodeTxType:
 		k := s.rng.IntN(len(s.keys))
+		delegate, _ := s.addr(s.contracts)
 		auth, err := types.SignSetCode(s.keys[k], types.SetCodeAuthorization{
-			ChainID: *s.chainID, Address: routers[s.rng.IntN(len(routers))], Nonce: s.nonces[k],
+			ChainID: *s.chainID, Address: delegate, Nonce: s.nonces[k],
 		})
 		if err != nil {
 			return nil, fmt.Errorf("sign authorization: %w", err)
 		}
-		data = &types.SetCodeTx{ChainID: s.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: t.gas,
-			To: t.to, Value: t.value, Data: t.data, AuthList: []types.SetCodeAuthorization{auth}}
-	case txBlob:
-		data = &types.BlobTx{ChainID: s.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: t.gas,
-			To: t.to, Value: t.value, Data: t.data, BlobFeeCap: uint256.NewInt(1e9 + s.rng.Uint64N(1e10)), BlobHashes: blobHashes}
+		txd = &types.SetCodeTx{ChainID: s.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas,
+			To: to, Value: value, Data: data, AuthList: []types.SetCodeAuthorization{auth}}
+	case types.BlobTxType:
+		txd = &types.BlobTx{ChainID: s.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas,
+			To: to, Value: value, Data: data, BlobFeeCap: uint256.NewInt(1e9 + s.rng.Uint64N(1e10)), BlobHashes: blobHashes}
 	default:
 		var al types.AccessList
-		if t.kind == txSwap && s.rng.IntN(4) == 0 {
-			keys := make([]common.Hash, 1+s.rng.IntN(3))
-			for k := range keys {
-				s.fill(keys[k][:])
-			}
-			al = types.AccessList{{Address: tokens[s.rng.IntN(len(tokens))], StorageKeys: keys}}
+		if s.rng.IntN(25) == 0 {
+			al = s.accessList(to)
 		}
-		data = &types.DynamicFeeTx{ChainID: s.chainID.ToBig(), Nonce: nonce, GasTipCap: tip.ToBig(), GasFeeCap: feeCap.ToBig(),
-			Gas: t.gas, To: &t.to, Value: t.value.ToBig(), Data: t.data, AccessList: al}
+		txd = &types.DynamicFeeTx{ChainID: s.chainID.ToBig(), Nonce: nonce, GasTipCap: tip.ToBig(), GasFeeCap: feeCap.ToBig(),
+			Gas: gas, To: &to, Value: value.ToBig(), Data: data, AccessList: al}
 	}
-	tx, err := types.SignNewTx(s.keys[t.sender], s.signer, data)
+	tx, err := types.SignNewTx(s.keys[sender], s.signer, txd)
 	if err != nil {
 		return nil, fmt.Errorf("sign transaction: %w", err)
 	}
@@ -329,65 +475,57 @@ func (s *txSource) sign(t txTemplate, baseFee uint64, blobHashes []common.Hash) 
 	return b, nil
 }
 
-// tx returns one signed transaction of the regular mix, a near-repeat of a recent one with
-// probability repeatShare.
-func (s *txSource) tx(baseFee uint64, repeatShare float64) ([]byte, error) {
-	var t txTemplate
-	if len(s.recent) > 0 && s.rng.Float64() < repeatShare {
-		// Same sender, recipient and calldata shape (bots and repeated calls), next nonce and
-		// a changed amount.
-		// Bots repeat within minutes: draw from the most recent templates.
-		back := s.rng.IntN(min(len(s.recent), 128))
-		t = s.recent[(s.next-1-back+2*len(s.recent))%len(s.recent)]
-		t.data = append([]byte(nil), t.data...)
-		if len(t.data) >= 68 {
-			s.fill(t.data[len(t.data)-6:])
-		}
-		if !t.value.IsZero() {
-			t.value = uint256.NewInt(s.rng.Uint64N(5e18))
-		}
-	} else {
-		u := s.rng.Float64()
-		kind := txContract
-		for _, m := range txMix {
-			if u < m.cumul {
-				kind = m.kind
-				break
-			}
-		}
-		t.kind = kind
-		t.sender = s.rng.IntN(len(s.keys))
-		t.to, t.data, t.value, t.gas = s.calldata(kind)
-		s.remember(t)
+// accessList is the called contract with 1–3 storage slots.
+func (s *txSource) accessList(to common.Address) types.AccessList {
+	keys := make([]common.Hash, 1+s.rng.IntN(3))
+	for k := range keys {
+		s.fill(keys[k][:])
 	}
-	return s.sign(t, baseFee, nil)
+	return types.AccessList{{Address: to, StorageKeys: keys}}
+}
+
+// tx returns one signed transaction of the regular mix.
+func (s *txSource) tx(baseFee uint64) ([]byte, error) {
+	var again *target
+	u := s.rng.Float64()
+	kind := txCall
+	for _, m := range kindMix {
+		if u < m.cumul {
+			kind = m.kind
+			break
+		}
+	}
+	if len(s.inBlock) > 0 && s.rng.Float64() < sameBlockShare {
+		t := s.inBlock[s.rng.IntN(len(s.inBlock))]
+		again, kind = &t, t.kind
+	}
+	to, data, value, gas := s.calldata(kind, again)
+	typ := uint8(types.DynamicFeeTxType)
+	switch v := s.rng.Float64(); {
+	case v < legacyShare:
+		typ = types.LegacyTxType
+	case v < legacyShare+accessListShare:
+		typ = types.AccessListTxType
+	case v < legacyShare+accessListShare+setCodeShare:
+		typ = types.SetCodeTxType
+	}
+	return s.sign(typ, s.rng.IntN(len(s.keys)), to, data, value, gas, baseFee, nil)
 }
 
 // blobTx returns a signed blob transaction carrying the versioned hashes of commitments.
 func (s *txSource) blobTx(baseFee uint64, hashes []common.Hash) ([]byte, error) {
-	t := txTemplate{sender: s.rng.IntN(len(s.keys)), kind: txBlob, to: blobInbox[s.rng.IntN(len(blobInbox))],
-		value: uint256.NewInt(0), gas: 21000 + s.rng.Uint64N(100000)}
+	to := blobInbox[s.rng.IntN(len(blobInbox))]
+	var data []byte
 	if s.rng.IntN(2) == 0 {
-		t.data = append(t.data, selBlobCommit...)
-		t.data = word(t.data, s.rng.Uint64N(1<<20))
-		t.data = word(t.data, 0x40)
-		t.data = word(t.data, 32)
+		data = append(data, selBlobCommit[:]...)
+		data = s.idWord(data)
+		data = word(data, 0x40)
+		data = word(data, 32)
 		var w [32]byte
 		s.fill(w[:])
-		t.data = append(t.data, w[:]...)
+		data = append(data, w[:]...)
 	}
-	return s.sign(t, baseFee, hashes)
-}
-
-func (s *txSource) remember(t txTemplate) {
-	const keep = 512
-	if len(s.recent) < keep {
-		s.recent = append(s.recent, t)
-		s.next = len(s.recent) % keep
-		return
-	}
-	s.recent[s.next] = t
-	s.next = (s.next + 1) % keep
+	return s.sign(types.BlobTxType, s.rng.IntN(len(s.keys)), to, data, uint256.NewInt(0), 21000+s.rng.Uint64N(100000), baseFee, hashes)
 }
 
 // versionedHash is kzg_to_versioned_hash: 0x01 ‖ sha256(commitment)[1:].

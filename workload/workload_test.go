@@ -244,6 +244,7 @@ func TestRoundTripAndContent(t *testing.T) {
 	for _, msgs := range slots {
 		var block *electra.SignedBeaconBlock
 		datas := map[phase0.Root]int{}
+		unions := map[int]bitfield.Bitlist{}
 		var columns []*DataColumnSidecar
 		for _, m := range msgs {
 			if got := gossip.TopicCategory(m.Topic); got != m.Category {
@@ -281,10 +282,23 @@ func TestRoundTripAndContent(t *testing.T) {
 					t.Fatalf("committee %d on %s", x.CommitteeIndex, m.Topic)
 				}
 			case *electra.SignedAggregateAndProof:
+				// A minority AttestationData's aggregate holds few bits; the union of a
+				// committee's aggregates holds its timely votes.
 				bits := x.Message.Aggregate.AggregationBits
-				if float64(bits.Count()) < 0.8*float64(bits.Len()) || x.Message.Aggregate.CommitteeBits.Count() != 1 {
+				if bits.Count() == 0 || x.Message.Aggregate.CommitteeBits.Count() != 1 {
 					t.Fatalf("aggregate bits %d of %d, committees %d", bits.Count(), bits.Len(), x.Message.Aggregate.CommitteeBits.Count())
 				}
+				c := x.Message.Aggregate.CommitteeBits.BitIndices()[0]
+				if u, ok := unions[c]; ok {
+					unions[c], _ = u.Or(bits)
+				} else {
+					unions[c] = bits
+				}
+			}
+		}
+		for c, u := range unions {
+			if float64(u.Count()) < 0.8*float64(u.Len()) {
+				t.Fatalf("committee %d: its aggregates hold %d of %d votes", c, u.Count(), u.Len())
 			}
 		}
 		if len(datas) < 1 || len(datas) > 3 {
@@ -301,8 +315,9 @@ func TestRoundTripAndContent(t *testing.T) {
 	if blocks == 0 {
 		t.Fatal("no block in 3 slots")
 	}
-	// Every transaction type of the mix appears: legacy, EIP-1559, blob, set-code.
-	for _, k := range []uint8{types.LegacyTxType, types.DynamicFeeTxType, types.BlobTxType, types.SetCodeTxType} {
+	// The common transaction types appear in three blocks (access-list and set-code are
+	// 0.2 % each: TestEveryTxType and TestContentStatistics cover them).
+	for _, k := range []uint8{types.LegacyTxType, types.DynamicFeeTxType, types.BlobTxType} {
 		if kinds[k] == 0 {
 			t.Errorf("no transaction of type %d in %d blocks: %v", k, blocks, kinds)
 		}
@@ -424,7 +439,9 @@ func TestCountsAndTiming(t *testing.T) {
 	within("aggregates", count[gossip.Aggregate]/n, 95, 0.10)
 	within("sync messages", (count[gossip.SyncCommittee]-contributions)/n, 400, 0.10)
 	within("sync committee category", count[gossip.SyncCommittee]/n, 80_046.0/200, 0.10)
-	within("contributions", contributions/n, 6, 0.01)
+	// Contributions propagate by the subset rule (≈ 6 per slot); TestContentStatistics holds
+	// their mean over 56 slots within ±10 %; six slots vary more.
+	within("contributions", contributions/n, 6, 0.35)
 	if b := count[gossip.Block]; b > n || b < n-2 {
 		t.Errorf("%v blocks in %d slots", b, n)
 	}
@@ -497,3 +514,31 @@ func TestParamsValidate(t *testing.T) {
 }
 
 func bigOne() *big.Int { return big.NewInt(1) }
+
+// TestCalibration holds the per-message figures of the README's workload table (reference.md
+// §3) for two seeds: sizes and raw/Snappy per category, blocks 2.2–2.4 over all their bytes.
+func TestCalibration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 40 mainnet slots")
+	}
+	for _, seed := range []int64{1, 2} {
+		p := DefaultParams()
+		p.Seed = seed
+		var s Stats
+		for _, msgs := range generate(t, p, 20) {
+			s.Add(msgs, nil)
+		}
+		check := func(c gossip.Category, what string, got, lo, hi float64) {
+			if got < lo || got > hi {
+				t.Errorf("seed %d: %v %s %.3f, want %.3f..%.3f", seed, c, what, got, lo, hi)
+			}
+		}
+		check(gossip.Attestation, "mean SSZ", s.MeanSSZ(gossip.Attestation), 240, 240)
+		check(gossip.Attestation, "raw/Snappy", s.SnappyRatio(gossip.Attestation), 1.03, 1.10) // recording 240/226 = 1.062
+		check(gossip.Aggregate, "mean SSZ", s.MeanSSZ(gossip.Aggregate), 504, 508)             // 444 + ⌈489/8⌉ at k = 488
+		check(gossip.Aggregate, "raw/Snappy", s.SnappyRatio(gossip.Aggregate), 0.99, 1.06)     // recording ~1/0.97
+		check(gossip.Block, "raw/Snappy", s.SnappyRatio(gossip.Block), 2.2, 2.4)
+		check(gossip.DataColumn, "raw/Snappy", s.SnappyRatio(gossip.DataColumn), 0.99, 1.01)
+		check(gossip.SyncCommittee, "raw/Snappy", s.SnappyRatio(gossip.SyncCommittee), 0.95, 1.0) // expands slightly
+	}
+}

@@ -51,14 +51,12 @@ type scan struct {
 func scanTraces(paths []string, trainSplit float64, direction string) (*scan, error) {
 	sc := &scan{}
 	for ti, path := range paths {
-		r, err := trace.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("trace %s: %w", path, err)
-		}
-		h := r.Header()
-		info := TraceInfo{Path: path, Source: h.Source, Params: h.Params}
+		var info TraceInfo
 		keep, names := map[uint32]bool{}, map[uint32]string{}
-		err = forFrames(r, func(f trace.Frame) error {
+		err := readTrace(path, func(r *trace.Reader) {
+			h := r.Header()
+			info = TraceInfo{Path: path, Source: h.Source, Params: h.Params}
+		}, func(r *trace.Reader, f trace.Frame) error {
 			if _, seen := keep[f.Stream]; !seen {
 				s, _ := r.Stream(f.Stream)
 				keep[f.Stream] = direction == "" || s.Direction == direction
@@ -77,11 +75,8 @@ func scanTraces(paths []string, trainSplit float64, direction string) (*scan, er
 			}
 			return nil
 		})
-		if cerr := r.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close: %w", cerr)
-		}
 		if err != nil {
-			return nil, fmt.Errorf("trace %s: %w", path, err)
+			return nil, err
 		}
 		sc.infos = append(sc.infos, info)
 		sc.split = append(sc.split, time.Duration(trainSplit*float64(info.Duration)))
@@ -96,24 +91,37 @@ func scanTraces(paths []string, trainSplit float64, direction string) (*scan, er
 	sc.topics = map[string]string{}
 	interned := map[string]string{}
 	for ti, path := range paths {
-		r, err := trace.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("trace %s: %w", path, err)
-		}
-		err = forFrames(r, func(f trace.Frame) error {
+		err := readTrace(path, nil, func(_ *trace.Reader, f trace.Frame) error {
 			if !sc.keep[ti][f.Stream] {
 				return nil
 			}
 			return addMessageTopics(sc.topics, interned, f.Data)
 		})
-		if cerr := r.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close: %w", cerr)
-		}
 		if err != nil {
-			return nil, fmt.Errorf("trace %s: %w", path, err)
+			return nil, err
 		}
 	}
 	return sc, nil
+}
+
+// readTrace opens the trace at path, calls start with its reader (header and streams so
+// far) and fn with every frame in order, and closes it; errors name the trace.
+func readTrace(path string, start func(*trace.Reader), fn func(*trace.Reader, trace.Frame) error) error {
+	r, err := trace.Open(path)
+	if err != nil {
+		return fmt.Errorf("trace %s: %w", path, err)
+	}
+	if start != nil {
+		start(r)
+	}
+	err = forFrames(r, func(f trace.Frame) error { return fn(r, f) })
+	if cerr := r.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	if err != nil {
+		return fmt.Errorf("trace %s: %w", path, err)
+	}
+	return nil
 }
 
 // forFrames calls fn with every frame of r, in order.

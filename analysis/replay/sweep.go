@@ -345,11 +345,7 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 		var done int64
 		var buf []byte
 		for ti, path := range paths {
-			r, err := trace.Open(path)
-			if err != nil {
-				return fmt.Errorf("trace %s: %w", path, err)
-			}
-			err = forFrames(r, func(f trace.Frame) error {
+			err := readTrace(path, nil, func(_ *trace.Reader, f trace.Frame) error {
 				if !sc.keep[ti][f.Stream] {
 					return nil
 				}
@@ -387,11 +383,8 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 				}
 				return nil
 			})
-			if cerr := r.Close(); err == nil && cerr != nil {
-				err = cerr
-			}
 			if err != nil {
-				return fmt.Errorf("trace %s: %w", path, err)
+				return err
 			}
 		}
 		if o.Progress != nil {
@@ -423,11 +416,7 @@ func trainDicts(paths []string, sc *scan, views []*view, jobs []*job) error {
 	}
 	var buf []byte
 	for ti, path := range paths {
-		r, err := trace.Open(path)
-		if err != nil {
-			return fmt.Errorf("trace %s: %w", path, err)
-		}
-		err = forFrames(r, func(f trace.Frame) error {
+		err := readTrace(path, nil, func(_ *trace.Reader, f trace.Frame) error {
 			if !sc.keep[ti][f.Stream] || f.At >= sc.split[ti] {
 				return nil
 			}
@@ -452,11 +441,8 @@ func trainDicts(paths []string, sc *scan, views []*view, jobs []*job) error {
 			}
 			return nil
 		})
-		if cerr := r.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
 		if err != nil {
-			return fmt.Errorf("trace %s: training part: %w", path, err)
+			return fmt.Errorf("training part: %w", err)
 		}
 	}
 	for _, j := range jobs {

@@ -30,6 +30,7 @@ func runWorkload(args []string, stdout io.Writer) error {
 	slots := fs.Int("slots", 50, "number of 12 s slots to generate")
 	seed := fs.Int64("seed", def.Seed, "random seed (same seed and parameters, same bytes)")
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of the table")
+	statsOut := fs.Bool("stats", false, "also print the content statistics of blocks, aggregates and contributions beside their targets (reference.md §4, §8)")
 	tracePath := fs.String("trace", "", "write the profile's frames to this trace file (\".gz\" suffix: gzip)")
 	custody := fs.Int("custody", -1, "custody columns, overriding the profile's (4..128)")
 	forkDigest := fs.String("fork-digest", def.ForkDigest, "fork digest in topics, 8 hex characters")
@@ -38,6 +39,8 @@ func runWorkload(args []string, stdout io.Writer) error {
 	fs.Float64Var(&def.BlockProbability, "block-probability", def.BlockProbability, "probability that a slot has a block")
 	fs.IntVar(&def.BlockMedianBytes, "block-bytes", def.BlockMedianBytes, "median SSZ size of a block")
 	fs.IntVar(&def.BlobsMax, "blobs-max", def.BlobsMax, "most blobs in a block with blobs")
+	fs.Float64Var(&def.AggregatorCompleteShare, "aggregator-complete", def.AggregatorCompleteShare, "share of aggregators holding every timely vote (0..1)")
+	fs.Float64Var(&def.AggregatorMissShare, "aggregator-miss", def.AggregatorMissShare, "mean share of timely votes an incomplete aggregator misses (0..1)")
 	fs.Usage = func() {
 		out := fs.Output()
 		fmt.Fprintln(out, "usage: streamsim workload [flags]")
@@ -87,6 +90,10 @@ func runWorkload(args []string, stdout io.Writer) error {
 		}
 	}
 	var stats workload.Stats
+	var content *workload.ContentStats
+	if *statsOut {
+		content = &workload.ContentStats{}
+	}
 	frames := 0
 	for range *slots {
 		msgs, err := g.NextSlot()
@@ -94,6 +101,12 @@ func runWorkload(args []string, stdout io.Writer) error {
 			return err
 		}
 		stats.Add(msgs, &profile)
+		if content != nil {
+			// Network-wide: content statistics describe what is published, not one profile.
+			if err := content.Add(msgs); err != nil {
+				return err
+			}
+		}
 		if tw != nil {
 			n, err := tw.WriteSlot(msgs)
 			if err != nil {
@@ -108,9 +121,13 @@ func runWorkload(args []string, stdout io.Writer) error {
 		}
 	}
 	if *jsonOut {
-		return writeWorkloadJSON(stdout, profile.Name, *slots, p.Seed, &stats)
+		return writeWorkloadJSON(stdout, profile.Name, *slots, p.Seed, &stats, content)
 	}
 	writeWorkloadTable(stdout, profile, *slots, p.Seed, &stats)
+	if content != nil {
+		fmt.Fprintln(stdout)
+		writeContentTable(stdout, content)
+	}
 	if *tracePath != "" {
 		fmt.Fprintf(stdout, "\nwrote %d frames to %s\n", frames, *tracePath)
 	}
@@ -124,13 +141,30 @@ type workloadCategoryJSON struct {
 	MiBPerHour      float64 `json:"mib_per_hour"`
 }
 
-func writeWorkloadJSON(w io.Writer, profile string, slots int, seed int64, s *workload.Stats) error {
+type contentFigureJSON struct {
+	Category  gossip.Category `json:"category"`
+	Statistic string          `json:"statistic"`
+	Value     float64         `json:"value"`
+	Target    float64         `json:"target,omitempty"`
+	Unit      string          `json:"unit,omitempty"`
+	Source    string          `json:"source"`
+	Within    bool            `json:"within"`
+	Conflict  string          `json:"conflict,omitempty"`
+}
+
+func writeWorkloadJSON(w io.Writer, profile string, slots int, seed int64, s *workload.Stats, content *workload.ContentStats) error {
 	out := struct {
 		Profile    string                                   `json:"profile"`
 		Slots      int                                      `json:"slots"`
 		Seed       int64                                    `json:"seed"`
 		Categories map[gossip.Category]workloadCategoryJSON `json:"categories"`
-	}{profile, slots, seed, map[gossip.Category]workloadCategoryJSON{}}
+		Content    []contentFigureJSON                      `json:"content,omitempty"`
+	}{profile, slots, seed, map[gossip.Category]workloadCategoryJSON{}, nil}
+	if content != nil {
+		for _, f := range content.Figures() {
+			out.Content = append(out.Content, contentFigureJSON{f.Category, f.Name, f.Value, f.Target, f.Unit, f.Source, f.Within(), f.Conflict})
+		}
+	}
 	for _, c := range messageCategories {
 		out.Categories[c] = workloadCategoryJSON{
 			MessagesPerSlot: s.PerSlot(c),
@@ -166,6 +200,47 @@ func writeWorkloadTable(w io.Writer, profile workload.Profile, slots int, seed i
 	}
 	fmt.Fprintf(tw, "total\t\t\t\t\t\t\t\t%.1f\t\t\t%s\t\n", total, opt(totalRec, "%.1f"))
 	tw.Flush()
+}
+
+// writeContentTable prints each content statistic beside its target and whether it is
+// within the tolerance; a target given up for another says so.
+func writeContentTable(w io.Writer, c *workload.ContentStats) {
+	fmt.Fprintf(w, "content statistics over %d slots (%d blocks, %d transactions, %d aggregates, %d contributions; seen-sets reset every %d blocks)\n",
+		c.Slots, c.Blocks, c.Txs, c.Aggregates, c.Contributions, workload.ContentWindow)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "category\tstatistic\tvalue\ttarget\tmet (±10 %)\tsource of the target")
+	var missed []workload.ContentFigure
+	for _, f := range c.Figures() {
+		met := "yes"
+		switch {
+		case f.Target == 0:
+			met = "—"
+		case !f.Within() && f.Conflict != "":
+			met = "no (see below)"
+			missed = append(missed, f)
+		case !f.Within():
+			met = "NO"
+		}
+		target := "—"
+		if f.Target != 0 {
+			target = fmt.Sprintf("%.2f%s", f.Target, unitSuffix(f.Unit))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f%s\t%s\t%s\t%s\n", f.Category, f.Name, f.Value, unitSuffix(f.Unit), target, met, f.Source)
+	}
+	tw.Flush()
+	for _, f := range missed {
+		fmt.Fprintf(w, "%s: %s\n", f.Name, f.Conflict)
+	}
+}
+
+func unitSuffix(u string) string {
+	switch u {
+	case "":
+		return ""
+	case "%":
+		return " %"
+	}
+	return " " + u
 }
 
 func opt(v float64, format string) string {

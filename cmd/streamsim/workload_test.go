@@ -96,3 +96,48 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// TestWorkloadStats checks --stats: the table names every statistic with value, target and
+// verdict, and --json carries the same figures.
+func TestWorkloadStats(t *testing.T) {
+	var out bytes.Buffer
+	if err := runWorkload([]string{"--stats", "--slots", "14", "--validators", "65536", "--seed", "2"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"content statistics over 14 slots", "met (±10 %)", "to seen in an earlier block",
+		"calldata words repeated", "raw/Snappy per block (median)", "type-3 transactions", "aggregates propagated per committee",
+		"contributions propagated per subcommittee", "zero bytes in transactions: kept the recording's"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("--stats output lacks %q:\n%s", want, text)
+		}
+	}
+	out.Reset()
+	if err := runWorkload([]string{"--stats", "--json", "--slots", "14", "--validators", "65536", "--seed", "2"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Content []struct {
+			Category, Statistic, Unit, Source, Conflict string
+			Value, Target                               float64
+			Within                                      bool
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Content) < 20 {
+		t.Fatalf("%d content figures", len(got.Content))
+	}
+	for _, f := range got.Content {
+		if f.Source == "" || f.Category == "" {
+			t.Errorf("figure %+v without source or category", f)
+		}
+		if f.Statistic == "mean transaction" && (f.Value < 500 || f.Target != 1074) {
+			t.Errorf("mean transaction %+v", f)
+		}
+		if f.Statistic == "zero bytes in transactions" && f.Conflict == "" {
+			t.Error("zero bytes figure does not name its conflict")
+		}
+	}
+}

@@ -1,0 +1,350 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/pprof"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+
+	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/workload"
+)
+
+// The overhead benchmark's run: the mesh's default 48 nodes and graph, plain streams, a
+// small validator set so that a slot takes seconds on two shared cores.
+const overheadNodes = topology.DefaultMeshNodes
+
+var overheadParams = map[string]string{
+	ParamSlots: "4", ParamTimeScale: "2", ParamValidators: "65536", ParamSeed: "11",
+}
+
+// overheadRun is one run's CPU over its measured phase and the copies its nodes received.
+type overheadRun struct {
+	cpu    time.Duration
+	copies int64
+}
+
+func (r overheadRun) usPerCopy() float64 { return float64(r.cpu.Microseconds()) / float64(r.copies) }
+
+// overheadTurn alternates which side runs first from one iteration to the next, so that a
+// drift in the machine's load does not favour one side.
+var overheadTurn atomic.Int64
+
+// BenchmarkOverhead measures what the simulator costs on top of go-libp2p-pubsub: the same
+// graph, parameters, messages and schedule, run once as the embedded mesh scenario and once
+// as bare pubsub on hosts built the same way (TCP, noise, yamux, no BandwidthCounter), in
+// one process one after the other. Each side's figure is the process's CPU time over the
+// measured phase (start to the last receiver done, plus the same quarter-slot tail) per
+// received copy (pubsub's deliveries plus duplicates, summed over nodes); sim/bare is their
+// ratio. Run it with -benchtime 1x and -count 6 or more (docs/overhead.md).
+func BenchmarkOverhead(b *testing.B) {
+	if testing.Short() {
+		b.Skip("runs two 48-node meshes per iteration")
+	}
+	p, err := Mesh.ParseParams(overheadParams)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var simRun, bareRun overheadRun
+	for b.Loop() {
+		// The label marks each side's goroutines (they inherit it) in a CPU profile:
+		// go tool pprof -tagfocus side=sim.
+		runs := []func(context.Context){
+			func(context.Context) { r := runOverheadSim(b); simRun.cpu += r.cpu; simRun.copies += r.copies },
+			func(context.Context) { r := runOverheadBare(b, p); bareRun.cpu += r.cpu; bareRun.copies += r.copies },
+		}
+		sides := []string{"sim", "bare"}
+		if overheadTurn.Add(1)%2 == 0 {
+			runs[0], runs[1] = runs[1], runs[0]
+			sides[0], sides[1] = sides[1], sides[0]
+		}
+		for i, run := range runs {
+			runtime.GC()
+			pprof.Do(context.Background(), pprof.Labels("side", sides[i]), run)
+		}
+	}
+	b.ReportMetric(simRun.usPerCopy(), "sim-µs/copy")
+	b.ReportMetric(bareRun.usPerCopy(), "bare-µs/copy")
+	b.ReportMetric(simRun.usPerCopy()/bareRun.usPerCopy(), "sim/bare")
+	b.ReportMetric(float64(simRun.copies)/float64(b.N), "sim-copies/op")
+	b.ReportMetric(float64(bareRun.copies)/float64(b.N), "bare-copies/op")
+}
+
+// runOverheadSim runs the embedded mesh and reads its nodes' summaries: the measured phase's
+// process CPU and the copies pubsub received. Every node measures the same process over the
+// same phase, from the start barrier until it passed the done barrier; a node that passes it
+// late also counts the summaries the others write meanwhile, so the figure is the earliest
+// node's (the least).
+func runOverheadSim(b *testing.B) overheadRun {
+	dir := b.TempDir()
+	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: overheadNodes}}, Params: overheadParams}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := e.Run(ctx); err != nil {
+		b.Fatalf("embedded mesh: %v", err)
+	}
+	paths, err := result.FindSummaries(dir)
+	if err != nil || len(paths) != overheadNodes {
+		b.Fatalf("summaries: %d, %v", len(paths), err)
+	}
+	var r overheadRun
+	cpu, most := math.Inf(1), 0.0
+	for _, path := range paths {
+		s, err := result.ReadSummary(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Process == nil {
+			b.Fatalf("%s: no process CPU", path)
+		}
+		cpu, most = min(cpu, s.Process.CPUSeconds), max(most, s.Process.CPUSeconds)
+		r.copies += s.Pubsub.Delivered + s.Pubsub.Duplicates
+	}
+	b.Logf("sim: the nodes' measured-phase process CPU %.3f–%.3f s", cpu, most)
+	r.cpu = time.Duration(cpu * float64(time.Second))
+	return r
+}
+
+// copyCounter counts what a bare node's pubsub received: deliveries and duplicates, as the
+// simulator's tracer counts them.
+type copyCounter struct {
+	pubsub.RawTracer
+	copies atomic.Int64
+}
+
+func (c *copyCounter) DeliverMessage(*pubsub.Message)   { c.copies.Add(1) }
+func (c *copyCounter) DuplicateMessage(*pubsub.Message) { c.copies.Add(1) }
+
+// nopTracer is a RawTracer that does nothing.
+type nopTracer struct{}
+
+func (nopTracer) OnNewOutboundStream(peer.ID, protocol.ID)             {}
+func (nopTracer) OnClosedOutboundStream(peer.ID)                       {}
+func (nopTracer) Join(string)                                          {}
+func (nopTracer) Leave(string)                                         {}
+func (nopTracer) Graft(peer.ID, string)                                {}
+func (nopTracer) Prune(peer.ID, string)                                {}
+func (nopTracer) ValidateMessage(*pubsub.Message)                      {}
+func (nopTracer) DeliverMessage(*pubsub.Message)                       {}
+func (nopTracer) RejectMessage(*pubsub.Message, string)                {}
+func (nopTracer) DuplicateMessage(*pubsub.Message)                     {}
+func (nopTracer) ThrottlePeer(peer.ID)                                 {}
+func (nopTracer) RecvRPC(*pubsub.RPC)                                  {}
+func (nopTracer) SendRPC(*pubsub.RPC, peer.ID)                         {}
+func (nopTracer) SendRPCCompleted(*pubsub.RPC, peer.ID, time.Duration) {}
+func (nopTracer) DropRPC(*pubsub.RPC, peer.ID)                         {}
+func (nopTracer) UndeliverableMessage(*pubsub.Message)                 {}
+
+// bareNode is one node of the bare run.
+type bareNode struct {
+	host     *Host
+	ps       *pubsub.PubSub
+	cancel   context.CancelFunc
+	counter  *copyCounter
+	received atomic.Int64
+	topics   map[string]*pubsub.Topic
+}
+
+// bareMessage is one message a bare node publishes, at its offset from the start.
+type bareMessage struct {
+	at    time.Duration
+	topic string
+	data  []byte
+}
+
+// runOverheadBare runs the mesh's plan on bare go-libp2p-pubsub: the nodes' GossipSub
+// options as NewNode gives them (gossipSubOptions), default protocols, no stream wrapper,
+// meters, logs or workload generation in the measured phase (the messages are generated and
+// assigned to their origins before it).
+func runOverheadBare(b *testing.B, p *Params) overheadRun {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	members := make([]topology.Member, overheadNodes)
+	for i := range members {
+		members[i] = topology.Member{Group: GroupNodes, Instance: i, Role: topology.RoleNode}
+	}
+	plan, err := Mesh.Plan(p, members)
+	if err != nil {
+		b.Fatal(err)
+	}
+	more, err := Mesh.NodeOptions(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	// The schedule, each message with its origin, and what each node must receive.
+	gen, err := workload.NewGenerator(p.Workload())
+	if err != nil {
+		b.Fatal(err)
+	}
+	mine := make([][]bareMessage, len(plan.Nodes))
+	want := make([]int64, len(plan.Nodes))
+	subscribers := map[string][]int{}
+	for i, nd := range plan.Nodes {
+		for _, t := range nd.Topics {
+			subscribers[t] = append(subscribers[t], i)
+		}
+	}
+	seq := 0
+	for range p.Slots {
+		msgs, err := gen.NextSlot()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range msgs {
+			origin := plan.Origin(p.Seed, int(m.Slot), seq, m.Topic)
+			seq++
+			if origin < 0 {
+				continue
+			}
+			mine[origin] = append(mine[origin], bareMessage{at: time.Duration(float64(m.At) / p.TimeScale), topic: m.Topic, data: m.Data})
+			for _, j := range subscribers[m.Topic] {
+				want[j]++
+			}
+		}
+	}
+
+	nodes := make([]*bareNode, len(plan.Nodes))
+	infos := make([]peer.AddrInfo, len(plan.Nodes))
+	defer func() {
+		for _, n := range nodes {
+			if n != nil {
+				n.cancel()
+				n.host.Close()
+			}
+		}
+	}()
+	for i := range nodes {
+		h, err := newHost("", nil, false, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		nodes[i] = &bareNode{host: h, cancel: func() {}, topics: map[string]*pubsub.Topic{}}
+		infos[i] = h.AddrInfo()
+	}
+	for i, nd := range plan.Nodes {
+		var direct []peer.AddrInfo
+		for _, j := range nd.Direct {
+			direct = append(direct, infos[j])
+		}
+		// The heartbeat stagger of instance.startNode.
+		stagger := nd.Client.Heartbeat * time.Duration(i) / time.Duration(len(plan.Nodes))
+		cfg, err := newConfig(append([]Option{WithTimeScale(p.TimeScale), WithClient(nd.Client),
+			WithDirectPeers(direct), WithHeartbeatDelay(stagger)}, more...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := nodes[i]
+		n.counter = &copyCounter{RawTracer: nopTracer{}}
+		var nctx context.Context
+		nctx, n.cancel = context.WithCancel(ctx)
+		opts, _ := gossipSubOptions(&cfg)
+		if n.ps, err = pubsub.NewGossipSub(nctx, n.host, append(opts, pubsub.WithRawTracer(n.counter))...); err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range nd.Topics {
+			topic, err := n.topic(t)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sub, err := topic.Subscribe(pubsub.WithBufferSize(4096))
+			if err != nil {
+				b.Fatal(err)
+			}
+			go func() {
+				for {
+					if _, err := sub.Next(nctx); err != nil {
+						return
+					}
+					n.received.Add(1)
+				}
+			}()
+		}
+	}
+	for i, nd := range plan.Nodes {
+		for _, j := range nd.Dial {
+			if err := nodes[i].host.Connect(ctx, infos[j]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for i, nd := range plan.Nodes {
+		w := map[string][]peer.ID{}
+		for t, idx := range nd.WaitFor {
+			for _, j := range idx {
+				w[t] = append(w[t], infos[j].ID)
+			}
+		}
+		if err := waitSubscribed(ctx, nodes[i].ps, w); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	// The measured phase, as an instance's: publish on schedule, wait until every node has
+	// received its topics' messages, then the same tail as instance.receive.
+	start, cpuStart := time.Now(), processCPU()
+	errs := make(chan error, len(nodes))
+	for i, n := range nodes {
+		go func() {
+			for _, m := range mine[i] {
+				target := start.Add(m.at)
+				if d := time.Until(target); d > time.Millisecond {
+					time.Sleep(d)
+				}
+				t, err := n.topic(m.topic)
+				if err == nil {
+					err = t.Publish(ctx, m.data)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("node %d: publish on %s: %w", i, m.topic, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range nodes {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	slot := time.Duration(float64(workload.SlotDuration) / p.TimeScale)
+	for i, n := range nodes {
+		for n.received.Load() < want[i] {
+			select {
+			case <-ctx.Done():
+				b.Fatalf("node %d received %d of %d: %v", i, n.received.Load(), want[i], ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	time.Sleep(min(slot/4, time.Second))
+	r := overheadRun{cpu: processCPU() - cpuStart}
+	for _, n := range nodes {
+		r.copies += n.counter.copies.Load()
+	}
+	return r
+}
+
+// topic joins a topic once (publishers on topics they do not subscribe to publish through
+// fanout, as a Node does).
+func (n *bareNode) topic(name string) (*pubsub.Topic, error) {
+	if t := n.topics[name]; t != nil {
+		return t, nil
+	}
+	t, err := n.ps.Join(name)
+	if err != nil {
+		return nil, err
+	}
+	n.topics[name] = t
+	return t, nil
+}
