@@ -186,7 +186,7 @@ func (r *Report) Print(w io.Writer) {
 		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), simMin*60/r.Wall.Seconds(), r.CPU.Round(time.Second), r.CPU.Seconds()/simMin)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "category\trecording MiB/h\tplain MiB/h\tvs recording\twithin ±25 %\tcopies\trecording copies\tdelivered/expected\t")
-	for _, c := range []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn, gossip.SyncCommittee, gossip.Control} {
+	for _, c := range orderedCategories() {
 		rec, got := Recording.MiBh[c], r.MiBh(c)
 		ratio := got / rec
 		cp, rcp := "", ""

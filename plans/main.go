@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/testground/sdk-go/run"
 
+	_ "github.com/streamsim/streamsim/neighbourhood" // registers its scenario
 	"github.com/streamsim/streamsim/sim"
 )
 

@@ -101,6 +101,26 @@ type instance struct {
 	waitCtx context.Context
 }
 
+// runBody runs a scenario's own instance body (Scenario.Body) within the instance's budget
+// and writes its summary, the body's error as the failure.
+func runBody(sc *Scenario, in *instance, env *runtime.RunEnv) error {
+	ctx, cancel := context.WithTimeout(context.Background(), in.p.Budget())
+	defer cancel()
+	err := sc.Body(ctx, in.p, env.TestOutputsPath, in.summary)
+	if err != nil {
+		kind := result.FailRun
+		if errors.Is(err, context.DeadlineExceeded) {
+			kind = result.FailTimeout
+		}
+		err = failure(kind, err)
+		in.summary.Failure = err.(*result.Failure)
+	}
+	if werr := in.writeSummary(); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
 // waitGrace is how much longer than its own budget an instance waits for the others.
 const waitGrace = 30 * time.Second
 
@@ -144,6 +164,9 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	in.slot = p.Slot()
 	s := in.summary
 	s.Profile, s.Payload, s.Slots, s.TimeScale, s.Seed = p.Profile.Name, p.Payload, p.Slots, p.TimeScale, p.Seed
+	if sc.Body != nil {
+		return runBody(sc, in, env)
+	}
 	if in.role == topology.RoleLeaf {
 		s.Codec = p.Codec.String()
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/testground/sdk-go/runtime"
 
 	"github.com/streamsim/streamsim/link"
+	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -24,6 +26,9 @@ type Scenario struct {
 	// Params are the scenario's own parameters; the common ones (commonParams) come first
 	// in every scenario's declaration.
 	Params []Param
+	// Defaults overrides the common parameters' defaults for this scenario (slots, time_scale,
+	// …), by name.
+	Defaults map[string]string
 	// Instances bounds the instance count (manifest.toml's instances).
 	MinInstances, MaxInstances, DefaultInstances int
 	// Role maps a group ID to a role.
@@ -57,6 +62,12 @@ type Scenario struct {
 	// for an unshaped host. It runs before the address exchange, so it can depend only on
 	// the parameters and the instance's position.
 	Link func(p *Params, group string, seq, instances int) (*link.Link, error)
+	// Body, when set, is the whole of an instance in place of the shared lifecycle: a
+	// scenario whose instance runs a network of its own in one process (the neighbourhood:
+	// real nodes and their boundary peers). It gets the parsed parameters, the instance's
+	// outputs directory and its summary to fill; the lifecycle writes the summary (with the
+	// body's error as its failure) and bounds the body by the instance's time budget.
+	Body func(ctx context.Context, p *Params, outputs string, summary *result.NodeSummary) error
 	// Report names the report kind (package analysis) its outputs are read with; "" is the
 	// generic per-node report.
 	Report string
@@ -67,7 +78,13 @@ type Scenario struct {
 
 // Declared returns every parameter the scenario reads: the common ones, then its own.
 func (s *Scenario) Declared() []Param {
-	return append(append([]Param(nil), commonParams...), s.Params...)
+	out := append([]Param(nil), commonParams...)
+	for i := range out {
+		if d, ok := s.Defaults[out[i].Name]; ok {
+			out[i].Default = d
+		}
+	}
+	return append(out, s.Params...)
 }
 
 // ParseParams parses an instance's parameters for this scenario.

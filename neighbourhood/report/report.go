@@ -1,0 +1,94 @@
+// Package report reads a neighbourhood run's outputs as a report kind of package analysis
+// (kept apart from package neighbourhood so that the Testground plan, which runs the
+// scenario, does not link the reports' charting).
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/neighbourhood"
+	"github.com/streamsim/streamsim/result"
+)
+
+func init() {
+	analysis.RegisterKind(analysis.Kind{Name: neighbourhood.ReportKind, Load: func(dir string) (analysis.Report, error) { return Load(dir) }})
+}
+
+// Report is a neighbourhood run read back: the table its instance printed, its figures,
+// and the verdict (delivery complete; each category outside ±25 % of the recording is a note,
+// a calibration finding, not a failure).
+type Report struct {
+	Dir     string                `json:"dir"`
+	Figures neighbourhood.Summary `json:"figures"`
+	analysis.Verdict
+	table string
+}
+
+// Load reads the run in dir (its one instance's outputs).
+func Load(dir string) (*Report, error) {
+	paths, err := result.FindSummaries(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) != 1 {
+		return nil, fmt.Errorf("%s: %d instance summaries, a neighbourhood run has one", dir, len(paths))
+	}
+	s, err := result.ReadSummary(paths[0])
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Dir: dir, Verdict: analysis.Verdict{Optimized: true, Checks: analysis.Checks{OK: true}}}
+	r.TakeBuild(s.Build, s.Optimized)
+	if !s.Optimized {
+		r.Note("%s", analysis.UnoptimizedNote(s.Build))
+	}
+	if s.Failure != nil {
+		r.Problem("%s", s.Failure.Error())
+	}
+	out := filepath.Dir(paths[0])
+	table, err := os.ReadFile(filepath.Join(out, neighbourhood.TableFile))
+	if err != nil {
+		if s.Failure == nil {
+			r.Problem("no report: %v", err)
+		}
+		return r, nil
+	}
+	r.table = string(table)
+	b, err := os.ReadFile(filepath.Join(out, neighbourhood.ReportFile))
+	if err == nil {
+		err = json.Unmarshal(b, &r.Figures)
+	}
+	if err != nil {
+		r.Problem("figures: %v", err)
+		return r, nil
+	}
+	if !r.Figures.Complete {
+		r.Problem("delivery incomplete: the observed node missed messages of its topics")
+	}
+	for _, c := range r.Figures.Categories {
+		if !c.Within {
+			r.Note("calibration: %s %.0f MiB/h is %.0f %% of the recording's %.0f (outside ±25 %%)", c.Category, c.MiBh, c.VsRecording, c.RecordingMiBh)
+		}
+	}
+	return r, nil
+}
+
+// SetDir labels the report with the run's name.
+func (r *Report) SetDir(dir string) { r.Dir = dir }
+
+// WriteJSON writes the report as one indented JSON object.
+func (r *Report) WriteJSON(w io.Writer) error { return analysis.WriteJSON(w, r) }
+
+// WriteTable prints the instance's table, then the verdict.
+func (r *Report) WriteTable(w io.Writer) error {
+	if _, err := io.WriteString(w, r.table); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return r.WriteFooter(w)
+}

@@ -1,0 +1,41 @@
+package neighbourhood
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/topology"
+)
+
+// The scenario is registered with the calibration form's defaults, parses its parameters once
+// into the run's Config, and refuses before any node starts what it cannot run, naming it.
+func TestScenarioRegistered(t *testing.T) {
+	sc, err := sim.Lookup("neighbourhood")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sc.ParseParams(map[string]string{topology.ParamSubnets: "2", ParamWarmup: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := p.Own.(*Config)
+	if cfg.Population.Subnets != 2 || cfg.Warmup != 3 || cfg.Slots != DefaultConfig().Slots || cfg.TimeScale != 1 || cfg.Validators != p.Validators {
+		t.Errorf("config %+v from params %+v", cfg, p.Values)
+	}
+	if err := sc.CheckGroups(map[string]string{sim.ParamCodec: "snappy-stream"}, []sim.Group{{ID: GroupName, Instances: 1}}); err == nil ||
+		!strings.Contains(err.Error(), "codec") {
+		t.Errorf("a compressed codec: %v", err)
+	}
+	if err := sc.CheckGroups(nil, []sim.Group{{ID: GroupName, Instances: 2}}); err == nil {
+		t.Error("two instances were accepted")
+	}
+	for name, v := range map[string]string{ParamCopies: "0", topology.ParamSubnets: "65", topology.ParamMix: "default:0.5", ParamValidationDelay: "block:9-1ms"} {
+		_, err := sc.ParseParams(map[string]string{name: v})
+		var pe *sim.ParamError
+		if err == nil || (!errors.As(err, &pe) && !strings.Contains(err.Error(), name)) {
+			t.Errorf("%s=%s: %v, want an error naming %s", name, v, err, name)
+		}
+	}
+}
