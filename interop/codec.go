@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/streamsim/streamsim/codec/snappystream"
@@ -47,22 +46,11 @@ func StartCodec(ctx context.Context, dir string) (*Codec, error) {
 	if err := Setup(dir); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "codectool.js"))
-	cmd.Dir = dir
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 5 * time.Second
-	c := &Codec{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}}
-	cmd.Stderr = c.stderr
+	c := &Codec{stderr: &tailBuffer{max: 16 << 10}}
+	var stdout io.ReadCloser
 	var err error
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("js codec stdin: %w", err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("js codec stdout: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start js codec: %w", err)
+	if c.cmd, c.stdin, stdout, err = startNode(ctx, dir, "js codec", c.stderr, filepath.Join(dir, "codectool.js")); err != nil {
+		return nil, err
 	}
 	c.out = bufio.NewReaderSize(stdout, 1<<20)
 	return c, nil

@@ -159,6 +159,28 @@ type reply struct {
 	} `json:"streams"`
 }
 
+// startNode starts `node args...` in dir, stopped with SIGTERM when ctx ends, its stderr
+// going to stderr; what names the process in errors.
+func startNode(ctx context.Context, dir, what string, stderr io.Writer, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s stdin: %w", what, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s stdout: %w", what, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, fmt.Errorf("start %s: %w", what, err)
+	}
+	return cmd, stdin, stdout, nil
+}
+
 // Start installs the JS peer's dependencies if needed (Setup), starts it and waits until it
 // listens. The process ends when ctx is done (SIGTERM, then SIGKILL after 5 s) or on Stop.
 // Errors about a missing or too old Node.js wrap ErrNodeMissing.
@@ -174,24 +196,14 @@ func Start(ctx context.Context, opts Options) (*Peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, "node", args...)
-	cmd.Dir = dir
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 5 * time.Second
-	p := &Peer{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}, done: make(chan struct{}), waiting: map[int]chan reply{}}
-	cmd.Stderr = p.stderr
+	p := &Peer{stderr: &tailBuffer{max: 16 << 10}, done: make(chan struct{}), waiting: map[int]chan reply{}}
+	var stderr io.Writer = p.stderr
 	if opts.Log != nil {
-		cmd.Stderr = io.MultiWriter(p.stderr, opts.Log)
+		stderr = io.MultiWriter(p.stderr, opts.Log)
 	}
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("js peer stdin: %w", err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("js peer stdout: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start js peer: %w", err)
+	var stdout io.ReadCloser
+	if p.cmd, p.stdin, stdout, err = startNode(ctx, dir, "js peer", stderr, args...); err != nil {
+		return nil, err
 	}
 	ready := make(chan reply, 1)
 	go p.read(stdout, ready)

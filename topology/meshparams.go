@@ -109,17 +109,9 @@ const shareTolerance = 0.01
 // is an error naming the parameter and what it allows.
 func ParseMeshParams(m map[string]string) (MeshParams, error) {
 	p := DefaultMeshParams()
-	get := func(k string) (string, bool) {
-		v, ok := m[k]
-		v = strings.TrimSpace(v)
-		return v, ok && v != ""
-	}
-	if v, ok := get(ParamTopologySeed); ok {
-		s, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return p, fmt.Errorf("param %s: %q is not an integer", ParamTopologySeed, v)
-		}
-		p.Seed = s
+	get := func(k string) (string, bool) { return paramValue(m, k) }
+	if err := parsePopulation(m, &p.Seed, &p.ObservedClient, &p.Mix, &p.Clients); err != nil {
+		return p, err
 	}
 	for _, f := range []struct {
 		name string
@@ -133,20 +125,7 @@ func ParseMeshParams(m map[string]string) (MeshParams, error) {
 			*f.dst = n
 		}
 	}
-	if v, ok := get(ParamObservedClient); ok {
-		p.ObservedClient = v
-	}
 	var err error
-	if v, ok := get(ParamMix); ok {
-		if p.Mix, err = parseShares(ParamMix, v, MixKinds); err != nil {
-			return p, err
-		}
-	}
-	if v, ok := get(ParamClients); ok {
-		if p.Clients, err = parseShares(ParamClients, v, ClientNames); err != nil {
-			return p, err
-		}
-	}
 	if v, ok := get(ParamCompressedShare); ok {
 		s, err := strconv.ParseFloat(v, 64)
 		if err != nil {
@@ -160,6 +139,41 @@ func ParseMeshParams(m map[string]string) (MeshParams, error) {
 		}
 	}
 	return p, p.Validate()
+}
+
+// paramValue is m[k] trimmed, and whether it is set: a missing or blank parameter keeps its
+// default.
+func paramValue(m map[string]string, k string) (string, bool) {
+	v, ok := m[k]
+	v = strings.TrimSpace(v)
+	return v, ok && v != ""
+}
+
+// parsePopulation reads, over their defaults, the parameters a mesh and a neighbourhood share:
+// the topology seed, the observed node's client, and the kind and client shares.
+func parsePopulation(m map[string]string, seed *int64, observedClient *string, mix, clients *map[string]float64) error {
+	if v, ok := paramValue(m, ParamTopologySeed); ok {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("param %s: %q is not an integer", ParamTopologySeed, v)
+		}
+		*seed = s
+	}
+	if v, ok := paramValue(m, ParamObservedClient); ok {
+		*observedClient = v
+	}
+	var err error
+	if v, ok := paramValue(m, ParamMix); ok {
+		if *mix, err = parseShares(ParamMix, v, MixKinds); err != nil {
+			return err
+		}
+	}
+	if v, ok := paramValue(m, ParamClients); ok {
+		if *clients, err = parseShares(ParamClients, v, ClientNames); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseShares parses "name:share,name:share"; names must be allowed, each at most once.

@@ -72,17 +72,11 @@ func DefaultNeighbourhoodParams() NeighbourhoodParams {
 // error naming its parameter.
 func ParseNeighbourhoodParams(m map[string]string) (NeighbourhoodParams, error) {
 	p := DefaultNeighbourhoodParams()
-	get := func(k string) (string, bool) {
-		v, ok := m[k]
-		v = strings.TrimSpace(v)
-		return v, ok && v != ""
+	get := func(k string) (string, bool) { return paramValue(m, k) }
+	if err := parsePopulation(m, &p.Seed, &p.ObservedClient, &p.Mix, &p.Clients); err != nil {
+		return p, err
 	}
 	var err error
-	if v, ok := get(ParamTopologySeed); ok {
-		if p.Seed, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return p, fmt.Errorf("param %s: %q is not an integer", ParamTopologySeed, v)
-		}
-	}
 	for _, f := range []struct {
 		name string
 		dst  *int
@@ -91,19 +85,6 @@ func ParseNeighbourhoodParams(m map[string]string) (NeighbourhoodParams, error) 
 			if *f.dst, err = strconv.Atoi(v); err != nil {
 				return p, fmt.Errorf("param %s: %q is not an integer", f.name, v)
 			}
-		}
-	}
-	if v, ok := get(ParamObservedClient); ok {
-		p.ObservedClient = v
-	}
-	if v, ok := get(ParamMix); ok {
-		if p.Mix, err = parseShares(ParamMix, v, MixKinds); err != nil {
-			return p, err
-		}
-	}
-	if v, ok := get(ParamClients); ok {
-		if p.Clients, err = parseShares(ParamClients, v, ClientNames); err != nil {
-			return p, err
 		}
 	}
 	if v, ok := get(ParamDegrees); ok {
