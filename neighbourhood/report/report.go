@@ -15,10 +15,6 @@ import (
 	"github.com/streamsim/streamsim/result"
 )
 
-func init() {
-	analysis.RegisterKind(analysis.Kind{Name: neighbourhood.ReportKind, Load: func(dir string) (analysis.Report, error) { return Load(dir) }})
-}
-
 // Report is a neighbourhood run read back: the table its instance printed, its figures,
 // and the verdict (delivery complete; each category outside ±25 % of the recording is a note,
 // a calibration finding, not a failure).
