@@ -55,9 +55,11 @@ type Report struct {
 	// ObservedPeers is the observed node's connected peers at the end: its real peers only.
 	ObservedPeers int
 	MaxLag        time.Duration
-	Wall          time.Duration
-	Simulated     time.Duration // measured slots, simulated time
-	CPU           time.Duration // process CPU over the run
+	// Timing: latency, the periphery's lateness, mesh sizes, drops, CPU (timing.go).
+	Timing    Timing
+	Wall      time.Duration
+	Simulated time.Duration // measured slots, simulated time
+	CPU       time.Duration // process CPU over the run
 }
 
 // SubnetView is the prediction the recording could confirm for one subnet.
@@ -204,6 +206,7 @@ func (r *Report) Print(w io.Writer) {
 		math.Abs(r.IHaveIDsPerHour()/Recording.IHAVEIDsPerHour-1) <= 0.25)
 	tw.Flush()
 	r.printWire(w)
+	r.printTiming(w)
 	fmt.Fprintln(w, "\ncontrol received by kind (measured, not scaled):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\traw bytes\tentries\tids\tper hour (entries)\t")

@@ -150,6 +150,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	spec, _ := topology.ClientProfile("spec")
 	dil := sim.Dilate(spec, cfg.TimeScale)
 	ct := newControlTracer()
+	ct.obs = newObserver(cfg.TimeScale)
 	nodeOpts := func(cl topology.Client, pos int, extra ...sim.Option) []sim.Option {
 		stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(plan.Peers)+1)
 		return append([]sim.Option{sim.WithClient(cl), sim.WithTimeScale(cfg.TimeScale), sim.WithValidationDelay(cfg.Validation),
@@ -299,10 +300,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if len(peers) == 0 {
 					continue
 				}
+				mid := gossip.MessageID(m.Topic, m.Data)
 				if observedTopics[m.Topic] && s >= cfg.Warmup {
 					rep.expected[m.Category]++
+					ct.obs.expect(string(mid[:]), m.At, m.Category)
 				}
-				mid := gossip.MessageID(m.Topic, m.Data)
 				for _, i := range peers {
 					r := drawRng(cfg.Seed, mid, i)
 					at := m.At + draw(r, cfg.Arrival.First)
@@ -321,14 +323,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}()
 	start := time.Now()
+	ct.obs.begin(start)
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
 	var before snapshot
 	var maxLag time.Duration
+	var cpuBefore time.Duration
+	var measureStart time.Time
+	dropsTo := func() int64 { // RPCs the real peers dropped on their way to the observed node
+		var n int64
+		for _, r := range reals {
+			n += r.node.PubsubStats().DroppedTo[obs.ID().String()]
+		}
+		return n
+	}
+	var dropsToBefore int64
 	slot := 0
 	for evs := range slots {
 		if slot == cfg.Warmup {
 			before = takeSnapshot(obs, ct)
 			ct.measuring.Store(true)
+			cpuBefore, measureStart, dropsToBefore = processCPU(), time.Now(), dropsTo()
+		}
+		if slot >= cfg.Warmup && evs != nil {
+			ct.obs.sampleMesh(obs.PubsubStats().MeshPeers, plan.ObservedTopics)
 		}
 		if evs == nil { // drain
 			time.Sleep(scaled(workload.SlotDuration))
@@ -343,7 +360,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					return nil, runCtx.Err()
 				}
 			}
-			maxLag = max(maxLag, time.Since(target))
+			lag := max(0, time.Since(target))
+			maxLag = max(maxLag, lag)
+			if slot >= cfg.Warmup {
+				ct.obs.lag(lag)
+			}
 			// A boundary peer whose link failed (a real node that stopped reading for
 			// yamux's write timeout) delivers no more; the run goes on and the report
 			// counts it (delivery completeness says whether the observed node lost anything).
@@ -364,6 +385,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	ct.measuring.Store(false)
 	after := takeSnapshot(obs, ct)
 	rep.fill(before, after, ct, maxLag, time.Since(start))
+	rep.Timing = ct.obs.timing(maxLag, processCPU()-cpuBefore, time.Since(measureStart))
+	rep.Timing.ObservedDrops = after.ps.Drops() - before.ps.Drops()
+	rep.Timing.DropsToObserved = dropsTo() - dropsToBefore
 	rep.ObservedPeers = len(obs.Host().Network().Peers())
 	for _, r := range reals {
 		for _, bp := range r.boundary {
@@ -407,6 +431,7 @@ func pickDistinct(r *rand.Rand, n, k int) []int {
 // subnet which peers sent full messages and which only IHAVE.
 type controlTracer struct {
 	measuring atomic.Bool
+	obs       *observer
 	names     map[peer.ID]int
 	mu        sync.Mutex
 	ihaveIDs  [gossip.NumCategories]int64
@@ -446,16 +471,20 @@ func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
 	}
 }
 
-func (*controlTracer) AddPeer(peer.ID, protocol.ID)                         {}
-func (*controlTracer) RemovePeer(peer.ID)                                   {}
-func (*controlTracer) OnNewOutboundStream(peer.ID, protocol.ID)             {}
-func (*controlTracer) OnClosedOutboundStream(peer.ID)                       {}
-func (*controlTracer) Join(string)                                          {}
-func (*controlTracer) Leave(string)                                         {}
-func (*controlTracer) Graft(peer.ID, string)                                {}
-func (*controlTracer) Prune(peer.ID, string)                                {}
-func (*controlTracer) ValidateMessage(*pubsub.Message)                      {}
-func (*controlTracer) DeliverMessage(*pubsub.Message)                       {}
+func (*controlTracer) AddPeer(peer.ID, protocol.ID)             {}
+func (*controlTracer) RemovePeer(peer.ID)                       {}
+func (*controlTracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
+func (*controlTracer) OnClosedOutboundStream(peer.ID)           {}
+func (*controlTracer) Join(string)                              {}
+func (*controlTracer) Leave(string)                             {}
+func (*controlTracer) Graft(peer.ID, string)                    {}
+func (*controlTracer) Prune(peer.ID, string)                    {}
+func (*controlTracer) ValidateMessage(*pubsub.Message)          {}
+func (c *controlTracer) DeliverMessage(m *pubsub.Message) {
+	if c.measuring.Load() {
+		c.obs.deliver(m.ID)
+	}
+}
 func (*controlTracer) RejectMessage(*pubsub.Message, string)                {}
 func (*controlTracer) DuplicateMessage(*pubsub.Message)                     {}
 func (*controlTracer) ThrottlePeer(peer.ID)                                 {}

@@ -77,6 +77,15 @@ func TestSmallNeighbourhood(t *testing.T) {
 			t.Errorf("%s total wire/raw %.1f %%, want compressed", l.Direction, l.RelativePct)
 		}
 	}
+	// Timing: every measured attestation's latency is at least the arrival model's first
+	// copy (50 ms, simulated) and the mesh was sampled once per measured slot.
+	tm := r.Timing
+	if l := tm.Latency["attestation"]; l.Messages == 0 || l.Messages > int(r.Expected[gossip.Attestation]) || l.P50Ms < 50 || l.P99Ms < l.P50Ms {
+		t.Errorf("attestation latency %+v (expected %d)", l, r.Expected[gossip.Attestation])
+	}
+	if len(tm.MeshSlots) != cfg.Slots || tm.Mesh["attestation"].Mean <= 0 || tm.ObservedDrops != 0 || tm.Utilization <= 0 {
+		t.Errorf("timing %+v", tm)
+	}
 	// The recording: the observed node's streams with its 8 peers, both directions, every
 	// one on snappy-stream, and frames in each direction.
 	tr, err := trace.Open(tracePath)

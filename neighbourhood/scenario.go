@@ -211,6 +211,8 @@ type Summary struct {
 	// Wire is the observed node's traffic per category and direction, raw and after the
 	// codec, as measured (not scaled).
 	Wire []WireLine `json:"wire"`
+	// Timing is latency, the periphery's lateness, mesh sizes, drops and CPU.
+	Timing Timing `json:"timing"`
 }
 
 // CategorySummary is one category of the observed node's inbound traffic per hour of
@@ -229,7 +231,7 @@ type CategorySummary struct {
 
 // Summary is the report's figures for JSON.
 func (r *Report) Summary() Summary {
-	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale,
+	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale,
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control,
 		Subnet: r.Subnets, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	for _, c := range orderedCategories() {
