@@ -55,6 +55,10 @@ type Report struct {
 	// ObservedPeers is the observed node's connected peers at the end: its real peers only.
 	ObservedPeers int
 	MaxLag        time.Duration
+	// Streams and Pubsub are the observed node's meters over the whole run, warm-up
+	// included, frozen when the run ended: what its recording holds (the summary's streams).
+	Streams []result.StreamStats
+	Pubsub  result.Pubsub
 	// Timing: latency, the periphery's lateness, mesh sizes, drops, CPU (timing.go).
 	Timing    Timing
 	Wall      time.Duration

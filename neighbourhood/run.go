@@ -340,7 +340,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	slot := 0
 	for evs := range slots {
 		if slot == cfg.Warmup {
-			before = takeSnapshot(obs, ct)
+			before = snapshotOf(obs.Stats(), obs.PubsubStats())
 			ct.measuring.Store(true)
 			cpuBefore, measureStart, dropsToBefore = processCPU(), time.Now(), dropsTo()
 		}
@@ -383,7 +383,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	default:
 	}
 	ct.measuring.Store(false)
-	after := takeSnapshot(obs, ct)
+	// The meters stop here, and with them the recording: the summary's streams and the
+	// trace hold exactly the same frames.
+	streams := obs.FreezeStats()
+	after := snapshotOf(streams, obs.PubsubStats())
+	rep.Streams, rep.Pubsub = streams, after.ps
 	rep.fill(before, after, ct, maxLag, time.Since(start))
 	rep.Timing = ct.obs.timing(maxLag, processCPU()-cpuBefore, time.Since(measureStart))
 	rep.Timing.ObservedDrops = after.ps.Drops() - before.ps.Drops()
@@ -500,10 +504,10 @@ type snapshot struct {
 	ps      result.Pubsub
 }
 
-func takeSnapshot(n *sim.Node, _ *controlTracer) snapshot {
-	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: n.PubsubStats()}
+func snapshotOf(streams []result.StreamStats, ps result.Pubsub) snapshot {
+	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: ps}
 	s.out = map[gossip.Category]result.CategoryBytes{}
-	for _, st := range n.Stats() {
+	for _, st := range streams {
 		if st.Direction != "in" {
 			for c, b := range st.Categories {
 				v := s.out[c]

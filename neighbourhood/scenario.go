@@ -161,6 +161,7 @@ func body(ctx context.Context, p *sim.Params, outputs string, summary *result.No
 		return fmt.Errorf("write %s: %w", ReportFile, err)
 	}
 	summary.Peers = rep.ObservedPeers
+	summary.Streams, summary.Pubsub = rep.Streams, rep.Pubsub
 	summary.Duration = rep.Simulated.Seconds()
 	if !rep.Complete() {
 		return errors.New("the observed node did not receive every message of its topics in the measured slots")
