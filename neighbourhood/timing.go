@@ -3,8 +3,10 @@ package neighbourhood
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +31,7 @@ type observer struct {
 	lagN    int64
 	lags    []float64 // wall lag of every lagEvery-th scheduled delivery, ms
 	mesh    []map[gossip.Category]float64
+	rss     []int64 // resident bytes of the process, once per measured slot
 }
 
 type pending struct {
@@ -94,6 +97,24 @@ func (o *observer) sampleMesh(mesh map[string]int, topics []string) {
 		s[c] = v / float64(n[c])
 	}
 	o.mesh = append(o.mesh, s)
+	o.rss = append(o.rss, residentBytes())
+}
+
+// residentBytes is the process's resident set (/proc/self/statm), 0 where unknown.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
 }
 
 // Timing is the run's timing and health figures.
@@ -115,8 +136,13 @@ type Timing struct {
 	DropsToObserved int64 `json:"drops_to_observed"`
 	// Utilization is process CPU over the measured phase as a share of the machine's cores;
 	// Saturated when at or above result.SaturationShare.
-	Utilization float64 `json:"cpu_utilization"`
-	Saturated   bool    `json:"saturated"`
+	// RSSBySlot is the process's resident memory at the start of each measured slot, and
+	// PeakRSSBytes its maximum (Go returns freed pages lazily, so this is what the machine
+	// had to hold).
+	RSSBySlot    []int64 `json:"rss_bytes_by_slot"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	Utilization  float64 `json:"cpu_utilization"`
+	Saturated    bool    `json:"saturated"`
 }
 
 // LatencyLine is one category's delivery latency at the observed node.
@@ -137,7 +163,10 @@ type Spread struct {
 func (o *observer) timing(maxLag time.Duration, cpu, wall time.Duration) Timing {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	t := Timing{Latency: map[string]LatencyLine{}, Mesh: map[string]Spread{}, MeshSlots: o.mesh}
+	t := Timing{Latency: map[string]LatencyLine{}, Mesh: map[string]Spread{}, MeshSlots: o.mesh, RSSBySlot: o.rss}
+	for _, v := range append(o.rss, residentBytes()) {
+		t.PeakRSSBytes = max(t.PeakRSSBytes, v)
+	}
 	for c, vs := range o.latency {
 		if len(vs) == 0 {
 			continue
@@ -187,8 +216,8 @@ func (r *Report) printTiming(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "the observed node's mesh per topic, mean [min–max] over %d measured slots: %s\n", len(t.MeshSlots), strings.Join(mesh, ", "))
-	fmt.Fprintf(w, "periphery lateness (simulated): p50 %.0f ms, p99 %.0f ms, max %.0f ms; pubsub drops at the observed node %d, on the way to it %d; CPU %.0f %% of %d cores over the measured slots",
-		t.LagP50Ms, t.LagP99Ms, t.MaxLagMs, t.ObservedDrops, t.DropsToObserved, 100*t.Utilization, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "periphery lateness (simulated): p50 %.0f ms, p99 %.0f ms, max %.0f ms; pubsub drops at the observed node %d, on the way to it %d; CPU %.0f %% of %d cores over the measured slots, peak resident memory %.2f GiB",
+		t.LagP50Ms, t.LagP99Ms, t.MaxLagMs, t.ObservedDrops, t.DropsToObserved, 100*t.Utilization, runtime.GOMAXPROCS(0), float64(t.PeakRSSBytes)/(1<<30))
 	if t.Saturated {
 		fmt.Fprint(w, " (saturated)")
 	}
