@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/periphery"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
@@ -82,18 +83,99 @@ const (
 	BytesPerReal     = 4 << 20
 )
 
-// event is one delivery by one boundary peer.
+// event is one delivery by one boundary peer: the k-th copy of a message to a real peer,
+// made by the k-th of its boundary peers, in a seeded rotation from offset, that is in the
+// real peer's mesh of the topic when the copy is due (a mainnet node's first copies come
+// from its mesh; the others only gossip). Only when fewer are meshed does a copy go by a
+// boundary peer out of the mesh, which gossips it (IHAVE at its next heartbeat).
 type event struct {
-	at   time.Duration // unscaled, from the start of slot 0
-	peer int           // real peer
-	bp   int           // boundary peer of that real peer
-	m    *workload.Message
-	id   string
+	at     time.Duration // unscaled, from the start of slot 0
+	peer   int           // real peer
+	offset int           // where the rotation over its boundary peers starts
+	k      int           // which copy
+	m      *workload.Message
+	id     string
 }
 
 type realNode struct {
 	node     *sim.Node
 	boundary []*periphery.Peer
+}
+
+// deliverer is the boundary peer that makes copy k of a message on topic from the rotation
+// starting at offset: the k-th one in the real peer's mesh, else the (k−meshed)-th of the
+// others.
+func (r *realNode) deliverer(topic string, offset, k int) int {
+	n := len(r.boundary)
+	meshed := 0
+	for j := range n {
+		i := (offset + j) % n
+		if r.boundary[i].InMesh(topic) {
+			if meshed == k {
+				return i
+			}
+			meshed++
+		}
+	}
+	rest := k - meshed
+	for j := range n {
+		i := (offset + j) % n
+		if !r.boundary[i].InMesh(topic) {
+			if rest == 0 {
+				return i
+			}
+			rest--
+		}
+	}
+	return (offset + k) % n
+}
+
+// ObservedRegion is where the observed node sits in the latency model: Europe, the
+// heaviest region of gossipsub-interop's model (56 % of nodes); the recording does not say.
+const ObservedRegion = "europe"
+
+// BoundaryRegion is the boundary peers' region: latency 0 to every real peer, since the
+// periphery's schedule (Arrival) already says when a message reaches a real peer.
+const BoundaryRegion = "boundary"
+
+// latencyModel is the link model of a run: gossipsub-interop's regions plus the boundary's,
+// every latency divided by the time scale (a modelled latency is simulated time), and each
+// real peer's region drawn from the topology seed by the regions' weights. Links carry no
+// rate limit. nil: latency off.
+func latencyModel(cfg Config, peers int) (link.Regions, []string, error) {
+	if cfg.Population.Latency == topology.LatencyOff {
+		return link.Regions{}, nil, nil
+	}
+	base := link.DefaultRegions()
+	shapes, err := link.Assign(cfg.Population.Seed, peers, base, []link.Class{{Name: "unlimited", Weight: 1}})
+	if err != nil {
+		return link.Regions{}, nil, err
+	}
+	withB, err := base.WithRegion(BoundaryRegion, 0)
+	if err != nil {
+		return link.Regions{}, nil, err
+	}
+	dil, err := withB.Dilate(cfg.TimeScale)
+	if err != nil {
+		return link.Regions{}, nil, err
+	}
+	regions := make([]string, peers)
+	for i, sh := range shapes {
+		regions[i] = sh.Region
+	}
+	return dil, regions, nil
+}
+
+// newHost makes a host in region (unshaped when the latency model is off).
+func newHost(regions link.Regions, region string) (*sim.Host, error) {
+	if region == "" {
+		return sim.NewHost("")
+	}
+	lk, err := link.New(link.Shape{Region: region}, regions)
+	if err != nil {
+		return nil, err
+	}
+	return sim.NewShapedHost("", lk)
 }
 
 // Run runs the neighbourhood and reports the observed node's view.
@@ -153,7 +235,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			closers[i]()
 		}
 	}()
-	oh, err := sim.NewHost("")
+	regions, peerRegions, err := latencyModel(cfg, len(plan.Peers))
+	if err != nil {
+		return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
+	}
+	region := func(r string) string {
+		if peerRegions == nil {
+			return ""
+		}
+		return r
+	}
+	oh, err := newHost(regions, region(ObservedRegion))
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +257,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	closers = append(closers, func() { obs.Close() })
 	reals := make([]*realNode, len(plan.Peers))
 	for i, p := range plan.Peers {
-		h, err := sim.NewHost("")
+		var r string
+		if peerRegions != nil {
+			r = peerRegions[i]
+		}
+		h, err := newHost(regions, r)
 		if err != nil {
 			return nil, err
 		}
@@ -222,12 +318,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// their GRAFTs: the pressure), which then subscribe and graft.
 	for i, p := range plan.Peers {
 		for range p.Boundary {
-			h, err := sim.NewHost("")
+			h, err := newHost(regions, region(BoundaryRegion))
 			if err != nil {
 				return nil, err
 			}
 			closers = append(closers, func() { h.Close() })
-			bp, err := periphery.New(h.Host, periphery.Config{Topics: p.Topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff, MaxRPC: sim.MaxMessageBytes})
+			bp, err := periphery.New(h.Host, periphery.Config{Topics: p.Topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff,
+				MaxRPC: sim.MaxMessageBytes, Pressure: cfg.Population.Presses})
 			if err != nil {
 				return nil, err
 			}
@@ -289,8 +386,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				for _, i := range peers {
 					r := drawRng(cfg.Seed, mid, i)
 					at := m.At + draw(r, cfg.Arrival.First)
-					for _, bp := range pickDistinct(r, len(reals[i].boundary), cfg.Copies) {
-						evs = append(evs, event{at: at, peer: i, bp: bp, m: m, id: string(mid[:])})
+					offset := r.IntN(len(reals[i].boundary))
+					for k := range cfg.Copies {
+						evs = append(evs, event{at: at, peer: i, offset: offset, k: k, m: m, id: string(mid[:])})
 						at += draw(r, cfg.Arrival.Spread)
 					}
 				}
@@ -330,7 +428,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			// A boundary peer whose link failed (a real node that stopped reading for
 			// yamux's write timeout) delivers no more; the run goes on and the report
 			// counts it (delivery completeness says whether the observed node lost anything).
-			if err := reals[e.peer].boundary[e.bp].PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
+			rn := reals[e.peer]
+			if err := rn.boundary[rn.deliverer(e.m.Topic, e.offset, e.k)].PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
 				if rep.BoundaryErrors == 0 {
 					cfg.Log.Warn("boundary delivery failed", "peer", e.peer, "err", err)
 				}
@@ -379,10 +478,6 @@ func draw(r *rand.Rand, d sim.DelayRange) time.Duration {
 		return d.Min
 	}
 	return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)+1))
-}
-
-func pickDistinct(r *rand.Rand, n, k int) []int {
-	return r.Perm(n)[:k]
 }
 
 // controlTracer sees the observed node's received RPCs: IHAVE ids and bytes per topic
