@@ -36,7 +36,7 @@ type Report struct {
 	Config Config
 	Plan   *topology.NeighbourhoodPlan
 	// In is the observed node's inbound raw and wire bytes per category; Control by kind.
-	In      map[gossip.Category]result.CategoryBytes
+	In, Out map[gossip.Category]result.CategoryBytes
 	Control map[string]result.ControlBytes
 	// IHAVE ids and bytes received per topic category (the calibration form's attestation
 	// share of them is scaled to 64 subnets in the table).
@@ -73,6 +73,11 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 	for c, v := range after.in {
 		b := before.in[c]
 		r.In[c] = result.CategoryBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes}
+	}
+	r.Out = map[gossip.Category]result.CategoryBytes{}
+	for c, v := range after.out {
+		b := before.out[c]
+		r.Out[c] = result.CategoryBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes}
 	}
 	r.Control = map[string]result.ControlBytes{}
 	for k, v := range after.control {
@@ -210,6 +215,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "IHAVE ids/h\t%.3g\t%.3g\t%.2f\t%v\t\t\t\t\n", Recording.IHAVEIDsPerHour, r.IHaveIDsPerHour(), r.IHaveIDsPerHour()/Recording.IHAVEIDsPerHour,
 		math.Abs(r.IHaveIDsPerHour()/Recording.IHAVEIDsPerHour-1) <= 0.25)
 	tw.Flush()
+	r.printWire(w)
 	fmt.Fprintln(w, "\ncontrol received by kind (measured, not scaled):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\traw bytes\tentries\tids\tper hour (entries)\t")

@@ -23,12 +23,14 @@ import (
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/periphery"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/trace"
 	"github.com/streamsim/streamsim/workload"
 )
 
@@ -64,6 +66,13 @@ type Config struct {
 	Log    *slog.Logger
 	// MemoryBytes is the memory the periphery may use; 0: MemAvailable of /proc/meminfo.
 	MemoryBytes int64
+	// Codec is the stream codec of the observed node's links: the observed node and its real
+	// peers offer it (plain /meshsub/1.2.0 is always offered last); the boundary peers speak
+	// plain /meshsub/1.2.0 only, so the peers' links to them stay plain.
+	Codec codec.Spec
+	// Trace, when set, records the observed node's gossipsub frames (its streams with its
+	// real peers) for offline replay (`streamsim sweep`).
+	Trace *trace.Writer
 }
 
 // DefaultConfig is the calibration form.
@@ -249,7 +258,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, err := sim.NewNode(oh, nodeOpts(plan.ObservedClient, 0, sim.WithRawTracers(ct))...)
+	var codecs []codec.Spec
+	if !cfg.Codec.IsPlain() {
+		codecs = []codec.Spec{cfg.Codec}
+	}
+	obsOpts := []sim.Option{sim.WithRawTracers(ct), sim.WithCodecs(codecs...)}
+	if cfg.Trace != nil {
+		obsOpts = append(obsOpts, sim.WithRecorder(cfg.Trace))
+	}
+	obs, err := sim.NewNode(oh, nodeOpts(plan.ObservedClient, 0, obsOpts...)...)
 	if err != nil {
 		oh.Close()
 		return nil, err
@@ -265,7 +282,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		n, err := sim.NewNode(h, nodeOpts(p.Client, i+1)...)
+		n, err := sim.NewNode(h, nodeOpts(p.Client, i+1, sim.WithCodecs(codecs...))...)
 		if err != nil {
 			h.Close()
 			return nil, err
@@ -544,15 +561,22 @@ func (*controlTracer) UndeliverableMessage(*pubsub.Message)                 {}
 
 // snapshot is the observed node's counters at one moment.
 type snapshot struct {
-	in      map[gossip.Category]result.CategoryBytes
+	in, out map[gossip.Category]result.CategoryBytes
 	control map[string]result.ControlBytes
 	ps      result.Pubsub
 }
 
 func takeSnapshot(n *sim.Node, _ *controlTracer) snapshot {
 	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: n.PubsubStats()}
+	s.out = map[gossip.Category]result.CategoryBytes{}
 	for _, st := range n.Stats() {
 		if st.Direction != "in" {
+			for c, b := range st.Categories {
+				v := s.out[c]
+				v.RawBytes += b.RawBytes
+				v.WireBytes += b.WireBytes
+				s.out[c] = v
+			}
 			continue
 		}
 		for c, b := range st.Categories {

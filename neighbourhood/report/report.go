@@ -15,11 +15,6 @@ import (
 	"github.com/streamsim/streamsim/result"
 )
 
-func init() {
-	analysis.RegisterKind(analysis.Kind{Name: neighbourhood.ReportKind, Load: func(dir string) (analysis.Report, error) { return Load(dir) },
-		WriteRuns: writeRuns})
-}
-
 // writeRuns prints several runs of one form (seeds) as the calibration table with the
 // spread over them (neighbourhood.WriteCalibration).
 func writeRuns(w io.Writer, labels []string, reps []analysis.Report) error {
