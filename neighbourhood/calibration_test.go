@@ -138,3 +138,24 @@ func TestWriteCalibration(t *testing.T) {
 		t.Error("runs at 1× and 0.5× were combined")
 	}
 }
+
+func TestParseArrival(t *testing.T) {
+	a, err := ParseArrival("first:100-250ms, spread:0-50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.First.Min != 100*time.Millisecond || a.First.Max != 250*time.Millisecond || a.Spread.Max != 50*time.Millisecond {
+		t.Errorf("parsed %v", a)
+	}
+	if back, err := ParseArrival(a.String()); err != nil || back != a {
+		t.Errorf("round trip %v: %v, %v", a, back, err)
+	}
+	if d, _ := ParseArrival(""); d != DefaultArrival {
+		t.Errorf("empty: %v", d)
+	}
+	for _, bad := range []string{"first:400-50ms", "last:1-2ms", "first:-5ms", "spread"} {
+		if _, err := ParseArrival(bad); err == nil || !strings.Contains(err.Error(), "param "+ParamArrival) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

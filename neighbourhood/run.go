@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,44 @@ type Arrival struct {
 var DefaultArrival = Arrival{
 	First:  sim.DelayRange{Min: 50 * time.Millisecond, Max: 400 * time.Millisecond},
 	Spread: sim.DelayRange{Min: 0, Max: 150 * time.Millisecond},
+}
+
+// ParamArrival is the periphery's arrival model as a parameter: "first:min-max,spread:min-max".
+const ParamArrival = "arrival"
+
+// String is the parseable form.
+func (a Arrival) String() string {
+	return fmt.Sprintf("first:%v-%v,spread:%v-%v", a.First.Min, a.First.Max, a.Spread.Min, a.Spread.Max)
+}
+
+// ParseArrival reads "first:50ms-400ms,spread:0-150ms" (either part may be left out and
+// keeps its default); errors name ParamArrival.
+func ParseArrival(v string) (Arrival, error) {
+	a := DefaultArrival
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return a, nil
+	}
+	for part := range strings.SplitSeq(v, ",") {
+		name, rng, ok := strings.Cut(strings.TrimSpace(part), ":")
+		var dst *sim.DelayRange
+		switch strings.TrimSpace(name) {
+		case "first":
+			dst = &a.First
+		case "spread":
+			dst = &a.Spread
+		}
+		if !ok || dst == nil {
+			return a, fmt.Errorf("param %s: %q is not first:min-max or spread:min-max (e.g. first:50ms-400ms)", ParamArrival, part)
+		}
+		// One range parser: the validation delays' (category syntax aside).
+		d, err := sim.ParseValidationDelays("block:" + strings.TrimSpace(rng))
+		if err != nil {
+			return a, fmt.Errorf("param %s: %s: %q is not a non-negative, ordered duration range (e.g. 50ms-400ms)", ParamArrival, name, rng)
+		}
+		*dst = d[gossip.Block]
+	}
+	return a, nil
 }
 
 // Config is one run.
