@@ -159,3 +159,28 @@ func TestParseArrival(t *testing.T) {
 		}
 	}
 }
+
+// Copies come from boundary peers in the real peer's mesh, in rotation from the drawn
+// offset; only when too few are meshed does a copy go by one outside it.
+func TestDeliverer(t *testing.T) {
+	meshed := map[int]bool{2: true, 5: true, 6: true}
+	in := func(i int) bool { return meshed[i] }
+	cases := []struct{ offset, k, want int }{
+		{0, 0, 2}, {0, 1, 5}, {0, 2, 6},
+		{6, 0, 6}, {6, 1, 2}, // the rotation wraps
+		{0, 3, 0}, {0, 4, 1}, // more copies than meshed peers: the others, in the same rotation
+		{3, 3, 3},
+	}
+	for _, c := range cases {
+		if got := deliverer(8, in, c.offset, c.k); got != c.want {
+			t.Errorf("offset %d, copy %d: boundary peer %d, want %d", c.offset, c.k, got, c.want)
+		}
+	}
+	seen := map[int]bool{}
+	for k := range 8 {
+		seen[deliverer(8, in, 4, k)] = true
+	}
+	if len(seen) != 8 {
+		t.Errorf("copies 0..7 from offset 4 used %d distinct peers, want 8", len(seen))
+	}
+}

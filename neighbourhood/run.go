@@ -150,15 +150,14 @@ type realNode struct {
 	boundary []*periphery.Peer
 }
 
-// deliverer is the boundary peer that makes copy k of a message on topic from the rotation
-// starting at offset: the k-th one in the real peer's mesh, else the (k−meshed)-th of the
-// others.
-func (r *realNode) deliverer(topic string, offset, k int) int {
-	n := len(r.boundary)
+// deliverer is the boundary peer (of n) that makes copy k of a message from the rotation
+// starting at offset: the k-th one in the real peer's mesh of the topic (inMesh), else the
+// (k−meshed)-th of the others.
+func deliverer(n int, inMesh func(int) bool, offset, k int) int {
 	meshed := 0
 	for j := range n {
 		i := (offset + j) % n
-		if r.boundary[i].InMesh(topic) {
+		if inMesh(i) {
 			if meshed == k {
 				return i
 			}
@@ -168,7 +167,7 @@ func (r *realNode) deliverer(topic string, offset, k int) int {
 	rest := k - meshed
 	for j := range n {
 		i := (offset + j) % n
-		if !r.boundary[i].InMesh(topic) {
+		if !inMesh(i) {
 			if rest == 0 {
 				return i
 			}
@@ -484,8 +483,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			// A boundary peer whose link failed (a real node that stopped reading for
 			// yamux's write timeout) delivers no more; the run goes on and the report
 			// counts it (delivery completeness says whether the observed node lost anything).
-			rn := reals[e.peer]
-			if err := rn.boundary[rn.deliverer(e.m.Topic, e.offset, e.k)].PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
+			bps := reals[e.peer].boundary
+			bp := bps[deliverer(len(bps), func(i int) bool { return bps[i].InMesh(e.m.Topic) }, e.offset, e.k)]
+			if err := bp.PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
 				if rep.BoundaryErrors == 0 {
 					cfg.Log.Warn("boundary delivery failed", "peer", e.peer, "err", err)
 				}
