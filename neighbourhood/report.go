@@ -50,6 +50,9 @@ type Report struct {
 	Boundary struct {
 		Published, IWantAnswered, IHaveIDs, GraftsSent, PrunesIn, MessagesIn int64
 	}
+	// Mesh is the observed node's mean mesh size per topic kind (topology.TopicKinds),
+	// sampled at the start of each measured slot.
+	Mesh map[string]float64
 	// BoundaryErrors counts deliveries a boundary peer could not make (its link failed).
 	BoundaryErrors int64
 	// ObservedPeers is the observed node's connected peers at the end: its real peers only.
@@ -121,6 +124,14 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 			}
 		}
 		r.Subnets = append(r.Subnets, v)
+	}
+	r.Mesh = map[string]float64{}
+	for k, v := range ct.meshSamples {
+		var sum float64
+		for _, x := range v {
+			sum += x
+		}
+		r.Mesh[k] = sum / float64(len(v))
 	}
 	ct.mu.Unlock()
 	sort.Slice(r.Subnets, func(i, j int) bool { return r.Subnets[i].Subnet < r.Subnets[j].Subnet })
@@ -235,6 +246,13 @@ func (r *Report) Print(w io.Writer) {
 	for _, s := range r.Subnets {
 		fmt.Fprintf(w, "  subnet %d: %d subscribed, %d sent messages, %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.IHaveOnly)
 	}
+	fmt.Fprint(w, "the observed node's mesh, mean size per topic of each kind over the measured slots:")
+	for _, k := range topology.TopicKinds {
+		if v, ok := r.Mesh[k]; ok {
+			fmt.Fprintf(w, " %s %.1f", k, v)
+		}
+	}
+	fmt.Fprintln(w)
 	g, p := r.Control["graft"].Entries, r.Control["prune"].Entries
 	fmt.Fprintf(w, "GRAFT received %.0f/h, PRUNE received %.0f/h\n", float64(g)*perHour, float64(p)*perHour)
 	b := r.Boundary
@@ -373,6 +391,20 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 			only = append(only, float64(s.IHaveOnly))
 		}
 	}
+	fmt.Fprint(w, "\nthe observed node's mesh per topic, mean size by kind: mean (min–max over runs):")
+	for _, k := range topology.TopicKinds {
+		var v []float64
+		for _, r := range runs {
+			if x, ok := r.Mesh[k]; ok {
+				v = append(v, x)
+			}
+		}
+		if len(v) > 0 {
+			m := spreadOf(v)
+			fmt.Fprintf(w, " %s %.1f (%.1f–%.1f)", k, m.mean, m.min, m.max)
+		}
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "\nper attestation subnet (%d subnet views over the runs): subscribed peers %s, peers that sent full messages %s, peers that sent only IHAVE %s\n",
 		len(full), spreadOf(subscribed).String("%.1f"), spreadOf(full).String("%.1f"), spreadOf(only).String("%.1f"))
 	return nil

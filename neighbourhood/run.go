@@ -470,6 +470,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			time.Sleep(scaled(workload.SlotDuration))
 			break
 		}
+		if slot >= cfg.Warmup {
+			ct.sampleMesh(plan.ObservedTopics)
+		}
 		for _, e := range evs {
 			target := start.Add(scaled(e.at))
 			if d := time.Until(target); d > time.Millisecond {
@@ -547,10 +550,53 @@ type controlTracer struct {
 	ihaveB    [gossip.NumCategories]int64
 	full      map[string]map[peer.ID]bool
 	gossiped  map[string]map[peer.ID]bool
+	// mesh is the observed node's mesh per topic (pubsub's Graft and Prune events);
+	// meshSamples its size per topic kind, sampled at each measured slot's start.
+	mesh        map[string]map[peer.ID]bool
+	meshSamples map[string][]float64
 }
 
 func newControlTracer() *controlTracer {
-	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{}}
+	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{},
+		mesh: map[string]map[peer.ID]bool{}, meshSamples: map[string][]float64{}}
+}
+
+func (c *controlTracer) Graft(p peer.ID, topic string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mesh[topic] == nil {
+		c.mesh[topic] = map[peer.ID]bool{}
+	}
+	c.mesh[topic][p] = true
+}
+
+func (c *controlTracer) Prune(p peer.ID, topic string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.mesh[topic], p)
+}
+
+func (c *controlTracer) RemovePeer(p peer.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.mesh {
+		delete(m, p)
+	}
+}
+
+// sampleMesh records the observed node's mean mesh size per topic kind over topics.
+func (c *controlTracer) sampleMesh(topics []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, t := range topics {
+		k := topology.TopicKind(t)
+		sum[k] += float64(len(c.mesh[t]))
+		n[k]++
+	}
+	for k, v := range sum {
+		c.meshSamples[k] = append(c.meshSamples[k], v/float64(n[k]))
+	}
 }
 
 func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
@@ -581,13 +627,10 @@ func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
 }
 
 func (*controlTracer) AddPeer(peer.ID, protocol.ID)                         {}
-func (*controlTracer) RemovePeer(peer.ID)                                   {}
 func (*controlTracer) OnNewOutboundStream(peer.ID, protocol.ID)             {}
 func (*controlTracer) OnClosedOutboundStream(peer.ID)                       {}
 func (*controlTracer) Join(string)                                          {}
 func (*controlTracer) Leave(string)                                         {}
-func (*controlTracer) Graft(peer.ID, string)                                {}
-func (*controlTracer) Prune(peer.ID, string)                                {}
 func (*controlTracer) ValidateMessage(*pubsub.Message)                      {}
 func (*controlTracer) DeliverMessage(*pubsub.Message)                       {}
 func (*controlTracer) RejectMessage(*pubsub.Message, string)                {}

@@ -210,6 +210,7 @@ type Summary struct {
 	RecordingIDsH float64                        `json:"recording_ihave_ids_per_hour"`
 	Control       map[string]result.ControlBytes `json:"control_in"`
 	Subnet        []SubnetView                   `json:"subnets_view"`
+	Mesh          map[string]float64             `json:"observed_mesh_by_topic_kind,omitempty"`
 	MaxLagMs      float64                        `json:"max_lag_ms"`
 	WallS         float64                        `json:"wall_s"`
 	SimulatedS    float64                        `json:"simulated_s"`
@@ -237,7 +238,7 @@ type CategorySummary struct {
 func (r *Report) Summary() Summary {
 	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale,
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control,
-		Subnet: r.Subnets, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
+		Subnet: r.Subnets, Mesh: r.Mesh, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	for _, c := range orderedCategories() {
 		rec := Recording.MiBh[c]
 		got := finite(r.MiBh(c))
