@@ -108,7 +108,7 @@ func TestWriteCalibration(t *testing.T) {
 		s := Summary{Subnets: 4, Slots: 10, TimeScale: 1, Complete: true, SimulatedS: 120, RecordingIDsH: 86e6, IHaveIDsPerH: 80e6,
 			Control: map[string]result.ControlBytes{"prune": {Entries: prunes}},
 			Subnet:  []SubnetView{{Subnet: 0, Subscribed: 14, FullSenders: 9, IHaveOnly: 5}},
-			Mesh:    map[string]float64{topology.TopicsGlobal: copies * 4}}
+			Timing:  Timing{Mesh: map[string]Spread{gossip.Aggregate.String(): {Mean: copies * 4}}}}
 		for _, c := range orderedCategories() {
 			s.Categories = append(s.Categories, CategorySummary{Category: c.String(), MiBh: Recording.MiBh[c], RecordingMiBh: Recording.MiBh[c], Copies: 2})
 		}
@@ -125,7 +125,7 @@ func TestWriteCalibration(t *testing.T) {
 		"1.70 (1.50–1.90)",               // its copies
 		"PRUNE received per hour: 600 ± 300 (300–900)",
 		"peers that sent full messages 9.0 ± 0.0 (9.0–9.0)",
-		"global 6.8 (6.0–7.6)",
+		"aggregate 6.8 (6.0–7.6)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)

@@ -1,13 +1,10 @@
 package neighbourhood
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,17 +47,20 @@ type Report struct {
 	Boundary struct {
 		Published, IWantAnswered, IHaveIDs, GraftsSent, PrunesIn, MessagesIn int64
 	}
-	// Mesh is the observed node's mean mesh size per topic kind (topology.TopicKinds),
-	// sampled at the start of each measured slot.
-	Mesh map[string]float64
 	// BoundaryErrors counts deliveries a boundary peer could not make (its link failed).
 	BoundaryErrors int64
 	// ObservedPeers is the observed node's connected peers at the end: its real peers only.
 	ObservedPeers int
 	MaxLag        time.Duration
-	Wall          time.Duration
-	Simulated     time.Duration // measured slots, simulated time
-	CPU           time.Duration // process CPU over the run
+	// Streams and Pubsub are the observed node's meters over the whole run, warm-up
+	// included, frozen when the run ended: what its recording holds (the summary's streams).
+	Streams []result.StreamStats
+	Pubsub  result.Pubsub
+	// Timing: latency, the periphery's lateness, mesh sizes, drops, CPU (timing.go).
+	Timing    Timing
+	Wall      time.Duration
+	Simulated time.Duration // measured slots, simulated time
+	CPU       time.Duration // process CPU over the run
 }
 
 // SubnetView is the prediction the recording could confirm for one subnet.
@@ -124,14 +124,6 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 			}
 		}
 		r.Subnets = append(r.Subnets, v)
-	}
-	r.Mesh = map[string]float64{}
-	for k, v := range ct.meshSamples {
-		var sum float64
-		for _, x := range v {
-			sum += x
-		}
-		r.Mesh[k] = sum / float64(len(v))
 	}
 	ct.mu.Unlock()
 	sort.Slice(r.Subnets, func(i, j int) bool { return r.Subnets[i].Subnet < r.Subnets[j].Subnet })
@@ -227,6 +219,7 @@ func (r *Report) Print(w io.Writer) {
 		math.Abs(r.IHaveIDsPerHour()/Recording.IHAVEIDsPerHour-1) <= 0.25)
 	tw.Flush()
 	r.printWire(w)
+	r.printTiming(w)
 	fmt.Fprintln(w, "\ncontrol received by kind (measured, not scaled):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\traw bytes\tentries\tids\tper hour (entries)\t")
@@ -246,13 +239,6 @@ func (r *Report) Print(w io.Writer) {
 	for _, s := range r.Subnets {
 		fmt.Fprintf(w, "  subnet %d: %d subscribed, %d sent messages, %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.IHaveOnly)
 	}
-	fmt.Fprint(w, "the observed node's mesh, mean size per topic of each kind over the measured slots:")
-	for _, k := range topology.TopicKinds {
-		if v, ok := r.Mesh[k]; ok {
-			fmt.Fprintf(w, " %s %.1f", k, v)
-		}
-	}
-	fmt.Fprintln(w)
 	g, p := r.Control["graft"].Entries, r.Control["prune"].Entries
 	fmt.Fprintf(w, "GRAFT received %.0f/h, PRUNE received %.0f/h\n", float64(g)*perHour, float64(p)*perHour)
 	b := r.Boundary
@@ -270,25 +256,6 @@ func kindsLine(pl *topology.NeighbourhoodPlan) string {
 		parts = append(parts, fmt.Sprintf("%s %d", name, k[name]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// memAvailable reads MemAvailable from /proc/meminfo (0 when unknown).
-func memAvailable() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
 }
 
 // spread is the mean, sample standard deviation, minimum and maximum of a figure over runs.
@@ -391,17 +358,17 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 			only = append(only, float64(s.IHaveOnly))
 		}
 	}
-	fmt.Fprint(w, "\nthe observed node's mesh per topic, mean size by kind: mean (min–max over runs):")
-	for _, k := range topology.TopicKinds {
+	fmt.Fprint(w, "\nthe observed node's mesh per topic, mean size over the measured slots: mean (min–max) over runs:")
+	for _, c := range gossip.Categories() {
 		var v []float64
 		for _, r := range runs {
-			if x, ok := r.Mesh[k]; ok {
-				v = append(v, x)
+			if x, ok := r.Timing.Mesh[c.String()]; ok {
+				v = append(v, x.Mean)
 			}
 		}
 		if len(v) > 0 {
 			m := spreadOf(v)
-			fmt.Fprintf(w, " %s %.1f (%.1f–%.1f)", k, m.mean, m.min, m.max)
+			fmt.Fprintf(w, " %s %.1f (%.1f–%.1f)", c, m.mean, m.min, m.max)
 		}
 	}
 	fmt.Fprintln(w)

@@ -270,6 +270,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	spec, _ := topology.ClientProfile("spec")
 	dil := sim.Dilate(spec, cfg.TimeScale)
 	ct := newControlTracer()
+	ct.obs = newObserver(cfg.TimeScale)
 	nodeOpts := func(cl topology.Client, pos int, extra ...sim.Option) []sim.Option {
 		stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(plan.Peers)+1)
 		return append([]sim.Option{sim.WithClient(cl), sim.WithTimeScale(cfg.TimeScale), sim.WithValidationDelay(cfg.Validation),
@@ -434,10 +435,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if len(peers) == 0 {
 					continue
 				}
+				mid := gossip.MessageID(m.Topic, m.Data)
 				if observedTopics[m.Topic] && s >= cfg.Warmup {
 					rep.expected[m.Category]++
+					ct.obs.expect(string(mid[:]), m.At, m.Category)
 				}
-				mid := gossip.MessageID(m.Topic, m.Data)
 				for _, i := range peers {
 					r := drawRng(cfg.Seed, mid, i)
 					at := m.At + draw(r, cfg.Arrival.First)
@@ -457,21 +459,33 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}()
 	start := time.Now()
+	ct.obs.begin(start)
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
 	var before snapshot
 	var maxLag time.Duration
+	var cpuBefore time.Duration
+	var measureStart time.Time
+	dropsTo := func() int64 { // RPCs the real peers dropped on their way to the observed node
+		var n int64
+		for _, r := range reals {
+			n += r.node.PubsubStats().DroppedTo[obs.ID().String()]
+		}
+		return n
+	}
+	var dropsToBefore int64
 	slot := 0
 	for evs := range slots {
 		if slot == cfg.Warmup {
-			before = takeSnapshot(obs, ct)
+			before = snapshotOf(obs.Stats(), obs.PubsubStats())
 			ct.measuring.Store(true)
+			cpuBefore, measureStart, dropsToBefore = processCPU(), time.Now(), dropsTo()
+		}
+		if slot >= cfg.Warmup && evs != nil {
+			ct.obs.sampleMesh(obs.PubsubStats().MeshPeers, plan.ObservedTopics)
 		}
 		if evs == nil { // drain
 			time.Sleep(scaled(workload.SlotDuration))
 			break
-		}
-		if slot >= cfg.Warmup {
-			ct.sampleMesh(plan.ObservedTopics)
 		}
 		for _, e := range evs {
 			target := start.Add(scaled(e.at))
@@ -482,7 +496,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					return nil, runCtx.Err()
 				}
 			}
-			maxLag = max(maxLag, time.Since(target))
+			lag := max(0, time.Since(target))
+			maxLag = max(maxLag, lag)
+			if slot >= cfg.Warmup {
+				ct.obs.lag(lag)
+			}
 			// A boundary peer whose link failed (a real node that stopped reading for
 			// yamux's write timeout) delivers no more; the run goes on and the report
 			// counts it (delivery completeness says whether the observed node lost anything).
@@ -503,8 +521,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	default:
 	}
 	ct.measuring.Store(false)
-	after := takeSnapshot(obs, ct)
+	// The meters stop here, and with them the recording: the summary's streams and the
+	// trace hold exactly the same frames.
+	streams := obs.FreezeStats()
+	after := snapshotOf(streams, obs.PubsubStats())
+	rep.Streams, rep.Pubsub = streams, after.ps
 	rep.fill(before, after, ct, maxLag, time.Since(start))
+	rep.Timing = ct.obs.timing(maxLag, processCPU()-cpuBefore, time.Since(measureStart))
+	rep.Timing.ObservedDrops = after.ps.Drops() - before.ps.Drops()
+	rep.Timing.DropsToObserved = dropsTo() - dropsToBefore
 	rep.ObservedPeers = len(obs.Host().Network().Peers())
 	for _, r := range reals {
 		for _, bp := range r.boundary {
@@ -544,59 +569,17 @@ func draw(r *rand.Rand, d sim.DelayRange) time.Duration {
 // subnet which peers sent full messages and which only IHAVE.
 type controlTracer struct {
 	measuring atomic.Bool
+	obs       *observer
 	names     map[peer.ID]int
 	mu        sync.Mutex
 	ihaveIDs  [gossip.NumCategories]int64
 	ihaveB    [gossip.NumCategories]int64
 	full      map[string]map[peer.ID]bool
 	gossiped  map[string]map[peer.ID]bool
-	// mesh is the observed node's mesh per topic (pubsub's Graft and Prune events);
-	// meshSamples its size per topic kind, sampled at each measured slot's start.
-	mesh        map[string]map[peer.ID]bool
-	meshSamples map[string][]float64
 }
 
 func newControlTracer() *controlTracer {
-	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{},
-		mesh: map[string]map[peer.ID]bool{}, meshSamples: map[string][]float64{}}
-}
-
-func (c *controlTracer) Graft(p peer.ID, topic string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mesh[topic] == nil {
-		c.mesh[topic] = map[peer.ID]bool{}
-	}
-	c.mesh[topic][p] = true
-}
-
-func (c *controlTracer) Prune(p peer.ID, topic string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.mesh[topic], p)
-}
-
-func (c *controlTracer) RemovePeer(p peer.ID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, m := range c.mesh {
-		delete(m, p)
-	}
-}
-
-// sampleMesh records the observed node's mean mesh size per topic kind over topics.
-func (c *controlTracer) sampleMesh(topics []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	sum, n := map[string]float64{}, map[string]int{}
-	for _, t := range topics {
-		k := topology.TopicKind(t)
-		sum[k] += float64(len(c.mesh[t]))
-		n[k]++
-	}
-	for k, v := range sum {
-		c.meshSamples[k] = append(c.meshSamples[k], v/float64(n[k]))
-	}
+	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{}}
 }
 
 func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
@@ -626,13 +609,20 @@ func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
 	}
 }
 
-func (*controlTracer) AddPeer(peer.ID, protocol.ID)                         {}
-func (*controlTracer) OnNewOutboundStream(peer.ID, protocol.ID)             {}
-func (*controlTracer) OnClosedOutboundStream(peer.ID)                       {}
-func (*controlTracer) Join(string)                                          {}
-func (*controlTracer) Leave(string)                                         {}
-func (*controlTracer) ValidateMessage(*pubsub.Message)                      {}
-func (*controlTracer) DeliverMessage(*pubsub.Message)                       {}
+func (*controlTracer) AddPeer(peer.ID, protocol.ID)             {}
+func (*controlTracer) RemovePeer(peer.ID)                       {}
+func (*controlTracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
+func (*controlTracer) OnClosedOutboundStream(peer.ID)           {}
+func (*controlTracer) Join(string)                              {}
+func (*controlTracer) Leave(string)                             {}
+func (*controlTracer) Graft(peer.ID, string)                    {}
+func (*controlTracer) Prune(peer.ID, string)                    {}
+func (*controlTracer) ValidateMessage(*pubsub.Message)          {}
+func (c *controlTracer) DeliverMessage(m *pubsub.Message) {
+	if c.measuring.Load() {
+		c.obs.deliver(m.ID)
+	}
+}
 func (*controlTracer) RejectMessage(*pubsub.Message, string)                {}
 func (*controlTracer) DuplicateMessage(*pubsub.Message)                     {}
 func (*controlTracer) ThrottlePeer(peer.ID)                                 {}
@@ -648,10 +638,10 @@ type snapshot struct {
 	ps      result.Pubsub
 }
 
-func takeSnapshot(n *sim.Node, _ *controlTracer) snapshot {
-	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: n.PubsubStats()}
+func snapshotOf(streams []result.StreamStats, ps result.Pubsub) snapshot {
+	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: ps}
 	s.out = map[gossip.Category]result.CategoryBytes{}
-	for _, st := range n.Stats() {
+	for _, st := range streams {
 		if st.Direction != "in" {
 			for c, b := range st.Categories {
 				v := s.out[c]
@@ -680,7 +670,7 @@ func takeSnapshot(n *sim.Node, _ *controlTracer) snapshot {
 }
 
 func availableBytes() int64 {
-	if v := memAvailable(); v > 0 {
+	if v := sim.MemAvailable(); v > 0 {
 		return v
 	}
 	return 4 << 30

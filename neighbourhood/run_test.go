@@ -2,8 +2,6 @@ package neighbourhood
 
 import (
 	"context"
-	"errors"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,6 +75,15 @@ func TestSmallNeighbourhood(t *testing.T) {
 			t.Errorf("%s total wire/raw %.1f %%, want compressed", l.Direction, l.RelativePct)
 		}
 	}
+	// Timing: every measured attestation's latency is at least the arrival model's first
+	// copy (50 ms, simulated) and the mesh was sampled once per measured slot.
+	tm := r.Timing
+	if l := tm.Latency["attestation"]; l.Messages == 0 || l.Messages > int(r.Expected[gossip.Attestation]) || l.P50Ms < 50 || l.P99Ms < l.P50Ms {
+		t.Errorf("attestation latency %+v (expected %d)", l, r.Expected[gossip.Attestation])
+	}
+	if len(tm.MeshSlots) != cfg.Slots || tm.Mesh["attestation"].Mean <= 0 || tm.ObservedDrops != 0 || tm.Utilization <= 0 || tm.PeakRSSBytes < 64<<20 || len(tm.RSSBySlot) != cfg.Slots {
+		t.Errorf("timing %+v", tm)
+	}
 	// The recording: the observed node's streams with its 8 peers, both directions, every
 	// one on snappy-stream, and frames in each direction.
 	tr, err := trace.Open(tracePath)
@@ -84,17 +91,18 @@ func TestSmallNeighbourhood(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	frames := map[string]int{}
-	for {
-		f, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, _ := tr.Stream(f.Stream)
-		frames[s.Direction]++
+	rec, err := trace.TallyFrames(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := map[string]int64{}
+	for k, tl := range rec {
+		frames[k.Direction] += tl.Frames
+	}
+	// The summary's streams (the observed node's meters, frozen at the end) and the
+	// recording agree exactly, as an independent reader of the trace counts them.
+	for _, d := range trace.CompareStreams(r.Streams, rec) {
+		t.Error(d)
 	}
 	peers := map[string]bool{}
 	for _, s := range tr.Streams() {

@@ -167,6 +167,7 @@ func body(ctx context.Context, p *sim.Params, outputs string, summary *result.No
 		return fmt.Errorf("write %s: %w", ReportFile, err)
 	}
 	summary.Peers = rep.ObservedPeers
+	summary.Streams, summary.Pubsub = rep.Streams, rep.Pubsub
 	summary.Duration = rep.Simulated.Seconds()
 	if !rep.Complete() {
 		return errors.New("the observed node did not receive every message of its topics in the measured slots")
@@ -210,7 +211,6 @@ type Summary struct {
 	RecordingIDsH float64                        `json:"recording_ihave_ids_per_hour"`
 	Control       map[string]result.ControlBytes `json:"control_in"`
 	Subnet        []SubnetView                   `json:"subnets_view"`
-	Mesh          map[string]float64             `json:"observed_mesh_by_topic_kind,omitempty"`
 	MaxLagMs      float64                        `json:"max_lag_ms"`
 	WallS         float64                        `json:"wall_s"`
 	SimulatedS    float64                        `json:"simulated_s"`
@@ -218,6 +218,8 @@ type Summary struct {
 	// Wire is the observed node's traffic per category and direction, raw and after the
 	// codec, as measured (not scaled).
 	Wire []WireLine `json:"wire"`
+	// Timing is latency, the periphery's lateness, mesh sizes, drops and CPU.
+	Timing Timing `json:"timing"`
 }
 
 // CategorySummary is one category of the observed node's inbound traffic per hour of
@@ -236,9 +238,9 @@ type CategorySummary struct {
 
 // Summary is the report's figures for JSON.
 func (r *Report) Summary() Summary {
-	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale,
+	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale,
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control,
-		Subnet: r.Subnets, Mesh: r.Mesh, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
+		Subnet: r.Subnets, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	for _, c := range orderedCategories() {
 		rec := Recording.MiBh[c]
 		got := finite(r.MiBh(c))
