@@ -213,24 +213,61 @@ func Fields(b []byte) iter.Seq2[Field, error] {
 // malformed.
 func MessageTopic(msg []byte) string { return string(messageTopic(msg)) }
 
-// messageTopic is MessageTopic's bytes, inside msg.
+// messageTopic is MessageTopic's bytes, inside msg. It walks the fields as Fields does, in a
+// plain loop: it runs for every message of every frame on both sides of every stream.
 func messageTopic(msg []byte) []byte {
-	for f, err := range Fields(msg) {
-		if err != nil {
+	for len(msg) > 0 {
+		num, typ, tn := protowire.ConsumeTag(msg)
+		if tn < 0 {
 			return nil
 		}
-		if f.Is(fieldMessageTopic) {
-			return f.Value
+		fn := protowire.ConsumeFieldValue(num, typ, msg[tn:])
+		if fn < 0 {
+			return nil
 		}
+		if num == fieldMessageTopic && typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(msg[tn:])
+			return v
+		}
+		msg = msg[tn+fn:]
 	}
 	return nil
 }
 
-// ControlMessage fields (pubsub pb/rpc.proto) and the message-id fields inside them.
-var controlFields = map[protowire.Number]struct {
-	kind ControlKind
-	ids  protowire.Number // field of message ids inside the entry; 0 for none
-}{1: {IHave, 2}, 2: {IWant, 1}, 3: {Graft, 0}, 4: {Prune, 0}, 5: {IDontWant, 1}}
+// countFields counts the length-delimited fields num of an encoded message, up to the first
+// malformed field (Fields' walk, in a plain loop: IHAVE, IWANT and IDONTWANT entries carry
+// up to thousands of ids).
+func countFields(b []byte, num protowire.Number) int {
+	n := 0
+	for len(b) > 0 {
+		f, typ, tn := protowire.ConsumeTag(b)
+		if tn < 0 {
+			return n
+		}
+		fn := protowire.ConsumeFieldValue(f, typ, b[tn:])
+		if fn < 0 {
+			return n
+		}
+		if f == num && typ == protowire.BytesType {
+			n++
+		}
+		b = b[tn+fn:]
+	}
+	return n
+}
+
+// controlField is a ControlMessage field (pubsub pb/rpc.proto) and the message-id field
+// inside its entries.
+type controlField struct {
+	known bool
+	kind  ControlKind
+	ids   protowire.Number // field of message ids inside the entry; 0 for none
+}
+
+// controlFields are the ControlMessage's fields by number.
+var controlFields = [...]controlField{
+	1: {true, IHave, 2}, 2: {true, IWant, 1}, 3: {true, Graft, 0}, 4: {true, Prune, 0}, 5: {true, IDontWant, 1},
+}
 
 // splitControl adds a ControlMessage's entries to parts by kind and returns how many entries
 // it has (unknown fields count as entries of no kind).
@@ -241,23 +278,15 @@ func splitControl(b []byte, parts *[NumControlKinds]ControlPart) int {
 			return n
 		}
 		n++
-		cf, ok := controlFields[f.Num]
-		if !ok || f.Type != protowire.BytesType {
+		if f.Num < 0 || int(f.Num) >= len(controlFields) || !controlFields[f.Num].known || f.Type != protowire.BytesType {
 			continue
 		}
+		cf := controlFields[f.Num]
 		p := &parts[cf.kind]
 		p.Bytes += len(f.All)
 		p.Entries++
-		if cf.ids == 0 {
-			continue
-		}
-		for g, err := range Fields(f.Value) {
-			if err != nil {
-				break
-			}
-			if g.Is(cf.ids) {
-				p.IDs++
-			}
+		if cf.ids != 0 {
+			p.IDs += countFields(f.Value, cf.ids)
 		}
 	}
 	return n
@@ -294,7 +323,12 @@ func ShareOut(n int64, weights *[NumCategories]int) [NumCategories]int64 {
 // error before anything is allocated for it; io.EOF is returned only when r ends before the
 // first byte of a frame.
 func ReadFrame(r io.Reader, buf []byte, maxBytes int) ([]byte, error) {
-	var hdr [binary.MaxVarintLen64]byte
+	// The prefix is read into buf itself: a local array handed to r (an interface) would be
+	// allocated on the heap for every frame.
+	if cap(buf) < binary.MaxVarintLen64 {
+		buf = make([]byte, 0, 256)
+	}
+	hdr := buf[:binary.MaxVarintLen64]
 	var size uint64
 	for i := 0; ; i++ {
 		if i == len(hdr) {
@@ -320,13 +354,15 @@ func ReadFrame(r io.Reader, buf []byte, maxBytes int) ([]byte, error) {
 	if size > uint64(maxBytes) {
 		return buf, fmt.Errorf("%w: frame of %d bytes exceeds the bound of %d", errFrame, size, maxBytes)
 	}
-	hl := binary.PutUvarint(hdr[:], size)
+	// The prefix as binary.PutUvarint writes it (a padded one is not kept).
+	var canon [binary.MaxVarintLen64]byte
+	hl := binary.PutUvarint(canon[:], size)
 	need := hl + int(size)
 	if cap(buf) < need {
 		buf = make([]byte, need)
 	}
 	buf = buf[:need]
-	copy(buf, hdr[:hl])
+	copy(buf, canon[:hl])
 	if _, err := io.ReadFull(r, buf[hl:]); err != nil {
 		return buf, fmt.Errorf("read frame of %d bytes: %w", size, noEOF(err))
 	}

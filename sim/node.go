@@ -397,7 +397,8 @@ const backlogWait = 2 * time.Second
 // RPCs at a full queue. The queue to from itself does not count: that peer's reading does not
 // wait for us, and counting it would deadlock two nodes sending each other heavy traffic.
 func (n *Node) awaitBacklog(from peer.ID) {
-	if !n.cfg.flowControl {
+	if !n.cfg.flowControl || n.tracer.maxBacklog(from) <= backlogLimit {
+		// The common case, every frame: no clock read.
 		return
 	}
 	deadline := time.Now().Add(backlogWait)
