@@ -171,6 +171,7 @@ func runOverheadSim(b *testing.B) overheadRun {
 	}
 	var r overheadRun
 	cpu, most, wall := math.Inf(1), 0.0, math.Inf(1)
+	var frames int64
 	for _, path := range paths {
 		s, err := result.ReadSummary(path)
 		if err != nil {
@@ -182,8 +183,13 @@ func runOverheadSim(b *testing.B) overheadRun {
 		cpu, most = min(cpu, s.Process.CPUSeconds), max(most, s.Process.CPUSeconds)
 		wall = min(wall, s.Process.WallSeconds)
 		r.copies += s.Pubsub.Delivered + s.Pubsub.Duplicates
+		for _, st := range s.Streams {
+			if st.Direction == "in" {
+				frames += st.Frames
+			}
+		}
 	}
-	b.Logf("sim: the nodes' measured-phase process CPU %.3f–%.3f s, wall %.3f s", cpu, most, wall)
+	b.Logf("sim: the nodes' measured-phase process CPU %.3f–%.3f s, wall %.3f s; %d copies in %d frames", cpu, most, wall, r.copies, frames)
 	r.cpu = time.Duration(cpu * float64(time.Second))
 	return r
 }

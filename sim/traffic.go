@@ -104,14 +104,14 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 	var lagSum time.Duration
 	seq, count := 0, 0
 	for slotIndex := range in.p.Slots {
-		msgs, origins, err := in.slots.slot(slotIndex)
+		sl, err := in.slots.slot(slotIndex)
 		if err != nil {
 			return fmt.Errorf("workload: %w", err)
 		}
-		for i := range msgs {
-			m := &msgs[i]
+		for i := range sl.msgs {
+			m := &sl.msgs[i]
 			seq++
-			if origins[i] != in.me {
+			if sl.origins[i] != in.me {
 				continue
 			}
 			t := topics[m.Topic]
@@ -133,7 +133,7 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 			if d := time.Until(target); d > time.Millisecond {
 				time.Sleep(d)
 			}
-			id := gossip.MessageID(m.Topic, m.Data)
+			id := sl.ids[i]
 			if in.msgLog != nil {
 				in.msgLog.Add(string(id[:]), time.Now().UnixNano(), true, m.Topic)
 			}
