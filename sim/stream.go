@@ -127,15 +127,24 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		return 0, err
 	}
 	wire, cs := s.wire.n-before, statsDelta(s.w, &s.wlast)
-	s.node.account(func() {
-		s.node.record(&s.wtrace, "out", s.Stream, s.spec, dominant, frame)
-		s.wside.add(&parts, len(data), wire, cs)
-	})
+	var record func()
+	if s.node.cfg.recorder != nil {
+		record = func() { s.node.record(&s.wtrace, "out", s.Stream, s.spec, dominant, frame) }
+	}
+	s.wside.add(&parts, len(data), wire, cs, record)
 	return len(frame), nil
 }
 
-// Read yields decoded frame bytes to pubsub.
+// Read yields decoded frame bytes to pubsub. pubsub reads a stream from one goroutine (its
+// reader, or for an outbound stream the watch for its end) and reads a frame's length prefix
+// a byte at a time: what is left of the current frame is handed out without the lock, which
+// guards the codec reader against release.
 func (s *codecStream) Read(p []byte) (int, error) {
+	if len(s.pending) > 0 {
+		n := copy(p, s.pending)
+		s.pending = s.pending[n:]
+		return n, nil
+	}
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
 	for len(s.pending) == 0 {
@@ -191,10 +200,11 @@ func (s *codecStream) nextFrame() error {
 		}
 		out = s.snappyed
 	}
-	s.node.account(func() {
-		s.rside.add(&parts, len(s.frame), cs.WireBytes, cs)
-		s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out)
-	})
+	var record func()
+	if s.node.cfg.recorder != nil {
+		record = func() { s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out) }
+	}
+	s.rside.add(&parts, len(s.frame), cs.WireBytes, cs, record)
 	s.pending = out
 	return nil
 }
