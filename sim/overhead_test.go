@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -323,12 +324,26 @@ func runOverheadBare(b *testing.B, p *Params) overheadRun {
 		if err != nil {
 			b.Fatal(err)
 		}
+		if len(cfg.validation) > 0 {
+			// A Node validates through its own validators (validation.go); bare pubsub here
+			// has none, so the two sides would not do the same work.
+			b.Fatalf("%s %v: the bare side runs no validators; run the comparison with it off", ParamValidationDelay, cfg.validation)
+		}
+		// The process-wide backoff slack for the scale, as NewNode holds it.
+		if err := acquireTimeScale(Dilate(cfg.client, cfg.timeScale)); err != nil {
+			b.Fatal(err)
+		}
+		defer releaseTimeScale()
 		n := nodes[i]
 		n.counter = &copyCounter{RawTracer: nopTracer{}}
 		var nctx context.Context
 		nctx, n.cancel = context.WithCancel(ctx)
 		opts, _ := gossipSubOptions(&cfg)
-		if n.ps, err = pubsub.NewGossipSub(nctx, n.host, append(opts, pubsub.WithRawTracer(n.counter))...); err != nil {
+		// The protocol a plain Node speaks (gossipsub v1.2, /meshsub/1.2.0), with pubsub's own
+		// feature test: pubsub's default list would negotiate v1.3 and its extensions.
+		opts = append(opts, pubsub.WithGossipSubProtocols([]protocol.ID{PlainProtocol}, pubsub.GossipSubDefaultFeatures),
+			pubsub.WithRawTracer(n.counter))
+		if n.ps, err = pubsub.NewGossipSub(nctx, n.host, opts...); err != nil {
 			b.Fatal(err)
 		}
 		for _, t := range nd.Topics {
@@ -366,6 +381,13 @@ func runOverheadBare(b *testing.B, p *Params) overheadRun {
 		}
 		if err := waitSubscribed(ctx, nodes[i].ps, w); err != nil {
 			b.Fatal(err)
+		}
+		for _, c := range nodes[i].host.Network().Conns() {
+			for _, st := range c.GetStreams() {
+				if pid := st.Protocol(); strings.HasPrefix(string(pid), "/meshsub/") && pid != PlainProtocol {
+					b.Fatalf("bare node %d speaks %s to a peer, not %s as a plain Node does", i, pid, PlainProtocol)
+				}
+			}
 		}
 	}
 
