@@ -567,23 +567,14 @@ func (r *MeshReport) latency(logs []string) error {
 	}
 	for c, ls := range lat {
 		sort.Float64s(ls)
-		l := &Latency{Deliveries: int64(len(ls)), P50Ms: quantile(ls, 0.5), P90Ms: quantile(ls, 0.9), P99Ms: quantile(ls, 0.99), MaxMs: ls[len(ls)-1]}
+		l := &Latency{Deliveries: int64(len(ls)), P50Ms: result.Quantile(ls, 0.5), P90Ms: result.Quantile(ls, 0.9), P99Ms: result.Quantile(ls, 0.99), MaxMs: ls[len(ls)-1]}
 		if ts := t95[c]; len(ts) > 0 {
 			sort.Float64s(ts)
-			l.T95P50Ms, l.T95MaxMs = quantile(ts, 0.5), ts[len(ts)-1]
+			l.T95P50Ms, l.T95MaxMs = result.Quantile(ts, 0.5), ts[len(ts)-1]
 		}
 		r.Latency[c] = l
 	}
 	return nil
-}
-
-// quantile of sorted values (nearest rank).
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // SetDir labels the report with the run's name (streamsim report: the run's label).

@@ -56,7 +56,8 @@ type Spread struct {
 	Max  float64 `json:"max"`
 }
 
-func spreadOf(vs []float64) Spread {
+// SpreadOf is the mean, minimum and maximum of vs (over seeds).
+func SpreadOf(vs []float64) Spread {
 	s := Spread{Min: math.Inf(1), Max: math.Inf(-1)}
 	for _, v := range vs {
 		s.Mean += v / float64(len(vs))
@@ -187,7 +188,7 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 		}
 	}
 	for k, vs := range rel {
-		sp := spreadOf(vs)
+		sp := SpreadOf(vs)
 		row := ABRow{Bandwidth: k.bw, Codec: k.codec, Scope: k.scope, Category: k.cat, Seeds: len(vs), Mean: sp.Mean, Min: sp.Min, Max: sp.Max}
 		if c, err := gossip.ParseCategory(k.cat); err == nil {
 			row.cat = c
@@ -256,7 +257,7 @@ func abLatencyDiff(runs []ABRunResult) []ABLatencyDiff {
 	for _, k := range order {
 		a := accs[k]
 		out = append(out, ABLatencyDiff{Bandwidth: k.bw, Codec: k.codec, Category: k.cat, Seeds: len(a.p50),
-			P50: spreadOf(a.p50), P99: spreadOf(a.p99), Saturated: a.saturated})
+			P50: SpreadOf(a.p50), P99: SpreadOf(a.p99), Saturated: a.saturated})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Bandwidth != out[j].Bandwidth {

@@ -36,7 +36,7 @@ type Report struct {
 	Config Config
 	Plan   *topology.NeighbourhoodPlan
 	// In is the observed node's inbound raw and wire bytes per category; Control by kind.
-	In      map[gossip.Category]result.CategoryBytes
+	In, Out map[gossip.Category]result.CategoryBytes
 	Control map[string]result.ControlBytes
 	// IHAVE ids and bytes received per topic category (the calibration form's attestation
 	// share of them is scaled to 64 subnets in the table).
@@ -55,9 +55,15 @@ type Report struct {
 	// ObservedPeers is the observed node's connected peers at the end: its real peers only.
 	ObservedPeers int
 	MaxLag        time.Duration
-	Wall          time.Duration
-	Simulated     time.Duration // measured slots, simulated time
-	CPU           time.Duration // process CPU over the run
+	// Streams and Pubsub are the observed node's meters over the whole run, warm-up
+	// included, frozen when the run ended: what its recording holds (the summary's streams).
+	Streams []result.StreamStats
+	Pubsub  result.Pubsub
+	// Timing: latency, the periphery's lateness, mesh sizes, drops, CPU (timing.go).
+	Timing    Timing
+	Wall      time.Duration
+	Simulated time.Duration // measured slots, simulated time
+	CPU       time.Duration // process CPU over the run
 }
 
 // SubnetView is the prediction the recording could confirm for one subnet.
@@ -73,6 +79,11 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 	for c, v := range after.in {
 		b := before.in[c]
 		r.In[c] = result.CategoryBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes}
+	}
+	r.Out = map[gossip.Category]result.CategoryBytes{}
+	for c, v := range after.out {
+		b := before.out[c]
+		r.Out[c] = result.CategoryBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes}
 	}
 	r.Control = map[string]result.ControlBytes{}
 	for k, v := range after.control {
@@ -198,6 +209,8 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "IHAVE ids/h\t%.3g\t%.3g\t%.2f\t%v\t\t\t\t\n", Recording.IHAVEIDsPerHour, r.IHaveIDsPerHour(), r.IHaveIDsPerHour()/Recording.IHAVEIDsPerHour,
 		math.Abs(r.IHaveIDsPerHour()/Recording.IHAVEIDsPerHour-1) <= 0.25)
 	tw.Flush()
+	r.printWire(w)
+	r.printTiming(w)
 	fmt.Fprintln(w, "\ncontrol received by kind (measured, not scaled):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\traw bytes\tentries\tids\tper hour (entries)\t")

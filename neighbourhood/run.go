@@ -23,11 +23,13 @@ import (
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/periphery"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/trace"
 	"github.com/streamsim/streamsim/workload"
 )
 
@@ -63,6 +65,13 @@ type Config struct {
 	Log    *slog.Logger
 	// MemoryBytes is the memory the periphery may use; 0: MemAvailable of /proc/meminfo.
 	MemoryBytes int64
+	// Codec is the stream codec of the observed node's links: the observed node and its real
+	// peers offer it (plain /meshsub/1.2.0 is always offered last); the boundary peers speak
+	// plain /meshsub/1.2.0 only, so the peers' links to them stay plain.
+	Codec codec.Spec
+	// Trace, when set, records the observed node's gossipsub frames (its streams with its
+	// real peers) for offline replay (`streamsim sweep`).
+	Trace *trace.Writer
 }
 
 // DefaultConfig is the calibration form.
@@ -141,6 +150,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	spec, _ := topology.ClientProfile("spec")
 	dil := sim.Dilate(spec, cfg.TimeScale)
 	ct := newControlTracer()
+	ct.obs = newObserver(cfg.TimeScale)
 	nodeOpts := func(cl topology.Client, pos int, extra ...sim.Option) []sim.Option {
 		stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(plan.Peers)+1)
 		return append([]sim.Option{sim.WithClient(cl), sim.WithTimeScale(cfg.TimeScale), sim.WithValidationDelay(cfg.Validation),
@@ -157,7 +167,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, err := sim.NewNode(oh, nodeOpts(plan.ObservedClient, 0, sim.WithRawTracers(ct))...)
+	var codecs []codec.Spec
+	if !cfg.Codec.IsPlain() {
+		codecs = []codec.Spec{cfg.Codec}
+	}
+	obsOpts := []sim.Option{sim.WithRawTracers(ct), sim.WithCodecs(codecs...)}
+	if cfg.Trace != nil {
+		obsOpts = append(obsOpts, sim.WithRecorder(cfg.Trace))
+	}
+	obs, err := sim.NewNode(oh, nodeOpts(plan.ObservedClient, 0, obsOpts...)...)
 	if err != nil {
 		oh.Close()
 		return nil, err
@@ -169,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		n, err := sim.NewNode(h, nodeOpts(p.Client, i+1)...)
+		n, err := sim.NewNode(h, nodeOpts(p.Client, i+1, sim.WithCodecs(codecs...))...)
 		if err != nil {
 			h.Close()
 			return nil, err
@@ -282,10 +300,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if len(peers) == 0 {
 					continue
 				}
+				mid := gossip.MessageID(m.Topic, m.Data)
 				if observedTopics[m.Topic] && s >= cfg.Warmup {
 					rep.expected[m.Category]++
+					ct.obs.expect(string(mid[:]), m.At, m.Category)
 				}
-				mid := gossip.MessageID(m.Topic, m.Data)
 				for _, i := range peers {
 					r := drawRng(cfg.Seed, mid, i)
 					at := m.At + draw(r, cfg.Arrival.First)
@@ -304,14 +323,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}()
 	start := time.Now()
+	ct.obs.begin(start)
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
 	var before snapshot
 	var maxLag time.Duration
+	var cpuBefore time.Duration
+	var measureStart time.Time
+	dropsTo := func() int64 { // RPCs the real peers dropped on their way to the observed node
+		var n int64
+		for _, r := range reals {
+			n += r.node.PubsubStats().DroppedTo[obs.ID().String()]
+		}
+		return n
+	}
+	var dropsToBefore int64
 	slot := 0
 	for evs := range slots {
 		if slot == cfg.Warmup {
-			before = takeSnapshot(obs, ct)
+			before = snapshotOf(obs.Stats(), obs.PubsubStats())
 			ct.measuring.Store(true)
+			cpuBefore, measureStart, dropsToBefore = processCPU(), time.Now(), dropsTo()
+		}
+		if slot >= cfg.Warmup && evs != nil {
+			ct.obs.sampleMesh(obs.PubsubStats().MeshPeers, plan.ObservedTopics)
 		}
 		if evs == nil { // drain
 			time.Sleep(scaled(workload.SlotDuration))
@@ -326,7 +360,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					return nil, runCtx.Err()
 				}
 			}
-			maxLag = max(maxLag, time.Since(target))
+			lag := max(0, time.Since(target))
+			maxLag = max(maxLag, lag)
+			if slot >= cfg.Warmup {
+				ct.obs.lag(lag)
+			}
 			// A boundary peer whose link failed (a real node that stopped reading for
 			// yamux's write timeout) delivers no more; the run goes on and the report
 			// counts it (delivery completeness says whether the observed node lost anything).
@@ -345,8 +383,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	default:
 	}
 	ct.measuring.Store(false)
-	after := takeSnapshot(obs, ct)
+	// The meters stop here, and with them the recording: the summary's streams and the
+	// trace hold exactly the same frames.
+	streams := obs.FreezeStats()
+	after := snapshotOf(streams, obs.PubsubStats())
+	rep.Streams, rep.Pubsub = streams, after.ps
 	rep.fill(before, after, ct, maxLag, time.Since(start))
+	rep.Timing = ct.obs.timing(maxLag, processCPU()-cpuBefore, time.Since(measureStart))
+	rep.Timing.ObservedDrops = after.ps.Drops() - before.ps.Drops()
+	rep.Timing.DropsToObserved = dropsTo() - dropsToBefore
 	rep.ObservedPeers = len(obs.Host().Network().Peers())
 	for _, r := range reals {
 		for _, bp := range r.boundary {
@@ -390,6 +435,7 @@ func pickDistinct(r *rand.Rand, n, k int) []int {
 // subnet which peers sent full messages and which only IHAVE.
 type controlTracer struct {
 	measuring atomic.Bool
+	obs       *observer
 	names     map[peer.ID]int
 	mu        sync.Mutex
 	ihaveIDs  [gossip.NumCategories]int64
@@ -429,16 +475,20 @@ func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
 	}
 }
 
-func (*controlTracer) AddPeer(peer.ID, protocol.ID)                         {}
-func (*controlTracer) RemovePeer(peer.ID)                                   {}
-func (*controlTracer) OnNewOutboundStream(peer.ID, protocol.ID)             {}
-func (*controlTracer) OnClosedOutboundStream(peer.ID)                       {}
-func (*controlTracer) Join(string)                                          {}
-func (*controlTracer) Leave(string)                                         {}
-func (*controlTracer) Graft(peer.ID, string)                                {}
-func (*controlTracer) Prune(peer.ID, string)                                {}
-func (*controlTracer) ValidateMessage(*pubsub.Message)                      {}
-func (*controlTracer) DeliverMessage(*pubsub.Message)                       {}
+func (*controlTracer) AddPeer(peer.ID, protocol.ID)             {}
+func (*controlTracer) RemovePeer(peer.ID)                       {}
+func (*controlTracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
+func (*controlTracer) OnClosedOutboundStream(peer.ID)           {}
+func (*controlTracer) Join(string)                              {}
+func (*controlTracer) Leave(string)                             {}
+func (*controlTracer) Graft(peer.ID, string)                    {}
+func (*controlTracer) Prune(peer.ID, string)                    {}
+func (*controlTracer) ValidateMessage(*pubsub.Message)          {}
+func (c *controlTracer) DeliverMessage(m *pubsub.Message) {
+	if c.measuring.Load() {
+		c.obs.deliver(m.ID)
+	}
+}
 func (*controlTracer) RejectMessage(*pubsub.Message, string)                {}
 func (*controlTracer) DuplicateMessage(*pubsub.Message)                     {}
 func (*controlTracer) ThrottlePeer(peer.ID)                                 {}
@@ -449,15 +499,22 @@ func (*controlTracer) UndeliverableMessage(*pubsub.Message)                 {}
 
 // snapshot is the observed node's counters at one moment.
 type snapshot struct {
-	in      map[gossip.Category]result.CategoryBytes
+	in, out map[gossip.Category]result.CategoryBytes
 	control map[string]result.ControlBytes
 	ps      result.Pubsub
 }
 
-func takeSnapshot(n *sim.Node, _ *controlTracer) snapshot {
-	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: n.PubsubStats()}
-	for _, st := range n.Stats() {
+func snapshotOf(streams []result.StreamStats, ps result.Pubsub) snapshot {
+	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: ps}
+	s.out = map[gossip.Category]result.CategoryBytes{}
+	for _, st := range streams {
 		if st.Direction != "in" {
+			for c, b := range st.Categories {
+				v := s.out[c]
+				v.RawBytes += b.RawBytes
+				v.WireBytes += b.WireBytes
+				s.out[c] = v
+			}
 			continue
 		}
 		for c, b := range st.Categories {

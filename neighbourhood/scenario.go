@@ -16,6 +16,7 @@ import (
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/trace"
 )
 
 // The neighbourhood as a registered scenario: one instance runs the whole neighbourhood (the
@@ -29,6 +30,9 @@ const (
 	ReportFile = "neighbourhood.json"
 	TableFile  = "neighbourhood.txt"
 )
+
+// Name is the scenario's registered name.
+const Name = "neighbourhood"
 
 // GroupName is the scenario's one group; it has one instance.
 const GroupName = "neighbourhood"
@@ -46,7 +50,7 @@ const ReportKind = "neighbourhood"
 
 // Scenario is the neighbourhood: see docs/neighbourhood.md.
 var Scenario = &sim.Scenario{
-	Name:    "neighbourhood",
+	Name:    Name,
 	Summary: "the recorded node's view of mainnet: the observed node and its ~45 peers as real nodes, boundary peers applying mainnet's grafting pressure; calibration against the recording, control by kind",
 	Params:  params(),
 	// The calibration form: 10 measured slots (after the warm-up) in real time.
@@ -55,9 +59,6 @@ var Scenario = &sim.Scenario{
 	Role:  func(string) topology.Role { return topology.RoleNode },
 	Parse: parse,
 	Check: func(p *sim.Params, groups map[string]int) error {
-		if !p.Codec.IsPlain() {
-			return &sim.ParamError{Name: sim.ParamCodec, Err: fmt.Errorf("%s: the neighbourhood's links run plain /meshsub/1.2.0 so far; stream codecs on the observed node's links are not built yet", p.Codec)}
-		}
 		for g, n := range groups {
 			if n != 1 {
 				return fmt.Errorf("group %s has %d instances: the neighbourhood runs in one instance", g, n)
@@ -67,7 +68,7 @@ var Scenario = &sim.Scenario{
 	},
 	Body:   body,
 	Report: ReportKind,
-	Flags:  sim.SingleRunFlags(GroupName, 1),
+	Flags:  flags,
 }
 
 func init() { sim.Register(Scenario) }
@@ -122,7 +123,7 @@ func parse(p *sim.Params) (any, error) {
 	if cfg.Validation, err = sim.ParseValidationDelays(p.Values[ParamValidationDelay]); err != nil {
 		return nil, err
 	}
-	cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Validators = p.Slots, p.TimeScale, p.Seed, p.Validators
+	cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Validators, cfg.Codec = p.Slots, p.TimeScale, p.Seed, p.Validators, p.Codec
 	return &cfg, nil
 }
 
@@ -130,8 +131,20 @@ func parse(p *sim.Params) (any, error) {
 func body(ctx context.Context, p *sim.Params, outputs string, summary *result.NodeSummary) error {
 	cfg := *p.Own.(*Config)
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	summary.Kind, summary.Client = topology.KindObserved, cfg.Population.ObservedClient
+	summary.Kind, summary.Client, summary.Codec = topology.KindObserved, cfg.Population.ObservedClient, cfg.Codec.String()
+	if p.Record {
+		tw, err := createTrace(filepath.Join(outputs, sim.TraceFile), p, &cfg)
+		if err != nil {
+			return err
+		}
+		cfg.Trace = tw
+	}
 	rep, err := Run(ctx, cfg)
+	if cfg.Trace != nil {
+		if cerr := cfg.Trace.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("trace: %w", cerr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -148,6 +161,7 @@ func body(ctx context.Context, p *sim.Params, outputs string, summary *result.No
 		return fmt.Errorf("write %s: %w", ReportFile, err)
 	}
 	summary.Peers = rep.ObservedPeers
+	summary.Streams, summary.Pubsub = rep.Streams, rep.Pubsub
 	summary.Duration = rep.Simulated.Seconds()
 	if !rep.Complete() {
 		return errors.New("the observed node did not receive every message of its topics in the measured slots")
@@ -155,10 +169,33 @@ func body(ctx context.Context, p *sim.Params, outputs string, summary *result.No
 	return nil
 }
 
+// createTrace opens the observed node's frame recorder. Its header says what a replay needs:
+// the observed node's profile (all-subnets in the full form; the calibration form keeps
+// only the first subnets, which the header says), the seeds and the time scale.
+func createTrace(path string, p *sim.Params, cfg *Config) (*trace.Writer, error) {
+	params := map[string]string{"scenario": Name, "role": string(topology.RoleNode), "kind": topology.KindObserved,
+		"group": GroupName, "instance": "0", "payload": p.Payload, "client": cfg.Population.ObservedClient,
+		"subnets": strconv.Itoa(cfg.Population.Subnets), "slots": strconv.Itoa(cfg.Slots), "warmup_slots": strconv.Itoa(cfg.Warmup),
+		"time_scale": strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64), "seed": strconv.FormatInt(cfg.Seed, 10),
+		"topology_seed": strconv.FormatInt(cfg.Population.Seed, 10), "codec": cfg.Codec.String(),
+		"note": "the observed node's frames as go-libp2p-pubsub wrote or read them (ssz_snappy payloads), before stream compression; warm-up slots included"}
+	if cfg.Population.Subnets == gossip.AttestationSubnets {
+		params["profile"] = "all-subnets"
+	}
+	w, err := trace.Create(path, trace.Header{Version: trace.Version, Source: "recorder", Params: params})
+	if err != nil {
+		return nil, fmt.Errorf("frame recorder: %w", err)
+	}
+	return w, nil
+}
+
 // Summary is the report's JSON form: the figures the table prints, per category against
 // the recording.
 type Summary struct {
 	Subnets       int                            `json:"subnets"`
+	Codec         string                         `json:"codec"`
+	Seed          int64                          `json:"seed"`
+	TopologySeed  int64                          `json:"topology_seed"`
 	Peers         int                            `json:"peers"`
 	Slots         int                            `json:"slots"`
 	TimeScale     float64                        `json:"time_scale"`
@@ -172,6 +209,11 @@ type Summary struct {
 	WallS         float64                        `json:"wall_s"`
 	SimulatedS    float64                        `json:"simulated_s"`
 	CPUS          float64                        `json:"cpu_s"`
+	// Wire is the observed node's traffic per category and direction, raw and after the
+	// codec, as measured (not scaled).
+	Wire []WireLine `json:"wire"`
+	// Timing is latency, the periphery's lateness, mesh sizes, drops and CPU.
+	Timing Timing `json:"timing"`
 }
 
 // CategorySummary is one category of the observed node's inbound traffic per hour of
@@ -190,7 +232,7 @@ type CategorySummary struct {
 
 // Summary is the report's figures for JSON.
 func (r *Report) Summary() Summary {
-	s := Summary{Subnets: r.Config.Population.Subnets, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale,
+	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale,
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control,
 		Subnet: r.Subnets, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	for _, c := range orderedCategories() {

@@ -24,9 +24,15 @@ func TestScenarioRegistered(t *testing.T) {
 	if cfg.Population.Subnets != 2 || cfg.Warmup != 3 || cfg.Slots != DefaultConfig().Slots || cfg.TimeScale != 1 || cfg.Validators != p.Validators {
 		t.Errorf("config %+v from params %+v", cfg, p.Values)
 	}
-	if err := sc.CheckGroups(map[string]string{sim.ParamCodec: "snappy-stream"}, []sim.Group{{ID: GroupName, Instances: 1}}); err == nil ||
+	if err := sc.CheckGroups(map[string]string{sim.ParamCodec: "snappy-stream"}, []sim.Group{{ID: GroupName, Instances: 1}}); err != nil {
+		t.Errorf("snappy-stream on the observed node's links: %v", err)
+	}
+	if p, err := sc.ParseParams(map[string]string{sim.ParamCodec: "zstd:3:1MiB"}); err != nil || p.Own.(*Config).Codec.String() != "zstd:3:1MiB" {
+		t.Errorf("zstd:3:1MiB: %v", err)
+	}
+	if err := sc.CheckGroups(map[string]string{sim.ParamCodec: "lz5"}, []sim.Group{{ID: GroupName, Instances: 1}}); err == nil ||
 		!strings.Contains(err.Error(), "codec") {
-		t.Errorf("a compressed codec: %v", err)
+		t.Errorf("an unknown codec: %v", err)
 	}
 	if err := sc.CheckGroups(nil, []sim.Group{{ID: GroupName, Instances: 2}}); err == nil {
 		t.Error("two instances were accepted")

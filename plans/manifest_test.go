@@ -312,7 +312,7 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"history-sweep-local.toml", "hub-leaves-k8s-ci.toml", "hub-leaves-k8s-large.toml", "hub-leaves-k8s.toml", "hub-leaves-local.toml", "mesh-history-sweep-local.toml", "mesh-k8s-ci.toml", "mesh-k8s.toml", "mesh-local.toml", "neighbourhood-local.toml"}
+	want := []string{"history-sweep-local.toml", "hub-leaves-k8s-ci.toml", "hub-leaves-k8s-large.toml", "hub-leaves-k8s.toml", "hub-leaves-local.toml", "mesh-history-sweep-local.toml", "mesh-k8s-ci.toml", "mesh-k8s.toml", "mesh-local.toml", "neighbourhood-k8s-ci.toml", "neighbourhood-k8s.toml", "neighbourhood-local.toml"}
 	var names []string
 	for _, p := range paths {
 		names = append(names, filepath.Base(p))

@@ -169,40 +169,9 @@ func checkMeshRecording(t *testing.T, dir string, r *analysis.MeshReport) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	type key struct{ peer, dir string }
-	type tally struct {
-		frames  int64
-		raw     [gossip.NumCategories]int64
-		control [gossip.NumControlKinds]gossip.ControlPart
-	}
-	rec := map[key]*tally{}
-	for {
-		f, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := tr.Stream(f.Stream)
-		parts, err := gossip.SplitFrame(f.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k := key{st.Peer, st.Direction}
-		if rec[k] == nil {
-			rec[k] = &tally{}
-		}
-		tl := rec[k]
-		tl.frames++
-		for c, b := range parts.Bytes {
-			tl.raw[c] += int64(b)
-		}
-		for c, p := range parts.Control {
-			tl.control[c].Bytes += p.Bytes
-			tl.control[c].Entries += p.Entries
-			tl.control[c].IDs += p.IDs
-		}
+	rec, err := trace.TallyFrames(tr)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var summary *result.NodeSummary
 	for _, n := range r.Summaries() {
@@ -213,32 +182,8 @@ func checkMeshRecording(t *testing.T, dir string, r *analysis.MeshReport) {
 	if summary == nil || len(summary.Streams) == 0 || len(rec) == 0 {
 		t.Fatalf("observed node: summary %v, %d recorded stream directions", summary != nil, len(rec))
 	}
-	seen := 0
-	for _, s := range summary.Streams {
-		tl := rec[key{s.Peer, s.Direction}]
-		if tl == nil {
-			t.Errorf("%s %s: in the summary (%d frames), not in the recording", s.Direction, s.Peer, s.Frames)
-			continue
-		}
-		seen++
-		if tl.frames != s.Frames {
-			t.Errorf("%s %s: %d frames recorded, %d metered", s.Direction, s.Peer, tl.frames, s.Frames)
-		}
-		for _, c := range gossip.Categories() {
-			if tl.raw[c] != s.Categories[c].RawBytes {
-				t.Errorf("%s %s %s: %d raw bytes recorded, %d metered", s.Direction, s.Peer, c, tl.raw[c], s.Categories[c].RawBytes)
-			}
-		}
-		for _, k := range gossip.ControlKinds() {
-			m := s.Control[k.String()]
-			if p := tl.control[k]; int64(p.Bytes) != m.RawBytes || int64(p.Entries) != m.Entries || int64(p.IDs) != m.IDs {
-				t.Errorf("%s %s %s: recorded %d B, %d entries, %d ids; metered %d B, %d entries, %d ids",
-					s.Direction, s.Peer, k, p.Bytes, p.Entries, p.IDs, m.RawBytes, m.Entries, m.IDs)
-			}
-		}
-	}
-	if seen != len(rec) {
-		t.Errorf("%d stream directions recorded, %d in the summary", len(rec), seen)
+	for _, d := range trace.CompareStreams(summary.Streams, rec) {
+		t.Error(d)
 	}
 }
 

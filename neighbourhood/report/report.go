@@ -15,10 +15,6 @@ import (
 	"github.com/streamsim/streamsim/result"
 )
 
-func init() {
-	analysis.RegisterKind(analysis.Kind{Name: neighbourhood.ReportKind, Load: func(dir string) (analysis.Report, error) { return Load(dir) }})
-}
-
 // Report is a neighbourhood run read back: the table its instance printed, its figures,
 // and the verdict (delivery complete; each category outside ±25 % of the recording is a note,
 // a calibration finding, not a failure).
@@ -69,6 +65,16 @@ func Load(dir string) (*Report, error) {
 	}
 	if !r.Figures.Complete {
 		r.Problem("delivery incomplete: the observed node missed messages of its topics")
+	}
+	t := r.Figures.Timing
+	if t.ObservedDrops > 0 || t.DropsToObserved > 0 {
+		r.Problem("pubsub dropped traffic in the measured slots: %d at the observed node, %d RPCs on the way to it (an outbound queue was full): the observed node's figures miss it", t.ObservedDrops, t.DropsToObserved)
+	}
+	if t.Saturated {
+		r.Note("the process was saturated (CPU %.0f %% of the machine over the measured slots): in-process hops took longer than on an idle machine, so copies and IHAVE timing lean the way docs/neighbourhood.md describes", 100*t.Utilization)
+	}
+	if late := neighbourhood.DefaultArrival.First.Max; t.LagP99Ms > float64(late.Milliseconds())/4 {
+		r.Note("the periphery fell behind its schedule: p99 %.0f ms, max %.0f ms simulated, against arrival draws of %v–%v; timing-shaped figures (copies, IHAVE) are not the model's", t.LagP99Ms, t.MaxLagMs, neighbourhood.DefaultArrival.First.Min, late)
 	}
 	for _, c := range r.Figures.Categories {
 		if !c.Within {
