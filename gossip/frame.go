@@ -298,11 +298,28 @@ func splitControl(b []byte, parts *[NumControlKinds]ControlPart) int {
 func ShareOut(n int64, weights *[NumCategories]int) [NumCategories]int64 {
 	var out [NumCategories]int64
 	var total int64
-	for _, w := range weights {
+	weighted, only := 0, Other
+	for c, w := range weights {
 		total += int64(w)
+		if w != 0 {
+			weighted, only = weighted+1, Category(c)
+		}
 	}
 	if total <= 0 {
 		out[Other] = n
+		return out
+	}
+	// Two exact shortcuts of the division below (it runs for every frame on both sides of
+	// every stream): most frames carry one category, and a plain stream's wire bytes are
+	// its raw bytes.
+	if weighted == 1 {
+		out[only] = n
+		return out
+	}
+	if n == total {
+		for c, w := range weights {
+			out[c] = int64(w)
+		}
 		return out
 	}
 	var given int64
