@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 
+	pool "github.com/libp2p/go-buffer-pool"
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -345,42 +346,65 @@ func ReadFrame(r io.Reader, buf []byte, maxBytes int) ([]byte, error) {
 	if cap(buf) < binary.MaxVarintLen64 {
 		buf = make([]byte, 0, 256)
 	}
-	hdr := buf[:binary.MaxVarintLen64]
+	out, err := readFrame(r, buf[:binary.MaxVarintLen64], maxBytes, func(n int) []byte {
+		if cap(buf) < n {
+			return make([]byte, n)
+		}
+		return buf[:n]
+	}, nil)
+	if out == nil {
+		return buf, err
+	}
+	return out, err
+}
+
+// ReadPooledFrame is ReadFrame into a buffer from go-buffer-pool, which the caller returns
+// with pool.Put once done with the frame; hdr (at least binary.MaxVarintLen64 bytes, not
+// retained) holds the length prefix while it is read. A stream's reader that hands each
+// frame on and puts it back reuses buffers that are warm in the cache, as pubsub's own reader
+// does, instead of keeping a buffer of its largest frame for every stream.
+func ReadPooledFrame(r io.Reader, hdr []byte, maxBytes int) ([]byte, error) {
+	return readFrame(r, hdr[:binary.MaxVarintLen64], maxBytes, pool.Get, pool.Put)
+}
+
+// readFrame reads the prefix into hdr, then the frame into get(its length); on a failed read
+// of the body it gives the buffer to put (when not nil) and returns nil.
+func readFrame(r io.Reader, hdr []byte, maxBytes int, get func(int) []byte, put func([]byte)) ([]byte, error) {
 	var size uint64
 	for i := 0; ; i++ {
 		if i == len(hdr) {
-			return buf, fmt.Errorf("%w: length prefix longer than %d bytes", errFrame, len(hdr))
+			return nil, fmt.Errorf("%w: length prefix longer than %d bytes", errFrame, len(hdr))
 		}
 		// One byte at a time, as pubsub's own varint reader does: nothing past the prefix
 		// is taken from r before the frame's size is known.
 		if _, err := io.ReadFull(r, hdr[i:i+1]); err != nil {
 			if i == 0 && errors.Is(err, io.EOF) {
-				return buf, io.EOF
+				return nil, io.EOF
 			}
-			return buf, fmt.Errorf("read frame length: %w", noEOF(err))
+			return nil, fmt.Errorf("read frame length: %w", noEOF(err))
 		}
 		if hdr[i] < 0x80 {
 			v, n := binary.Uvarint(hdr[:i+1])
 			if n <= 0 {
-				return buf, fmt.Errorf("%w: bad length prefix", errFrame)
+				return nil, fmt.Errorf("%w: bad length prefix", errFrame)
 			}
 			size = v
 			break
 		}
 	}
 	if size > uint64(maxBytes) {
-		return buf, fmt.Errorf("%w: frame of %d bytes exceeds the bound of %d", errFrame, size, maxBytes)
+		return nil, fmt.Errorf("%w: frame of %d bytes exceeds the bound of %d", errFrame, size, maxBytes)
 	}
 	// The prefix as binary.PutUvarint writes it (a padded one is not kept).
 	var canon [binary.MaxVarintLen64]byte
 	hl := binary.PutUvarint(canon[:], size)
-	need := hl + int(size)
-	if cap(buf) < need {
-		buf = make([]byte, need)
-	}
-	buf = buf[:need]
+	buf := get(hl + int(size))
 	copy(buf, canon[:hl])
 	if _, err := io.ReadFull(r, buf[hl:]); err != nil {
+		if put != nil {
+			put(buf)
+			buf = nil
+		}
 		return buf, fmt.Errorf("read frame of %d bytes: %w", size, noEOF(err))
 	}
 	return buf, nil

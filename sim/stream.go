@@ -2,11 +2,13 @@ package sim
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
 
+	pool "github.com/libp2p/go-buffer-pool"
 	"github.com/libp2p/go-libp2p/core/network"
 
 	"github.com/streamsim/streamsim/codec"
@@ -44,9 +46,10 @@ type codecStream struct {
 	rside    *streamSide
 	rlast    codec.Stats
 	rtrace   uint32
-	frame    []byte // the current decoded frame (as the codec yielded it)
-	pending  []byte // what pubsub has not read yet of the current frame
-	snappyed []byte // ssz mode: the current frame with data re-Snappied
+	hdr      [binary.MaxVarintLen64]byte // the length prefix while it is read
+	frame    []byte                      // the current decoded frame (as the codec yielded it; from go-buffer-pool)
+	pending  []byte                      // what pubsub has not read yet of the current frame
+	snappyed []byte                      // ssz mode: the current frame with data re-Snappied
 	rerr     error
 
 	closeOnce sync.Once
@@ -176,8 +179,14 @@ func (s *codecStream) nextFrame() error {
 		s.node.links.holdFirst(s) // the pair reset's order (linklog.go)
 	}
 	s.node.awaitBacklog(s.Conn().RemotePeer())
+	if s.frame != nil {
+		// pubsub has read all of the last frame (nothing is pending): its buffer goes back
+		// to the pool, where the next frame of any stream finds it warm.
+		pool.Put(s.frame)
+		s.frame = nil
+	}
 	var err error
-	if s.frame, err = gossip.ReadFrame(s.r, s.frame, maxFrameBytes); err != nil {
+	if s.frame, err = gossip.ReadPooledFrame(s.r, s.hdr[:], maxFrameBytes); err != nil {
 		return err
 	}
 	if s.rside == nil {
