@@ -1,13 +1,10 @@
 package neighbourhood
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -247,23 +244,4 @@ func kindsLine(pl *topology.NeighbourhoodPlan) string {
 		parts = append(parts, fmt.Sprintf("%s %d", name, k[name]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// memAvailable reads MemAvailable from /proc/meminfo (0 when unknown).
-func memAvailable() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
 }

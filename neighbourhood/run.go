@@ -536,7 +536,7 @@ func snapshotOf(streams []result.StreamStats, ps result.Pubsub) snapshot {
 }
 
 func availableBytes() int64 {
-	if v := memAvailable(); v > 0 {
+	if v := sim.MemAvailable(); v > 0 {
 		return v
 	}
 	return 4 << 30
