@@ -63,39 +63,68 @@ type piece struct {
 // preambleMagic starts the region preamble; a length byte and the region name follow.
 const preambleMagic = "/streamsim-link/1\n"
 
-// handshake exchanges regions with the remote end of raw (each end writes its preamble and
-// then reads the other's, so neither waits for the other) and returns the shaped conn.
+// handshake exchanges regions with the remote end of raw and returns the shaped conn.
 func (l *Link) handshake(ctx context.Context, raw manet.Conn) (*conn, error) {
+	lat, err := l.exchangeRegions(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	return l.wrap(raw, lat), nil
+}
+
+// upgrade is handshake for the transport: a pair with no latency on a link with no rate
+// limits gets the raw connection back, unshaped, so that such links (in the neighbourhood,
+// a real peer's links to its boundary, whose timing the periphery's schedule models) cost
+// no goroutine and no copy. Their bytes are not in Stats.
+func (l *Link) upgrade(ctx context.Context, raw manet.Conn) (manet.Conn, error) {
+	lat, err := l.exchangeRegions(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	if lat == 0 && l.up == nil && l.down == nil {
+		return raw, nil
+	}
+	return l.wrap(raw, lat), nil
+}
+
+// exchangeRegions has each end write its region preamble and then read the other's, so
+// neither waits for the other, and returns the one-way latency from this end to the other.
+func (l *Link) exchangeRegions(ctx context.Context, raw manet.Conn) (time.Duration, error) {
 	deadline := time.Now().Add(handshakeTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	if err := raw.SetDeadline(deadline); err != nil {
-		return nil, fmt.Errorf("set handshake deadline: %w", err)
+		return 0, fmt.Errorf("set handshake deadline: %w", err)
 	}
 	msg := make([]byte, 0, len(preambleMagic)+1+len(l.shape.Region))
 	msg = append(append(append(msg, preambleMagic...), byte(len(l.shape.Region))), l.shape.Region...)
 	if _, err := raw.Write(msg); err != nil {
-		return nil, fmt.Errorf("send region preamble: %w", err)
+		return 0, fmt.Errorf("send region preamble: %w", err)
 	}
 	head := make([]byte, len(preambleMagic)+1)
 	if _, err := io.ReadFull(raw, head); err != nil {
-		return nil, fmt.Errorf("read region preamble: %w", err)
+		return 0, fmt.Errorf("read region preamble: %w", err)
 	}
 	if string(head[:len(preambleMagic)]) != preambleMagic {
-		return nil, fmt.Errorf("remote sent %q, not the region preamble: both ends must use link.Transport", head)
+		return 0, fmt.Errorf("remote sent %q, not the region preamble: both ends must use link.Transport", head)
 	}
 	name := make([]byte, head[len(preambleMagic)])
 	if _, err := io.ReadFull(raw, name); err != nil {
-		return nil, fmt.Errorf("read remote region: %w", err)
+		return 0, fmt.Errorf("read remote region: %w", err)
 	}
 	lat, err := l.regions.Latency(l.shape.Region, string(name))
 	if err != nil {
-		return nil, fmt.Errorf("remote region: %w", err)
+		return 0, fmt.Errorf("remote region: %w", err)
 	}
 	if err := raw.SetDeadline(time.Time{}); err != nil {
-		return nil, fmt.Errorf("clear handshake deadline: %w", err)
+		return 0, fmt.Errorf("clear handshake deadline: %w", err)
 	}
+	return lat, nil
+}
+
+// wrap wraps raw in a conn with one-way latency lat and starts its writer.
+func (l *Link) wrap(raw manet.Conn, lat time.Duration) *conn {
 	// Small socket buffers keep the downlink's queue where backpressure sees it (see
 	// socketBufferBytes); manet keeps the TCPConn's methods reachable.
 	if b, ok := raw.(interface {
@@ -118,7 +147,7 @@ func (l *Link) handshake(ctx context.Context, raw manet.Conn) (*conn, error) {
 		}
 	}
 	go c.run()
-	return c, nil
+	return c
 }
 
 // Write accepts p into the send buffer, blocking while the buffer is full (until space

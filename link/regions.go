@@ -2,7 +2,9 @@ package link
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -146,6 +148,42 @@ func (r Regions) Latency(from, to string) (time.Duration, error) {
 		return 0, err
 	}
 	return r.OneWay[i][j], nil
+}
+
+// Dilate returns the model at time scale scale (> 0): every latency divided by scale, as
+// every other timing of a dilated run is, so that a latency modelled in simulated time
+// takes 1/scale of it in wall time. The receiver is not changed.
+func (r Regions) Dilate(scale float64) (Regions, error) {
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return Regions{}, fmt.Errorf("regions: time scale %v: want a finite number > 0", scale)
+	}
+	out := Regions{Regions: slices.Clone(r.Regions), OneWay: make([][]time.Duration, len(r.OneWay))}
+	for i, row := range r.OneWay {
+		out.OneWay[i] = make([]time.Duration, len(row))
+		for j, d := range row {
+			out.OneWay[i][j] = time.Duration(float64(d)/scale + 0.5)
+		}
+	}
+	return out, nil
+}
+
+// WithRegion returns the model with one more region, of weight 0 (Assign never draws it),
+// at latency to itself and to and from every other region. A region of latency 0 stands
+// for nodes whose links are modelled elsewhere.
+func (r Regions) WithRegion(name string, latency time.Duration) (Regions, error) {
+	if _, err := r.Index(name); err == nil {
+		return Regions{}, fmt.Errorf("regions: region %q exists already", name)
+	}
+	out := Regions{Regions: append(slices.Clone(r.Regions), Region{Name: name}), OneWay: make([][]time.Duration, len(r.OneWay)+1)}
+	for i, row := range r.OneWay {
+		out.OneWay[i] = append(slices.Clone(row), latency)
+	}
+	last := make([]time.Duration, len(out.Regions))
+	for j := range last {
+		last[j] = latency
+	}
+	out.OneWay[len(r.OneWay)] = last
+	return out, out.Validate()
 }
 
 // MeanLatency is the one-way latency from region from to a node drawn by region weight:

@@ -51,7 +51,7 @@ func (u *shapingUpgrader) UpgradeListener(t transport.Transport, l manet.Listene
 }
 
 func (u *shapingUpgrader) Upgrade(ctx context.Context, t transport.Transport, raw manet.Conn, dir network.Direction, p peer.ID, scope network.ConnManagementScope) (transport.CapableConn, error) {
-	c, err := u.link.handshake(ctx, raw)
+	c, err := u.link.upgrade(ctx, raw)
 	if err != nil {
 		raw.Close()
 		return nil, fmt.Errorf("link handshake with %s at %s: %w", p, raw.RemoteMultiaddr(), err)
@@ -64,14 +64,14 @@ func (u *shapingUpgrader) Upgrade(ctx context.Context, t transport.Transport, ra
 type listener struct {
 	manet.Listener
 	link  *Link
-	conns chan *conn
+	conns chan manet.Conn
 	done  chan struct{}
 	err   error // why accepting stopped; set before done closes
 	once  sync.Once
 }
 
 func (l *Link) listen(inner manet.Listener) manet.Listener {
-	ln := &listener{Listener: inner, link: l, conns: make(chan *conn), done: make(chan struct{})}
+	ln := &listener{Listener: inner, link: l, conns: make(chan manet.Conn), done: make(chan struct{})}
 	go ln.acceptLoop()
 	return ln
 }
@@ -84,7 +84,7 @@ func (ln *listener) acceptLoop() {
 			return
 		}
 		go func() {
-			c, err := ln.link.handshake(context.Background(), raw)
+			c, err := ln.link.upgrade(context.Background(), raw)
 			if err != nil {
 				ln.link.handshakeErrors.Add(1)
 				raw.Close()

@@ -189,6 +189,18 @@ func (r *Report) Print(w io.Writer) {
 	cfg := r.Config
 	fmt.Fprintf(w, "neighbourhood: %d peers (%s), %d attestation subnets of 64 (per-subnet figures ×%.0f to 64 subnets), %d boundary peers, %d+%d slots at %g×, seed %d / topology seed %d\n",
 		len(r.Plan.Peers), kindsLine(r.Plan), cfg.Population.Subnets, r.scale(), r.Plan.BoundaryTotal, cfg.Warmup, cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Population.Seed)
+	var pressed []string
+	for _, k := range topology.TopicKinds {
+		if cfg.Population.Pressure[k] {
+			pressed = append(pressed, k)
+		}
+	}
+	if len(pressed) == 0 {
+		pressed = []string{"none"}
+	}
+	fmt.Fprintf(w, "inputs: dialled share %g, %d copies per message per peer, arrival %v–%v + %v–%v apart, boundary presses %s, latency %s (observed node in %s)\n",
+		cfg.Population.DialledShare, cfg.Copies, cfg.Arrival.First.Min, cfg.Arrival.First.Max, cfg.Arrival.Spread.Min, cfg.Arrival.Spread.Max,
+		strings.Join(pressed, "+"), cfg.Population.Latency, ObservedRegion)
 	simMin := float64(cfg.Warmup+cfg.Slots+1) * 12 / 60
 	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v (%.1f CPU s per simulated minute)\n\n",
 		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), simMin*60/r.Wall.Seconds(), r.CPU.Round(time.Second), r.CPU.Seconds()/simMin)
@@ -244,4 +256,123 @@ func kindsLine(pl *topology.NeighbourhoodPlan) string {
 		parts = append(parts, fmt.Sprintf("%s %d", name, k[name]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// spread is the mean, sample standard deviation, minimum and maximum of a figure over runs.
+type spread struct{ mean, sd, min, max float64 }
+
+func spreadOf(v []float64) spread {
+	if len(v) == 0 {
+		return spread{}
+	}
+	s := spread{min: v[0], max: v[0]}
+	for _, x := range v {
+		s.mean += x
+		s.min, s.max = min(s.min, x), max(s.max, x)
+	}
+	s.mean /= float64(len(v))
+	if len(v) > 1 {
+		for _, x := range v {
+			s.sd += (x - s.mean) * (x - s.mean)
+		}
+		s.sd = math.Sqrt(s.sd / float64(len(v)-1))
+	}
+	return s
+}
+
+func (s spread) String(format string) string {
+	f := func(x float64) string { return fmt.Sprintf(format, x) }
+	return f(s.mean) + " ± " + f(s.sd) + " (" + f(s.min) + "–" + f(s.max) + ")"
+}
+
+// WriteCalibration prints the calibration over several runs (seeds) of one form: per
+// category the recording, the mean ± sd and the range of plain MiB/h, the mean's ratio to
+// the recording, and copies; IHAVE ids, GRAFT and PRUNE received per hour; control by kind;
+// and per attestation subnet the peers that sent full messages and those that sent only
+// IHAVE. labels name the runs (their seeds).
+func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("calibration: no runs")
+	}
+	first := runs[0]
+	for i, r := range runs {
+		if r.Subnets != first.Subnets || r.TimeScale != first.TimeScale || r.Slots != first.Slots {
+			return fmt.Errorf("calibration: run %s is %d subnets, %d slots at %g×, run %s %d subnets, %d slots at %g×: only runs of one form combine",
+				labels[i], r.Subnets, r.Slots, r.TimeScale, labels[0], first.Subnets, first.Slots, first.TimeScale)
+		}
+	}
+	complete, lag := true, 0.0
+	for _, r := range runs {
+		complete = complete && r.Complete
+		lag = max(lag, r.MaxLagMs)
+	}
+	fmt.Fprintf(w, "calibration over %d runs (%s): %d attestation subnets (per-subnet figures ×%.0f to 64), %d slots at %g×; delivery complete in every run: %v; max lag %.0f ms\n\n",
+		len(runs), strings.Join(labels, ", "), first.Subnets, float64(gossip.AttestationSubnets)/float64(first.Subnets), first.Slots, first.TimeScale, complete, lag)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "category\trecording MiB/h\tplain MiB/h: mean ± sd (min–max)\tmean vs recording\twithin ±25 %\tcopies: mean (min–max)\trecording copies\t")
+	for ci, c := range first.Categories {
+		var mib, cp []float64
+		for _, r := range runs {
+			mib = append(mib, r.Categories[ci].MiBh)
+			cp = append(cp, r.Categories[ci].Copies)
+		}
+		m, k := spreadOf(mib), spreadOf(cp)
+		ratio := m.mean / c.RecordingMiBh
+		copies, rec := "", ""
+		if c.Category != gossip.Control.String() {
+			copies, rec = fmt.Sprintf("%.2f (%.2f–%.2f)", k.mean, k.min, k.max), fmt.Sprintf("%.1f", c.RecordingCopies)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.2f\t%v\t%s\t%s\t\n", c.Category, c.RecordingMiBh, m.String("%.1f"), ratio, math.Abs(ratio-1) <= 0.25, copies, rec)
+	}
+	var ids, graft, prune []float64
+	for _, r := range runs {
+		perHour := 3600 / r.SimulatedS
+		ids = append(ids, r.IHaveIDsPerH/1e6)
+		graft = append(graft, float64(r.Control["graft"].Entries)*perHour)
+		prune = append(prune, float64(r.Control["prune"].Entries)*perHour)
+	}
+	is := spreadOf(ids)
+	fmt.Fprintf(tw, "IHAVE M ids/h\t%.0f\t%s\t%.2f\t%v\t\t\t\n", first.RecordingIDsH/1e6, is.String("%.1f"), is.mean*1e6/first.RecordingIDsH, math.Abs(is.mean*1e6/first.RecordingIDsH-1) <= 0.25)
+	tw.Flush()
+	fmt.Fprintf(w, "\nGRAFT received per hour: %s; PRUNE received per hour: %s\n", spreadOf(graft).String("%.0f"), spreadOf(prune).String("%.0f"))
+	fmt.Fprintln(w, "\ncontrol received by kind per simulated hour (measured, not scaled to 64 subnets):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kind\tMiB/h: mean ± sd (min–max)\tids per hour: mean (min–max)\t")
+	for _, k := range gossip.ControlKinds() {
+		var b, n []float64
+		for _, r := range runs {
+			perHour := 3600 / r.SimulatedS
+			v := r.Control[k.String()]
+			b = append(b, float64(v.RawBytes)*perHour/(1<<20))
+			n = append(n, float64(v.IDs)*perHour)
+		}
+		ns := spreadOf(n)
+		fmt.Fprintf(tw, "%s\t%s\t%.3g (%.3g–%.3g)\t\n", k, spreadOf(b).String("%.1f"), ns.mean, ns.min, ns.max)
+	}
+	tw.Flush()
+	var subscribed, full, only []float64
+	for _, r := range runs {
+		for _, s := range r.Subnet {
+			subscribed = append(subscribed, float64(s.Subscribed))
+			full = append(full, float64(s.FullSenders))
+			only = append(only, float64(s.IHaveOnly))
+		}
+	}
+	fmt.Fprint(w, "\nthe observed node's mesh per topic, mean size over the measured slots: mean (min–max) over runs:")
+	for _, c := range gossip.Categories() {
+		var v []float64
+		for _, r := range runs {
+			if x, ok := r.Timing.Mesh[c.String()]; ok {
+				v = append(v, x.Mean)
+			}
+		}
+		if len(v) > 0 {
+			m := spreadOf(v)
+			fmt.Fprintf(w, " %s %.1f (%.1f–%.1f)", c, m.mean, m.min, m.max)
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\nper attestation subnet (%d subnet views over the runs): subscribed peers %s, peers that sent full messages %s, peers that sent only IHAVE %s\n",
+		len(full), spreadOf(subscribed).String("%.1f"), spreadOf(full).String("%.1f"), spreadOf(only).String("%.1f"))
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/periphery"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
@@ -46,6 +48,44 @@ type Arrival struct {
 var DefaultArrival = Arrival{
 	First:  sim.DelayRange{Min: 50 * time.Millisecond, Max: 400 * time.Millisecond},
 	Spread: sim.DelayRange{Min: 0, Max: 150 * time.Millisecond},
+}
+
+// ParamArrival is the periphery's arrival model as a parameter: "first:min-max,spread:min-max".
+const ParamArrival = "arrival"
+
+// String is the parseable form.
+func (a Arrival) String() string {
+	return fmt.Sprintf("first:%v-%v,spread:%v-%v", a.First.Min, a.First.Max, a.Spread.Min, a.Spread.Max)
+}
+
+// ParseArrival reads "first:50ms-400ms,spread:0-150ms" (either part may be left out and
+// keeps its default); errors name ParamArrival.
+func ParseArrival(v string) (Arrival, error) {
+	a := DefaultArrival
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return a, nil
+	}
+	for part := range strings.SplitSeq(v, ",") {
+		name, rng, ok := strings.Cut(strings.TrimSpace(part), ":")
+		var dst *sim.DelayRange
+		switch strings.TrimSpace(name) {
+		case "first":
+			dst = &a.First
+		case "spread":
+			dst = &a.Spread
+		}
+		if !ok || dst == nil {
+			return a, fmt.Errorf("param %s: %q is not first:min-max or spread:min-max (e.g. first:50ms-400ms)", ParamArrival, part)
+		}
+		// One range parser: the validation delays' (category syntax aside).
+		d, err := sim.ParseValidationDelays("block:" + strings.TrimSpace(rng))
+		if err != nil {
+			return a, fmt.Errorf("param %s: %s: %q is not a non-negative, ordered duration range (e.g. 50ms-400ms)", ParamArrival, name, rng)
+		}
+		*dst = d[gossip.Block]
+	}
+	return a, nil
 }
 
 // Config is one run.
@@ -91,18 +131,98 @@ const (
 	BytesPerReal     = 4 << 20
 )
 
-// event is one delivery by one boundary peer.
+// event is one delivery by one boundary peer: the k-th copy of a message to a real peer,
+// made by the k-th of its boundary peers, in a seeded rotation from offset, that is in the
+// real peer's mesh of the topic when the copy is due (a mainnet node's first copies come
+// from its mesh; the others only gossip). Only when fewer are meshed does a copy go by a
+// boundary peer out of the mesh, which gossips it (IHAVE at its next heartbeat).
 type event struct {
-	at   time.Duration // unscaled, from the start of slot 0
-	peer int           // real peer
-	bp   int           // boundary peer of that real peer
-	m    *workload.Message
-	id   string
+	at     time.Duration // unscaled, from the start of slot 0
+	peer   int           // real peer
+	offset int           // where the rotation over its boundary peers starts
+	k      int           // which copy
+	m      *workload.Message
+	id     string
 }
 
 type realNode struct {
 	node     *sim.Node
 	boundary []*periphery.Peer
+}
+
+// deliverer is the boundary peer (of n) that makes copy k of a message from the rotation
+// starting at offset: the k-th one in the real peer's mesh of the topic (inMesh), else the
+// (k−meshed)-th of the others.
+func deliverer(n int, inMesh func(int) bool, offset, k int) int {
+	meshed := 0
+	for j := range n {
+		i := (offset + j) % n
+		if inMesh(i) {
+			if meshed == k {
+				return i
+			}
+			meshed++
+		}
+	}
+	rest := k - meshed
+	for j := range n {
+		i := (offset + j) % n
+		if !inMesh(i) {
+			if rest == 0 {
+				return i
+			}
+			rest--
+		}
+	}
+	return (offset + k) % n
+}
+
+// ObservedRegion is where the observed node sits in the latency model: Europe, the
+// heaviest region of gossipsub-interop's model (56 % of nodes); the recording does not say.
+const ObservedRegion = "europe"
+
+// BoundaryRegion is the boundary peers' region: latency 0 to every real peer, since the
+// periphery's schedule (Arrival) already says when a message reaches a real peer.
+const BoundaryRegion = "boundary"
+
+// latencyModel is the link model of a run: gossipsub-interop's regions plus the boundary's,
+// every latency divided by the time scale (a modelled latency is simulated time), and each
+// real peer's region drawn from the topology seed by the regions' weights. Links carry no
+// rate limit. nil: latency off.
+func latencyModel(cfg Config, peers int) (link.Regions, []string, error) {
+	if cfg.Population.Latency == topology.LatencyOff {
+		return link.Regions{}, nil, nil
+	}
+	base := link.DefaultRegions()
+	shapes, err := link.Assign(cfg.Population.Seed, peers, base, []link.Class{{Name: "unlimited", Weight: 1}})
+	if err != nil {
+		return link.Regions{}, nil, err
+	}
+	withB, err := base.WithRegion(BoundaryRegion, 0)
+	if err != nil {
+		return link.Regions{}, nil, err
+	}
+	dil, err := withB.Dilate(cfg.TimeScale)
+	if err != nil {
+		return link.Regions{}, nil, err
+	}
+	regions := make([]string, peers)
+	for i, sh := range shapes {
+		regions[i] = sh.Region
+	}
+	return dil, regions, nil
+}
+
+// newHost makes a host in region (unshaped when the latency model is off).
+func newHost(regions link.Regions, region string) (*sim.Host, error) {
+	if region == "" {
+		return sim.NewHost("")
+	}
+	lk, err := link.New(link.Shape{Region: region}, regions)
+	if err != nil {
+		return nil, err
+	}
+	return sim.NewShapedHost("", lk)
 }
 
 // Run runs the neighbourhood and reports the observed node's view.
@@ -163,7 +283,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			closers[i]()
 		}
 	}()
-	oh, err := sim.NewHost("")
+	regions, peerRegions, err := latencyModel(cfg, len(plan.Peers))
+	if err != nil {
+		return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
+	}
+	region := func(r string) string {
+		if peerRegions == nil {
+			return ""
+		}
+		return r
+	}
+	oh, err := newHost(regions, region(ObservedRegion))
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +313,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	closers = append(closers, func() { obs.Close() })
 	reals := make([]*realNode, len(plan.Peers))
 	for i, p := range plan.Peers {
-		h, err := sim.NewHost("")
+		var r string
+		if peerRegions != nil {
+			r = peerRegions[i]
+		}
+		h, err := newHost(regions, r)
 		if err != nil {
 			return nil, err
 		}
@@ -240,12 +374,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// their GRAFTs: the pressure), which then subscribe and graft.
 	for i, p := range plan.Peers {
 		for range p.Boundary {
-			h, err := sim.NewHost("")
+			h, err := newHost(regions, region(BoundaryRegion))
 			if err != nil {
 				return nil, err
 			}
 			closers = append(closers, func() { h.Close() })
-			bp, err := periphery.New(h.Host, periphery.Config{Topics: p.Topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff, MaxRPC: sim.MaxMessageBytes})
+			bp, err := periphery.New(h.Host, periphery.Config{Topics: p.Topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff,
+				MaxRPC: sim.MaxMessageBytes, Pressure: cfg.Population.Presses})
 			if err != nil {
 				return nil, err
 			}
@@ -308,8 +443,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				for _, i := range peers {
 					r := drawRng(cfg.Seed, mid, i)
 					at := m.At + draw(r, cfg.Arrival.First)
-					for _, bp := range pickDistinct(r, len(reals[i].boundary), cfg.Copies) {
-						evs = append(evs, event{at: at, peer: i, bp: bp, m: m, id: string(mid[:])})
+					offset := r.IntN(len(reals[i].boundary))
+					for k := range cfg.Copies {
+						evs = append(evs, event{at: at, peer: i, offset: offset, k: k, m: m, id: string(mid[:])})
 						at += draw(r, cfg.Arrival.Spread)
 					}
 				}
@@ -368,7 +504,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			// A boundary peer whose link failed (a real node that stopped reading for
 			// yamux's write timeout) delivers no more; the run goes on and the report
 			// counts it (delivery completeness says whether the observed node lost anything).
-			if err := reals[e.peer].boundary[e.bp].PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
+			bps := reals[e.peer].boundary
+			bp := bps[deliverer(len(bps), func(i int) bool { return bps[i].InMesh(e.m.Topic) }, e.offset, e.k)]
+			if err := bp.PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
 				if rep.BoundaryErrors == 0 {
 					cfg.Log.Warn("boundary delivery failed", "peer", e.peer, "err", err)
 				}
@@ -424,10 +562,6 @@ func draw(r *rand.Rand, d sim.DelayRange) time.Duration {
 		return d.Min
 	}
 	return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)+1))
-}
-
-func pickDistinct(r *rand.Rand, n, k int) []int {
-	return r.Perm(n)[:k]
 }
 
 // controlTracer sees the observed node's received RPCs: IHAVE ids and bytes per topic

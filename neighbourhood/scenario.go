@@ -99,6 +99,9 @@ func params() []sim.Param {
 		{Name: topology.ParamDegrees, Type: "string", Default: topology.DefaultDegrees, Desc: "each client's own peer count on mainnet, client:min-max for every client"},
 		{Name: topology.ParamDialledShare, Type: "float", Default: strconv.FormatFloat(pop.DialledShare, 'g', -1, 64), Desc: "share of the observed node's links it dialled (a peer at Dhi refuses GRAFTs on links it did not dial)"},
 		{Name: topology.ParamBoundary, Type: "int", Unit: "peers", Default: strconv.Itoa(pop.Boundary), Desc: "boundary peers of each real peer, standing for mainnet beyond the neighbourhood (at most its degree − 1)"},
+		{Name: ParamArrival, Type: "string", Default: DefaultArrival.String(), Desc: "the periphery's arrival model: a message reaches each real peer first after first:min-max from publication, further copies spread:min-max apart"},
+		{Name: topology.ParamPressure, Type: "string", Default: topology.DefaultPressure, Desc: "topic kinds the boundary peers keep grafting (" + strings.Join(topology.TopicKinds, ", ") + ", or all, none); on the others they only accept the real peer's grafts"},
+		{Name: topology.ParamLatency, Type: "string", Default: pop.Latency, Desc: "latency of the links between the observed node and its peers, in simulated time: " + topology.LatencyRegions + " (gossipsub-interop's regions, divided by the time scale) or " + topology.LatencyOff},
 	}
 }
 
@@ -107,7 +110,7 @@ func parse(p *sim.Params) (any, error) {
 	cfg := DefaultConfig()
 	m := map[string]string{}
 	for _, k := range []string{topology.ParamTopologySeed, topology.ParamObservedPeers, topology.ParamObservedClient, topology.ParamSubnets,
-		topology.ParamMix, topology.ParamClients, topology.ParamDegrees, topology.ParamDialledShare, topology.ParamBoundary} {
+		topology.ParamMix, topology.ParamClients, topology.ParamDegrees, topology.ParamDialledShare, topology.ParamBoundary, topology.ParamPressure, topology.ParamLatency} {
 		m[k] = p.Values[k]
 	}
 	var err error
@@ -121,6 +124,9 @@ func parse(p *sim.Params) (any, error) {
 		return nil, err
 	}
 	if cfg.Validation, err = sim.ParseValidationDelays(p.Values[ParamValidationDelay]); err != nil {
+		return nil, err
+	}
+	if cfg.Arrival, err = ParseArrival(p.Values[ParamArrival]); err != nil {
 		return nil, err
 	}
 	cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Validators, cfg.Codec = p.Slots, p.TimeScale, p.Seed, p.Validators, p.Codec

@@ -3,7 +3,10 @@
 // real node each, without running go-libp2p-pubsub. A boundary peer subscribes to its topics,
 // keeps grafting (as a popular node below Dlo does on mainnet), delivers the messages it is
 // given, answers IWANT, gossips IHAVE while the real node keeps it out of its mesh, obeys PRUNE
-// backoffs, and forwards nothing. It never touches the links between the observed node and
+// backoffs, and forwards nothing. Grafting pressure is per topic (Config.Pressure): on a
+// topic without it the peer never grafts on its own and is in the real node's mesh only
+// while the real node grafts it, as a mainnet neighbour with a full mesh of its own is. It
+// never touches the links between the observed node and
 // its peers: it only ever talks to the one real node it was given.
 //
 // It stands apart from the real nodes (package sim) on purpose: nothing here is a model of
@@ -51,7 +54,14 @@ type Config struct {
 	HistoryGossip int
 	// MaxRPC bounds one received RPC (the real node's max message size).
 	MaxRPC int
+	// Pressure says on which topics the peer keeps grafting (at start and again after
+	// every backoff); nil: on every topic. On the others it only subscribes, and joins
+	// or leaves the real node's mesh when the real node grafts or prunes it.
+	Pressure func(topic string) bool
 }
+
+// presses reports whether the peer keeps grafting topic.
+func (c *Config) presses(topic string) bool { return c.Pressure == nil || c.Pressure(topic) }
 
 // Stats counts what a boundary peer did and received.
 type Stats struct {
@@ -119,10 +129,12 @@ func (p *Peer) Start(ctx context.Context, target peer.ID) error {
 	for _, t := range p.cfg.Topics {
 		sub := true
 		rpc.Subscriptions = append(rpc.Subscriptions, &pb.RPC_SubOpts{Subscribe: &sub, Topicid: &t})
-		rpc.Control.Graft = append(rpc.Control.Graft, &pb.ControlGraft{TopicID: &t})
-		p.inMesh[t] = true
+		if p.cfg.presses(t) {
+			rpc.Control.Graft = append(rpc.Control.Graft, &pb.ControlGraft{TopicID: &t})
+			p.inMesh[t] = true
+		}
 	}
-	p.stats.grafts.Add(int64(len(p.cfg.Topics)))
+	p.stats.grafts.Add(int64(len(rpc.Control.Graft)))
 	go p.writer(ctx)
 	if err := p.send(rpc); err != nil {
 		return err
@@ -169,6 +181,15 @@ func (p *Peer) Stats() Stats {
 
 // Host is the peer's libp2p host.
 func (p *Peer) Host() host.Host { return p.h }
+
+func (p *Peer) subscribed(topic string) bool {
+	for _, t := range p.cfg.Topics {
+		if t == topic {
+			return true
+		}
+	}
+	return false
+}
 
 // InMesh reports whether the peer currently considers itself in the real node's mesh of topic.
 func (p *Peer) InMesh(topic string) bool {
@@ -240,7 +261,7 @@ func (p *Peer) tick(now time.Time) {
 	rpc := &pb.RPC{Control: &pb.ControlMessage{}}
 	p.mu.Lock()
 	for _, topic := range p.cfg.Topics {
-		if p.inMesh[topic] {
+		if p.inMesh[topic] || !p.cfg.presses(topic) {
 			continue
 		}
 		if now.After(p.backoff[topic]) {
@@ -288,7 +309,8 @@ func (p *Peer) tick(now time.Time) {
 }
 
 // read reads the real node's stream: full messages are discarded (a boundary peer forwards
-// nothing), PRUNE starts a backoff, IWANT is answered from the store.
+// nothing), GRAFT puts the peer in the mesh (it accepts, as a peer below Dhi does), PRUNE
+// takes it out and starts a backoff, IWANT is answered from the store.
 func (p *Peer) read(s network.Stream) {
 	defer s.Close()
 	r := bufio.NewReader(s)
@@ -337,6 +359,11 @@ func (p *Peer) control(c *pb.ControlMessage) {
 			p.backoff[t] = until
 		}
 		p.stats.prunes.Add(1)
+	}
+	for _, g := range c.Graft {
+		if t := g.GetTopicID(); p.subscribed(t) {
+			p.inMesh[t] = true
+		}
 	}
 	p.stats.graftsIn.Add(int64(len(c.Graft)))
 	for _, w := range c.Iwant {

@@ -222,3 +222,111 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Pressure per topic: a boundary peer presses (grafts, and grafts again after a PRUNE) on
+// the topics Config.Pressure names and never grafts the others, where it is in the real
+// node's mesh only because the real node grafted it; messages it then delivers arrive in
+// full.
+func TestPressurePerTopic(t *testing.T) {
+	cl, _ := topology.ClientProfile("spec")
+	cl.D, cl.Dlo, cl.Dhi, cl.Dscore, cl.Dout, cl.Dlazy = 2, 1, 3, 1, 0, 3
+	d := sim.Dilate(cl, scale)
+	global := gossip.Topic("8c9f62fe", "beacon_block")
+	tr := newRealTracer()
+	grafted := &graftTopics{seen: map[string]int{}}
+	rh, err := sim.NewHost("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := sim.NewNode(rh, sim.WithTimeScale(scale), sim.WithClient(cl), sim.WithRawTracers(tr, grafted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer real.Close()
+	delivered := map[string]*sync.Map{}
+	for _, tp := range []string{topic, global} {
+		rt, err := real.Topic(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := rt.Subscribe(pubsub.WithBufferSize(1024))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &sync.Map{}
+		delivered[tp] = m
+		go func() {
+			for {
+				msg, err := sub.Next(context.Background())
+				if err != nil {
+					return
+				}
+				m.Store(msg.ID, true)
+			}
+		}()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h, err := sim.NewHost("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	bp, err := periphery.New(h.Host, periphery.Config{Topics: []string{topic, global}, Heartbeat: d.Heartbeat, PruneBackoff: d.PruneBackoff,
+		Pressure: func(tp string) bool { return tp == topic }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := real.Host().Connect(ctx, h.AddrInfo()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := bp.Start(ctx, real.ID()); err != nil {
+		t.Fatal(err)
+	}
+	// The real node, below Dlo on the global topic with one subscribed peer, grafts it.
+	waitFor(t, "the real node's GRAFT on the global topic", func() bool { return bp.InMesh(global) && bp.Stats().GraftsIn > 0 })
+	// Several heartbeats: the boundary peer's GRAFTs are all on the pressed topic.
+	time.Sleep(10 * d.Heartbeat)
+	grafted.mu.Lock()
+	att, blk := grafted.seen[topic], grafted.seen[global]
+	grafted.mu.Unlock()
+	if att == 0 || blk != 0 {
+		t.Errorf("GRAFTs received from the boundary peer: %d on the pressed topic (want ≥ 1), %d on the global one (want 0)", att, blk)
+	}
+	if s := bp.Stats(); s.GraftsSent != int64(att) {
+		t.Errorf("the peer counts %d GRAFTs sent, the real node received %d", s.GraftsSent, att)
+	}
+	// Meshed by the real node's GRAFT, the peer delivers in full, with no IHAVE.
+	data := snappy.Encode(nil, []byte("block ....................................................."))
+	if err := bp.Publish(global, data); err != nil {
+		t.Fatal(err)
+	}
+	tp := global
+	id := gossip.PubsubMsgID(&pb.Message{Topic: &tp, Data: data})
+	waitFor(t, "the block at the real node", func() bool { _, ok := delivered[global].Load(id); return ok })
+	if s := bp.Stats(); s.IHaveIDs != 0 || s.Published != 1 {
+		t.Errorf("meshed on the global topic: %+v, want 1 published and no IHAVE", s)
+	}
+}
+
+// graftTopics counts GRAFTs received per topic.
+type graftTopics struct {
+	realTracer
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (g *graftTopics) RecvRPC(rpc *pubsub.RPC) {
+	if rpc.Control == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, gr := range rpc.Control.Graft {
+		g.seen[gr.GetTopicID()]++
+	}
+}
+
+func (*graftTopics) SendRPC(*pubsub.RPC, peer.ID) {}
+func (*graftTopics) Graft(peer.ID, string)        {}

@@ -24,7 +24,79 @@ const (
 	ParamDegrees      = "degrees"       // each client's own peer count on mainnet, client:min-max
 	ParamDialledShare = "dialled_share" // share of the observed node's links it dialled
 	ParamBoundary     = "boundary"      // boundary peers per real peer, at most its degree − 1
+	ParamPressure     = "pressure"      // topic kinds the boundary keeps grafting (TopicKinds)
+	ParamLatency      = "latency"       // link latency between the observed node and its peers: regions or off
 )
+
+// Latency models of ParamLatency.
+const (
+	LatencyRegions = "regions" // gossipsub-interop's region latencies (link.DefaultRegions), dilated
+	LatencyOff     = "off"     // none: loopback only (the machine's own hop time)
+)
+
+// Topic kinds ParamPressure names.
+const (
+	TopicsAttestation = "attestation_subnets" // beacon_attestation_{n}
+	TopicsSync        = "sync_subnets"        // sync_committee_{n}
+	TopicsColumn      = "column_subnets"      // data_column_sidecar_{n}
+	TopicsGlobal      = "global"              // beacon_block, beacon_aggregate_and_proof, sync_committee_contribution_and_proof
+)
+
+// TopicKinds are the kinds of topic, in the order ParamPressure lists them.
+var TopicKinds = []string{TopicsAttestation, TopicsSync, TopicsColumn, TopicsGlobal}
+
+// TopicKind is the kind of a full gossip topic.
+func TopicKind(topic string) string {
+	_, name, err := gossip.ParseTopic(topic)
+	if err != nil || gossip.Subnet(name) < 0 {
+		return TopicsGlobal
+	}
+	switch gossip.TopicCategory(topic) {
+	case gossip.Attestation:
+		return TopicsAttestation
+	case gossip.SyncCommittee:
+		return TopicsSync
+	case gossip.DataColumn:
+		return TopicsColumn
+	}
+	return TopicsGlobal
+}
+
+// DefaultPressure: the boundary keeps grafting attestation and sync committee subnets only.
+// Why: grafting pressure comes from nodes below Dlo, that is nodes that find too few
+// subscribed peers for a topic among their own. A default node is on 2 of 64 attestation
+// subnets, so among a node's 70–200 peers a subnet has ~2–6 default-node subscribers plus
+// the many-subnet nodes: default nodes graft the popular many-subnet nodes, which sit at
+// Dhi (reference.md §9). Sync committee subnets are alike (4 subnets, subscribed while a
+// validator is in the committee). Global topics (blocks, aggregates, contributions): every
+// neighbour subscribes, every mesh fills from 70–200 candidates, nobody stays below Dlo.
+// Data column subnets are sparse per node (custody 4–8 of 128) but supernodes (10–20 % of
+// nodes, all 128 columns) and same-custody peers give a node 7–40 subscribers per column
+// subnet among 70–200 peers, at or above D: no standing pressure either.
+const DefaultPressure = TopicsAttestation + "," + TopicsSync
+
+// parsePressure reads "kind,kind,..." (or none, all) into the set of topic kinds under
+// pressure.
+func parsePressure(v string) (map[string]bool, error) {
+	out := map[string]bool{}
+	switch strings.TrimSpace(v) {
+	case "none":
+		return out, nil
+	case "all":
+		for _, k := range TopicKinds {
+			out[k] = true
+		}
+		return out, nil
+	}
+	for part := range strings.SplitSeq(v, ",") {
+		k := strings.TrimSpace(part)
+		if !slices.Contains(TopicKinds, k) {
+			return nil, fmt.Errorf("param %s: %q is not a topic kind (allowed: %s, or all, none)", ParamPressure, part, strings.Join(TopicKinds, ", "))
+		}
+		out[k] = true
+	}
+	return out, nil
+}
 
 // DefaultDegrees are the clients' own peer counts (reference.md §7): Lighthouse target peers
 // 200 (its nodes run 100–200), Prysm max peers 70, Teku 64–100. Lodestar 100 and Nimbus 160
@@ -47,8 +119,19 @@ type NeighbourhoodParams struct {
 	// refuses GRAFTs on links it did not dial).
 	DialledShare float64
 	// Boundary is the number of boundary peers of each real peer (capped at its degree − 1).
-	Boundary   int
+	Boundary int
+	// Pressure is the set of topic kinds (TopicKinds) the boundary peers keep grafting
+	// (DefaultPressure); on the others they subscribe and let the real peer graft them.
+	Pressure map[string]bool
+	// Latency is the link latency model between the observed node and its peers
+	// (LatencyRegions or LatencyOff).
+	Latency    string
 	ForkDigest string
+}
+
+// Presses reports whether the boundary keeps grafting topic (by its kind).
+func (p NeighbourhoodParams) Presses(topic string) bool {
+	return p.Pressure[TopicKind(topic)]
 }
 
 // DefaultNeighbourhoodParams is the calibration form's population: 45 peers of which 30 %
@@ -57,7 +140,9 @@ type NeighbourhoodParams struct {
 // calibration table says how far the output is from the recording.
 func DefaultNeighbourhoodParams() NeighbourhoodParams {
 	d, _ := parseDegrees(ParamDegrees, DefaultDegrees)
+	pr, _ := parsePressure(DefaultPressure)
 	return NeighbourhoodParams{
+		Pressure: pr, Latency: LatencyRegions,
 		Seed: 1, Peers: 45, ObservedClient: "teku", Subnets: 4,
 		Mix:          map[string]float64{KindDefault: 0.6, KindAllSubnets: 0.3, KindSupernode: 0.1},
 		Clients:      DefaultMeshParams().Clients,
@@ -91,6 +176,14 @@ func ParseNeighbourhoodParams(m map[string]string) (NeighbourhoodParams, error) 
 		if p.Degrees, err = parseDegrees(ParamDegrees, v); err != nil {
 			return p, err
 		}
+	}
+	if v, ok := get(ParamPressure); ok {
+		if p.Pressure, err = parsePressure(v); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := get(ParamLatency); ok {
+		p.Latency = strings.TrimSpace(v)
 	}
 	if v, ok := get(ParamDialledShare); ok {
 		if p.DialledShare, err = strconv.ParseFloat(v, 64); err != nil {
@@ -163,6 +256,9 @@ func (p NeighbourhoodParams) Validate() error {
 	}
 	if p.Boundary < 0 {
 		return fmt.Errorf("param %s: %d: must not be negative", ParamBoundary, p.Boundary)
+	}
+	if p.Latency != LatencyRegions && p.Latency != LatencyOff {
+		return fmt.Errorf("param %s: %q: allowed %s, %s", ParamLatency, p.Latency, LatencyRegions, LatencyOff)
 	}
 	if p.ForkDigest == "" {
 		return fmt.Errorf("neighbourhood: fork digest not set")

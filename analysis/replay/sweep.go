@@ -226,9 +226,11 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	for _, c := range o.Grid {
 		rep.Grid = append(rep.Grid, c.Name)
 	}
+	// Per hour of simulated time: a recorder's frame times are wall time, which at time
+	// scale s is 1/s of the simulated time (its header says the scale).
 	var evalDuration time.Duration
 	for i, ti := range sc.infos {
-		evalDuration += ti.Duration - sc.split[i]
+		evalDuration += time.Duration(float64(ti.Duration-sc.split[i]) * timeScaleOf(ti))
 	}
 
 	var views []*view
@@ -492,3 +494,12 @@ func viewCoverage(infos []TraceInfo, view workload.Profile) []string {
 }
 
 var percentOf = result.PercentOf
+
+// timeScaleOf is the time scale a trace was recorded at (its header's time_scale; 1 when it
+// has none, as workload traces, whose times are simulated already).
+func timeScaleOf(ti TraceInfo) float64 {
+	if v, err := strconv.ParseFloat(ti.Params["time_scale"], 64); err == nil && v > 0 {
+		return v
+	}
+	return 1
+}

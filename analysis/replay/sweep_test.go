@@ -485,3 +485,16 @@ func TestAtProposalMix(t *testing.T) {
 		t.Errorf("unpublished configuration: %v, want 0", got)
 	}
 }
+
+// A recorder's frame times are wall time: per hour figures are per simulated hour, the
+// header's time scale times the trace's time (a workload trace's times are simulated).
+func TestTimeScaleOf(t *testing.T) {
+	for v, want := range map[string]float64{"0.2": 0.2, "8": 8, "": 1, "x": 1, "-1": 1} {
+		if got := timeScaleOf(TraceInfo{Params: map[string]string{"time_scale": v}}); got != want {
+			t.Errorf("time_scale %q: %g, want %g", v, got, want)
+		}
+	}
+	if got := timeScaleOf(TraceInfo{}); got != 1 {
+		t.Errorf("no header params: %g", got)
+	}
+}

@@ -16,6 +16,8 @@ func init() {
 	analysis.RegisterKind(analysis.Kind{Name: neighbourhood.ReportKind,
 		Load:    func(dir string) (analysis.Report, error) { return Load(dir) },
 		Compare: compare,
+		// Several runs of one form, not an A/B: the calibration over seeds (report.go).
+		WriteRuns: writeRuns,
 	})
 }
 

@@ -15,6 +15,20 @@ import (
 	"github.com/streamsim/streamsim/result"
 )
 
+// writeRuns prints several runs of one form (seeds) as the calibration table with the
+// spread over them (neighbourhood.WriteCalibration).
+func writeRuns(w io.Writer, labels []string, reps []analysis.Report) error {
+	var sums []neighbourhood.Summary
+	for i, r := range reps {
+		nr, ok := r.(*Report)
+		if !ok {
+			return fmt.Errorf("run %s: not a neighbourhood report", labels[i])
+		}
+		sums = append(sums, nr.Figures)
+	}
+	return neighbourhood.WriteCalibration(w, labels, sums)
+}
+
 // Report is a neighbourhood run read back: the table its instance printed, its figures,
 // and the verdict (delivery complete; each category outside ±25 % of the recording is a note,
 // a calibration finding, not a failure).

@@ -1,0 +1,188 @@
+package neighbourhood
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/protocol"
+
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/topology"
+)
+
+// The latency model: gossipsub-interop's latencies divided by the time scale, the boundary
+// at 0 from every region, peer regions fixed by the topology seed; off gives none.
+func TestLatencyModel(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 0.5
+	regions, peers, err := latencyModel(cfg, 45)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := regions.Latency(ObservedRegion, "na_east"); l != 140*time.Millisecond {
+		t.Errorf("europe→na_east at 0.5×: %v, want 140ms (70 ms of simulated time)", l)
+	}
+	if l, _ := regions.Latency("australia", BoundaryRegion); l != 0 {
+		t.Errorf("to the boundary: %v, want 0", l)
+	}
+	_, peers2, _ := latencyModel(cfg, 45)
+	if len(peers) != 45 || strings.Join(peers, ",") != strings.Join(peers2, ",") {
+		t.Errorf("peer regions not fixed by the seed: %v / %v", peers, peers2)
+	}
+	cfg.Population.Seed = 2
+	_, other, _ := latencyModel(cfg, 45)
+	if strings.Join(peers, ",") == strings.Join(other, ",") {
+		t.Error("topology seeds 1 and 2 drew the same regions")
+	}
+	cfg.Population.Latency = topology.LatencyOff
+	if _, p, err := latencyModel(cfg, 45); err != nil || p != nil {
+		t.Errorf("latency off: regions %v, %v", p, err)
+	}
+}
+
+// Hosts made for the run carry the dilated latency: a stream round trip between the
+// observed node's region (Europe) and a peer in na_east at 4× takes 2 × 70 ms / 4, and one
+// to a boundary peer none.
+func TestHostLatencyIsDilated(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 4
+	regions, _, err := latencyModel(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtt := func(from, to string) time.Duration {
+		a, err := newHost(regions, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		b, err := newHost(regions, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		const echo = protocol.ID("/echo")
+		b.SetStreamHandler(echo, func(s network.Stream) { io.Copy(s, s); s.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Connect(ctx, b.AddrInfo()); err != nil {
+			t.Fatal(err)
+		}
+		s, err := a.NewStream(ctx, b.ID(), echo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		buf := make([]byte, 1)
+		best := time.Hour
+		for range 5 {
+			start := time.Now()
+			if _, err := s.Write([]byte{1}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(s, buf); err != nil {
+				t.Fatal(err)
+			}
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	// −1 ms: the link aims each timed wait half a millisecond early (link/link.go, timerSlack).
+	if got := rtt(ObservedRegion, "na_east"); got < 34*time.Millisecond || got > 60*time.Millisecond {
+		t.Errorf("europe↔na_east round trip at 4×: %v, want 35 ms (+ the machine's own, < 25 ms)", got)
+	}
+	if got := rtt("na_east", BoundaryRegion); got > 20*time.Millisecond {
+		t.Errorf("peer↔boundary round trip: %v, want the machine's own only", got)
+	}
+}
+
+// The calibration over seeds: mean, sample sd and range per category, runs of different
+// forms refused.
+func TestWriteCalibration(t *testing.T) {
+	run := func(att, copies float64, prunes int64) Summary {
+		s := Summary{Subnets: 4, Slots: 10, TimeScale: 1, Complete: true, SimulatedS: 120, RecordingIDsH: 86e6, IHaveIDsPerH: 80e6,
+			Control: map[string]result.ControlBytes{"prune": {Entries: prunes}},
+			Subnet:  []SubnetView{{Subnet: 0, Subscribed: 14, FullSenders: 9, IHaveOnly: 5}},
+			Timing:  Timing{Mesh: map[string]Spread{gossip.Aggregate.String(): {Mean: copies * 4}}}}
+		for _, c := range orderedCategories() {
+			s.Categories = append(s.Categories, CategorySummary{Category: c.String(), MiBh: Recording.MiBh[c], RecordingMiBh: Recording.MiBh[c], Copies: 2})
+		}
+		s.Categories[0].MiBh, s.Categories[0].Copies = att, copies
+		return s
+	}
+	var b strings.Builder
+	if err := WriteCalibration(&b, []string{"seed 1", "seed 2", "seed 3"}, []Summary{run(3000, 1.5, 10), run(3200, 1.7, 20), run(3400, 1.9, 30)}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"3200.0 ± 200.0 (3000.0–3400.0)", // attestation MiB/h
+		"1.70 (1.50–1.90)",               // its copies
+		"PRUNE received per hour: 600 ± 300 (300–900)",
+		"peers that sent full messages 9.0 ± 0.0 (9.0–9.0)",
+		"aggregate 6.8 (6.0–7.6)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, gossip.Attestation.String()) {
+		t.Error("no attestation row")
+	}
+	other := run(3000, 1.5, 10)
+	other.TimeScale = 0.5
+	if err := WriteCalibration(io.Discard, []string{"a", "b"}, []Summary{run(3000, 1.5, 10), other}); err == nil {
+		t.Error("runs at 1× and 0.5× were combined")
+	}
+}
+
+func TestParseArrival(t *testing.T) {
+	a, err := ParseArrival("first:100-250ms, spread:0-50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.First.Min != 100*time.Millisecond || a.First.Max != 250*time.Millisecond || a.Spread.Max != 50*time.Millisecond {
+		t.Errorf("parsed %v", a)
+	}
+	if back, err := ParseArrival(a.String()); err != nil || back != a {
+		t.Errorf("round trip %v: %v, %v", a, back, err)
+	}
+	if d, _ := ParseArrival(""); d != DefaultArrival {
+		t.Errorf("empty: %v", d)
+	}
+	for _, bad := range []string{"first:400-50ms", "last:1-2ms", "first:-5ms", "spread"} {
+		if _, err := ParseArrival(bad); err == nil || !strings.Contains(err.Error(), "param "+ParamArrival) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+// Copies come from boundary peers in the real peer's mesh, in rotation from the drawn
+// offset; only when too few are meshed does a copy go by one outside it.
+func TestDeliverer(t *testing.T) {
+	meshed := map[int]bool{2: true, 5: true, 6: true}
+	in := func(i int) bool { return meshed[i] }
+	cases := []struct{ offset, k, want int }{
+		{0, 0, 2}, {0, 1, 5}, {0, 2, 6},
+		{6, 0, 6}, {6, 1, 2}, // the rotation wraps
+		{0, 3, 0}, {0, 4, 1}, // more copies than meshed peers: the others, in the same rotation
+		{3, 3, 3},
+	}
+	for _, c := range cases {
+		if got := deliverer(8, in, c.offset, c.k); got != c.want {
+			t.Errorf("offset %d, copy %d: boundary peer %d, want %d", c.offset, c.k, got, c.want)
+		}
+	}
+	seen := map[int]bool{}
+	for k := range 8 {
+		seen[deliverer(8, in, 4, k)] = true
+	}
+	if len(seen) != 8 {
+		t.Errorf("copies 0..7 from offset 4 used %d distinct peers, want 8", len(seen))
+	}
+}
