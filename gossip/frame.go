@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 
+	pool "github.com/libp2p/go-buffer-pool"
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -213,24 +214,61 @@ func Fields(b []byte) iter.Seq2[Field, error] {
 // malformed.
 func MessageTopic(msg []byte) string { return string(messageTopic(msg)) }
 
-// messageTopic is MessageTopic's bytes, inside msg.
+// messageTopic is MessageTopic's bytes, inside msg. It walks the fields as Fields does, in a
+// plain loop: it runs for every message of every frame on both sides of every stream.
 func messageTopic(msg []byte) []byte {
-	for f, err := range Fields(msg) {
-		if err != nil {
+	for len(msg) > 0 {
+		num, typ, tn := protowire.ConsumeTag(msg)
+		if tn < 0 {
 			return nil
 		}
-		if f.Is(fieldMessageTopic) {
-			return f.Value
+		fn := protowire.ConsumeFieldValue(num, typ, msg[tn:])
+		if fn < 0 {
+			return nil
 		}
+		if num == fieldMessageTopic && typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(msg[tn:])
+			return v
+		}
+		msg = msg[tn+fn:]
 	}
 	return nil
 }
 
-// ControlMessage fields (pubsub pb/rpc.proto) and the message-id fields inside them.
-var controlFields = map[protowire.Number]struct {
-	kind ControlKind
-	ids  protowire.Number // field of message ids inside the entry; 0 for none
-}{1: {IHave, 2}, 2: {IWant, 1}, 3: {Graft, 0}, 4: {Prune, 0}, 5: {IDontWant, 1}}
+// countFields counts the length-delimited fields num of an encoded message, up to the first
+// malformed field (Fields' walk, in a plain loop: IHAVE, IWANT and IDONTWANT entries carry
+// up to thousands of ids).
+func countFields(b []byte, num protowire.Number) int {
+	n := 0
+	for len(b) > 0 {
+		f, typ, tn := protowire.ConsumeTag(b)
+		if tn < 0 {
+			return n
+		}
+		fn := protowire.ConsumeFieldValue(f, typ, b[tn:])
+		if fn < 0 {
+			return n
+		}
+		if f == num && typ == protowire.BytesType {
+			n++
+		}
+		b = b[tn+fn:]
+	}
+	return n
+}
+
+// controlField is a ControlMessage field (pubsub pb/rpc.proto) and the message-id field
+// inside its entries.
+type controlField struct {
+	known bool
+	kind  ControlKind
+	ids   protowire.Number // field of message ids inside the entry; 0 for none
+}
+
+// controlFields are the ControlMessage's fields by number.
+var controlFields = [...]controlField{
+	1: {true, IHave, 2}, 2: {true, IWant, 1}, 3: {true, Graft, 0}, 4: {true, Prune, 0}, 5: {true, IDontWant, 1},
+}
 
 // splitControl adds a ControlMessage's entries to parts by kind and returns how many entries
 // it has (unknown fields count as entries of no kind).
@@ -241,23 +279,15 @@ func splitControl(b []byte, parts *[NumControlKinds]ControlPart) int {
 			return n
 		}
 		n++
-		cf, ok := controlFields[f.Num]
-		if !ok || f.Type != protowire.BytesType {
+		if f.Num < 0 || int(f.Num) >= len(controlFields) || !controlFields[f.Num].known || f.Type != protowire.BytesType {
 			continue
 		}
+		cf := controlFields[f.Num]
 		p := &parts[cf.kind]
 		p.Bytes += len(f.All)
 		p.Entries++
-		if cf.ids == 0 {
-			continue
-		}
-		for g, err := range Fields(f.Value) {
-			if err != nil {
-				break
-			}
-			if g.Is(cf.ids) {
-				p.IDs++
-			}
+		if cf.ids != 0 {
+			p.IDs += countFields(f.Value, cf.ids)
 		}
 	}
 	return n
@@ -269,11 +299,28 @@ func splitControl(b []byte, parts *[NumControlKinds]ControlPart) int {
 func ShareOut(n int64, weights *[NumCategories]int) [NumCategories]int64 {
 	var out [NumCategories]int64
 	var total int64
-	for _, w := range weights {
+	weighted, only := 0, Other
+	for c, w := range weights {
 		total += int64(w)
+		if w != 0 {
+			weighted, only = weighted+1, Category(c)
+		}
 	}
 	if total <= 0 {
 		out[Other] = n
+		return out
+	}
+	// Two exact shortcuts of the division below (it runs for every frame on both sides of
+	// every stream): most frames carry one category, and a plain stream's wire bytes are
+	// its raw bytes.
+	if weighted == 1 {
+		out[only] = n
+		return out
+	}
+	if n == total {
+		for c, w := range weights {
+			out[c] = int64(w)
+		}
 		return out
 	}
 	var given int64
@@ -294,40 +341,70 @@ func ShareOut(n int64, weights *[NumCategories]int) [NumCategories]int64 {
 // error before anything is allocated for it; io.EOF is returned only when r ends before the
 // first byte of a frame.
 func ReadFrame(r io.Reader, buf []byte, maxBytes int) ([]byte, error) {
-	var hdr [binary.MaxVarintLen64]byte
+	// The prefix is read into buf itself: a local array handed to r (an interface) would be
+	// allocated on the heap for every frame.
+	if cap(buf) < binary.MaxVarintLen64 {
+		buf = make([]byte, 0, 256)
+	}
+	out, err := readFrame(r, buf[:binary.MaxVarintLen64], maxBytes, func(n int) []byte {
+		if cap(buf) < n {
+			return make([]byte, n)
+		}
+		return buf[:n]
+	}, nil)
+	if out == nil {
+		return buf, err
+	}
+	return out, err
+}
+
+// ReadPooledFrame is ReadFrame into a buffer from go-buffer-pool, which the caller returns
+// with pool.Put once done with the frame; hdr (at least binary.MaxVarintLen64 bytes, not
+// retained) holds the length prefix while it is read. A stream's reader that hands each
+// frame on and puts it back reuses buffers that are warm in the cache, as pubsub's own reader
+// does, instead of keeping a buffer of its largest frame for every stream.
+func ReadPooledFrame(r io.Reader, hdr []byte, maxBytes int) ([]byte, error) {
+	return readFrame(r, hdr[:binary.MaxVarintLen64], maxBytes, pool.Get, pool.Put)
+}
+
+// readFrame reads the prefix into hdr, then the frame into get(its length); on a failed read
+// of the body it gives the buffer to put (when not nil) and returns nil.
+func readFrame(r io.Reader, hdr []byte, maxBytes int, get func(int) []byte, put func([]byte)) ([]byte, error) {
 	var size uint64
 	for i := 0; ; i++ {
 		if i == len(hdr) {
-			return buf, fmt.Errorf("%w: length prefix longer than %d bytes", errFrame, len(hdr))
+			return nil, fmt.Errorf("%w: length prefix longer than %d bytes", errFrame, len(hdr))
 		}
 		// One byte at a time, as pubsub's own varint reader does: nothing past the prefix
 		// is taken from r before the frame's size is known.
 		if _, err := io.ReadFull(r, hdr[i:i+1]); err != nil {
 			if i == 0 && errors.Is(err, io.EOF) {
-				return buf, io.EOF
+				return nil, io.EOF
 			}
-			return buf, fmt.Errorf("read frame length: %w", noEOF(err))
+			return nil, fmt.Errorf("read frame length: %w", noEOF(err))
 		}
 		if hdr[i] < 0x80 {
 			v, n := binary.Uvarint(hdr[:i+1])
 			if n <= 0 {
-				return buf, fmt.Errorf("%w: bad length prefix", errFrame)
+				return nil, fmt.Errorf("%w: bad length prefix", errFrame)
 			}
 			size = v
 			break
 		}
 	}
 	if size > uint64(maxBytes) {
-		return buf, fmt.Errorf("%w: frame of %d bytes exceeds the bound of %d", errFrame, size, maxBytes)
+		return nil, fmt.Errorf("%w: frame of %d bytes exceeds the bound of %d", errFrame, size, maxBytes)
 	}
-	hl := binary.PutUvarint(hdr[:], size)
-	need := hl + int(size)
-	if cap(buf) < need {
-		buf = make([]byte, need)
-	}
-	buf = buf[:need]
-	copy(buf, hdr[:hl])
+	// The prefix as binary.PutUvarint writes it (a padded one is not kept).
+	var canon [binary.MaxVarintLen64]byte
+	hl := binary.PutUvarint(canon[:], size)
+	buf := get(hl + int(size))
+	copy(buf, canon[:hl])
 	if _, err := io.ReadFull(r, buf[hl:]); err != nil {
+		if put != nil {
+			put(buf)
+			buf = nil
+		}
 		return buf, fmt.Errorf("read frame of %d bytes: %w", size, noEOF(err))
 	}
 	return buf, nil

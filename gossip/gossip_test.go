@@ -335,3 +335,77 @@ func TestSplitFrameControlKinds(t *testing.T) {
 		t.Errorf("IHAVE bytes %d, its entries encode to %d", b, len(only))
 	}
 }
+
+// shareOutByDivision is ShareOut's rule written out: each category n·w/total rounded down,
+// the remainder to the heaviest (the first of equals, from Other), everything to Other
+// without weights.
+func shareOutByDivision(n int64, weights *[NumCategories]int) [NumCategories]int64 {
+	var out [NumCategories]int64
+	var total int64
+	for _, w := range weights {
+		total += int64(w)
+	}
+	if total <= 0 {
+		out[Other] = n
+		return out
+	}
+	var given int64
+	best := Other
+	for c, w := range weights {
+		out[c] = n * int64(w) / total
+		given += out[c]
+		if w > weights[best] {
+			best = Category(c)
+		}
+	}
+	out[best] += n - given
+	return out
+}
+
+// ShareOut's shortcuts (one weighted category, n equal to the total) give exactly what the
+// division gives, over seeded random weights and totals of every shape.
+func TestShareOutShortcuts(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	for i := range 200000 {
+		var w [NumCategories]int
+		for c := range w {
+			if rng.Intn(3) == 0 { // often one or no category
+				w[c] = rng.Intn(5000)
+			}
+		}
+		total := int64(0)
+		for _, x := range w {
+			total += int64(x)
+		}
+		n := int64(rng.Intn(7000))
+		if i%3 == 0 {
+			n = total // a plain stream: wire bytes are the raw bytes
+		}
+		if got, want := ShareOut(n, &w), shareOutByDivision(n, &w); got != want {
+			t.Fatalf("ShareOut(%d, %v) = %v, the division gives %v", n, w, got, want)
+		}
+	}
+}
+
+// BenchmarkSplitFrame splits the frames a mesh node reads most: a message, an IDONTWANT of
+// one id, an IHAVE of 8 ids (SplitFrame runs for every frame on both sides of every stream).
+func BenchmarkSplitFrame(b *testing.B) {
+	topic := "/eth2/8c9f62fe/beacon_attestation_3/ssz_snappy"
+	ids := make([]string, 8)
+	for i := range ids {
+		ids[i] = string(bytes.Repeat([]byte{byte(i)}, 20))
+	}
+	msg, _ := AppendPublishFrame(nil, topic, bytes.Repeat([]byte{7}, 300))
+	dontWant, _ := AppendFrame(nil, &pb.RPC{Control: &pb.ControlMessage{Idontwant: []*pb.ControlIDontWant{{MessageIDs: ids[:1]}}}})
+	have, _ := AppendFrame(nil, &pb.RPC{Control: &pb.ControlMessage{Ihave: []*pb.ControlIHave{{TopicID: proto.String(topic), MessageIDs: ids}}}})
+	frames := [][]byte{msg, dontWant, have}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range frames {
+			if _, err := SplitFrame(f); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(frames)), "ns/frame")
+}

@@ -50,23 +50,32 @@ func CreateMessageLog(path string) (*MessageLog, error) {
 
 // Add appends one event. id shorter than IDBytes is zero-padded.
 func (l *MessageLog) Add(id string, at int64, published bool, topic string) {
-	var rec [1 + IDBytes + 8 + 2]byte
-	if published {
-		rec[0] = 1
-	}
-	copy(rec[1:1+IDBytes], id)
-	binary.LittleEndian.PutUint64(rec[1+IDBytes:], uint64(at))
-	n := 1 + IDBytes + 8
-	if published {
-		binary.LittleEndian.PutUint16(rec[n:], uint16(len(topic)))
-		n += 2
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
 		return
 	}
-	if _, l.err = l.w.Write(rec[:n]); l.err == nil && published {
+	// The record is built in the writer's own buffer (a local array handed to Write would
+	// be allocated for every event: one per delivery at every node).
+	n := 1 + IDBytes + 8
+	if published {
+		n += 2
+	}
+	if l.w.Available() < n {
+		if l.err = l.w.Flush(); l.err != nil {
+			return
+		}
+	}
+	rec := l.w.AvailableBuffer()[:n]
+	clear(rec[1 : 1+IDBytes])
+	rec[0] = 0
+	if published {
+		rec[0] = 1
+		binary.LittleEndian.PutUint16(rec[1+IDBytes+8:], uint16(len(topic)))
+	}
+	copy(rec[1:1+IDBytes], id)
+	binary.LittleEndian.PutUint64(rec[1+IDBytes:], uint64(at))
+	if _, l.err = l.w.Write(rec); l.err == nil && published {
 		_, l.err = l.w.WriteString(topic)
 	}
 }

@@ -5,12 +5,39 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	gosync "sync"
 	"syscall"
 	"time"
 
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"
 )
+
+// machineReading is the last reading of the machine's CPU counters (/proc/stat), shared by
+// the samplers of one process: the embedded runner's nodes start their measured phases at one
+// barrier and so sample within milliseconds of each other, and each reading costs tens of µs
+// of the process's own CPU, which the figures then carry.
+var machineReading struct {
+	gosync.Mutex
+	at          time.Time
+	busy, total uint64
+	ok          bool
+}
+
+// machineReadingReuse is how old a shared reading may be (2 % of a sample window).
+const machineReadingReuse = 20 * time.Millisecond
+
+// machineBusy is link.MachineBusy, read at most once per machineReadingReuse per process.
+func machineBusy() (busy, total uint64, ok bool) {
+	r := &machineReading
+	r.Lock()
+	defer r.Unlock()
+	if now := time.Now(); r.at.IsZero() || now.Sub(r.at) > machineReadingReuse {
+		r.busy, r.total, r.ok = link.MachineBusy()
+		r.at = now
+	}
+	return r.busy, r.total, r.ok
+}
 
 // processCPU is the process's user+system CPU time so far.
 func processCPU() time.Duration {
@@ -99,7 +126,7 @@ func startCPUSampler() *cpuSampler {
 		defer close(s.done)
 		tick := time.NewTicker(sampleWindow)
 		defer tick.Stop()
-		mBusy, mTotal, mOK := link.MachineBusy()
+		mBusy, mTotal, mOK := machineBusy()
 		if !mOK {
 			s.machinePeak = -1
 		}
@@ -119,7 +146,7 @@ func startCPUSampler() *cpuSampler {
 					continue
 				}
 				share := s.closeWindow(cpu, now)
-				if b, t, ok := link.MachineBusy(); ok && mOK && t > mTotal {
+				if b, t, ok := machineBusy(); ok && mOK && t > mTotal {
 					m := float64(b-mBusy) / float64(t-mTotal)
 					s.machinePeak = max(s.machinePeak, m)
 					if m >= result.SaturationShare && share < result.SaturationShare {

@@ -121,6 +121,11 @@ func runBody(sc *Scenario, in *instance, env *runtime.RunEnv) error {
 	return err
 }
 
+// measuredPhase, when set, is called as each instance enters (begin) and leaves (after its
+// CPU figure is taken) the measured phase: the overhead benchmark profiles exactly the phase
+// the figure covers (sim/overhead_test.go, -overhead.profile).
+var measuredPhase func(begin bool)
+
 // waitGrace is how much longer than its own budget an instance waits for the others.
 const waitGrace = 30 * time.Second
 
@@ -313,6 +318,9 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	// The measured phase.
 	start := time.Now()
 	cpu := startCPUSampler()
+	if measuredPhase != nil {
+		measuredPhase(true)
+	}
 	in.summary.Start = start
 	if err := in.startReliability(ctx, start); err != nil { // liveness.go
 		return err
@@ -349,6 +357,9 @@ func (in *instance) run(ctx context.Context, ip string) error {
 		in.summary.Duration = time.Since(start).Seconds()
 	}
 	in.summary.Process = cpu.finish()
+	if measuredPhase != nil {
+		measuredPhase(false)
+	}
 	// Learn of every instance announced lost before the barrier opened (liveness.go).
 	if err := in.live.settle(in.waitCtx); err != nil {
 		return fmt.Errorf("status topic: %w", err)

@@ -16,10 +16,12 @@ import (
 	"github.com/streamsim/streamsim/result"
 )
 
-// meter holds one streamSide per peer and direction.
+// meter holds one streamSide per peer and direction. Once frozen (Node.FreezeStats) it meters
+// and records no more frames, and sides it creates are born frozen.
 type meter struct {
-	mu    sync.Mutex
-	sides map[sideKey]*streamSide
+	mu     sync.Mutex
+	sides  map[sideKey]*streamSide
+	frozen bool
 }
 
 type sideKey struct {
@@ -43,6 +45,9 @@ type streamSide struct {
 	catWire  [gossip.NumCategories]int64
 	control  [gossip.NumControlKinds]result.ControlBytes
 	codecSum codec.Stats
+	// frozen: the side's figures went into the summary; frames are no longer metered or
+	// recorded, so the summary and the recording agree exactly.
+	frozen bool
 }
 
 // side returns the accumulator for s's direction dir and counts one more stream on it.
@@ -52,7 +57,7 @@ func (m *meter) side(s network.Stream, dir string, spec codec.Spec) *streamSide 
 	defer m.mu.Unlock()
 	ss := m.sides[k]
 	if ss == nil {
-		ss = &streamSide{peer: k.peer, dir: dir}
+		ss = &streamSide{peer: k.peer, dir: dir, frozen: m.frozen}
 		m.sides[k] = ss
 	}
 	ss.mu.Lock()
@@ -65,9 +70,18 @@ func (m *meter) side(s network.Stream, dir string, spec codec.Spec) *streamSide 
 
 // add meters one frame: raw bytes fed to (or produced by) the codec, the wire bytes it took,
 // and the codec's work. Wire bytes are split across categories in proportion to raw bytes.
-func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs codec.Stats) {
+// record (nil when the node does not record) records the frame in the same step; neither
+// happens once the side is frozen. One lock per frame: this runs for every frame on both
+// sides of every stream.
+func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs codec.Stats, record func()) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if ss.frozen {
+		return
+	}
+	if record != nil {
+		record()
+	}
 	ss.frames++
 	ss.raw += int64(raw)
 	ss.wire += wire
@@ -98,8 +112,11 @@ func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs code
 	ss.codecSum.StateBytes = max(ss.codecSum.StateBytes, cs.StateBytes)
 }
 
-func (m *meter) snapshot(role func(peer.ID) string) []result.StreamStats {
+// snapshot returns every side's figures; freeze freezes the meter and each side as its
+// figures are taken.
+func (m *meter) snapshot(role func(peer.ID) string, freeze bool) []result.StreamStats {
 	m.mu.Lock()
+	m.frozen = m.frozen || freeze
 	sides := make([]*streamSide, 0, len(m.sides))
 	for _, ss := range m.sides {
 		sides = append(sides, ss)
@@ -108,6 +125,7 @@ func (m *meter) snapshot(role func(peer.ID) string) []result.StreamStats {
 	out := make([]result.StreamStats, 0, len(sides))
 	for _, ss := range sides {
 		ss.mu.Lock()
+		ss.frozen = ss.frozen || freeze
 		st := result.StreamStats{
 			Peer: ss.peer.String(), Direction: ss.dir, Protocol: ss.protocol, Codec: ss.codec,
 			Streams: ss.streams, Frames: ss.frames, RawBytes: ss.raw, WireBytes: ss.wire,

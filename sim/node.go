@@ -236,12 +236,6 @@ type Node struct {
 	recStart time.Time
 	recNext  uint32
 
-	// accountMu and frozen make a frame's metering and recording one step: once FreezeStats
-	// has taken the meters for the summary, no frame is metered or recorded, so the summary
-	// and the recording agree exactly.
-	accountMu sync.RWMutex
-	frozen    bool
-
 	streamErrors atomic.Int64
 	closeOnce    sync.Once
 	releaseScale func()  // releases the process-wide time scale (timing.go)
@@ -397,7 +391,8 @@ const backlogWait = 2 * time.Second
 // RPCs at a full queue. The queue to from itself does not count: that peer's reading does not
 // wait for us, and counting it would deadlock two nodes sending each other heavy traffic.
 func (n *Node) awaitBacklog(from peer.ID) {
-	if !n.cfg.flowControl {
+	if !n.cfg.flowControl || n.tracer.maxBacklog(from) <= backlogLimit {
+		// The common case, every frame: no clock read.
 		return
 	}
 	deadline := time.Now().Add(backlogWait)
@@ -460,25 +455,12 @@ func (n *Node) record(id *uint32, dir string, s network.Stream, spec codec.Spec,
 }
 
 // Stats returns the meters of every stream direction, sorted by peer and direction.
-func (n *Node) Stats() []result.StreamStats { return n.meter.snapshot(n.cfg.peerRole) }
+func (n *Node) Stats() []result.StreamStats { return n.meter.snapshot(n.cfg.peerRole, false) }
 
 // FreezeStats returns the meters as Stats does and stops metering and recording frames from
-// then on: what the summary holds is exactly what the recording holds.
-func (n *Node) FreezeStats() []result.StreamStats {
-	n.accountMu.Lock()
-	defer n.accountMu.Unlock()
-	n.frozen = true
-	return n.meter.snapshot(n.cfg.peerRole)
-}
-
-// account meters (and records) one frame as one step, unless the meters are frozen.
-func (n *Node) account(step func()) {
-	n.accountMu.RLock()
-	defer n.accountMu.RUnlock()
-	if !n.frozen {
-		step()
-	}
-}
+// then on: a frame is metered and recorded in one step under its stream side's lock
+// (streamSide.add), so what the summary holds is exactly what the recording holds.
+func (n *Node) FreezeStats() []result.StreamStats { return n.meter.snapshot(n.cfg.peerRole, true) }
 
 // PubsubStats returns pubsub's event counters.
 func (n *Node) PubsubStats() result.Pubsub { return n.tracer.snapshot() }

@@ -2,10 +2,15 @@ package sim
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +30,64 @@ const overheadNodes = topology.DefaultMeshNodes
 
 var overheadParams = map[string]string{
 	ParamSlots: "4", ParamTimeScale: "2", ParamValidators: "65536", ParamSeed: "11",
+}
+
+// overheadProfile names a directory for CPU profiles of each side's measured phase only
+// (sim-N.prof, bare-N.prof for iteration N), so that setup, which differs between the sides
+// and is not in the figures, does not blur a comparison of the profiles. Not with -cpuprofile
+// (one CPU profile at a time).
+var overheadProfile = flag.String("overhead.profile", "", "directory for CPU profiles of BenchmarkOverhead's measured phases")
+
+// phaseProfile is a CPU profile of one measured phase: started by the first instance that
+// enters it, stopped by the first that leaves it (whose CPU figure the sim side reports).
+type phaseProfile struct {
+	mu      sync.Mutex
+	path    string
+	f       *os.File
+	stopped bool
+}
+
+func (p *phaseProfile) begin(b *testing.B) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.f != nil || p.stopped {
+		return
+	}
+	f, err := os.Create(p.path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		b.Errorf("overhead profile: %v", err)
+		p.stopped = true
+		return
+	}
+	p.f = f
+}
+
+func (p *phaseProfile) end(b *testing.B) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.f == nil || p.stopped {
+		return
+	}
+	pprof.StopCPUProfile()
+	if err := p.f.Close(); err != nil {
+		b.Errorf("overhead profile: %v", err)
+	}
+	p.stopped = true
+}
+
+// overheadIteration numbers the iterations for the profiles' names.
+var overheadIteration atomic.Int64
+
+// newPhaseProfile is the profile of one side's measured phase, or nil without
+// -overhead.profile.
+func newPhaseProfile(side string) *phaseProfile {
+	if *overheadProfile == "" {
+		return nil
+	}
+	return &phaseProfile{path: filepath.Join(*overheadProfile, fmt.Sprintf("%s-%d.prof", side, overheadIteration.Load()))}
 }
 
 // overheadRun is one run's CPU over its measured phase and the copies its nodes received.
@@ -56,6 +119,7 @@ func BenchmarkOverhead(b *testing.B) {
 	}
 	var simRun, bareRun overheadRun
 	for b.Loop() {
+		overheadIteration.Add(1)
 		// The label marks each side's goroutines (they inherit it) in a CPU profile:
 		// go tool pprof -tagfocus side=sim.
 		runs := []func(context.Context){
@@ -89,6 +153,16 @@ func runOverheadSim(b *testing.B) overheadRun {
 	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: overheadNodes}}, Params: overheadParams}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	if prof := newPhaseProfile("sim"); prof != nil {
+		measuredPhase = func(begin bool) {
+			if begin {
+				prof.begin(b)
+			} else {
+				prof.end(b)
+			}
+		}
+		defer func() { measuredPhase = nil; prof.end(b) }()
+	}
 	if err := e.Run(ctx); err != nil {
 		b.Fatalf("embedded mesh: %v", err)
 	}
@@ -97,7 +171,8 @@ func runOverheadSim(b *testing.B) overheadRun {
 		b.Fatalf("summaries: %d, %v", len(paths), err)
 	}
 	var r overheadRun
-	cpu, most := math.Inf(1), 0.0
+	cpu, most, wall := math.Inf(1), 0.0, math.Inf(1)
+	var frames int64
 	for _, path := range paths {
 		s, err := result.ReadSummary(path)
 		if err != nil {
@@ -107,9 +182,15 @@ func runOverheadSim(b *testing.B) overheadRun {
 			b.Fatalf("%s: no process CPU", path)
 		}
 		cpu, most = min(cpu, s.Process.CPUSeconds), max(most, s.Process.CPUSeconds)
+		wall = min(wall, s.Process.WallSeconds)
 		r.copies += s.Pubsub.Delivered + s.Pubsub.Duplicates
+		for _, st := range s.Streams {
+			if st.Direction == "in" {
+				frames += st.Frames
+			}
+		}
 	}
-	b.Logf("sim: the nodes' measured-phase process CPU %.3f–%.3f s", cpu, most)
+	b.Logf("sim: the nodes' measured-phase process CPU %.3f–%.3f s, wall %.3f s; %d copies in %d frames", cpu, most, wall, r.copies, frames)
 	r.cpu = time.Duration(cpu * float64(time.Second))
 	return r
 }
@@ -243,12 +324,26 @@ func runOverheadBare(b *testing.B, p *Params) overheadRun {
 		if err != nil {
 			b.Fatal(err)
 		}
+		if len(cfg.validation) > 0 {
+			// A Node validates through its own validators (validation.go); bare pubsub here
+			// has none, so the two sides would not do the same work.
+			b.Fatalf("%s %v: the bare side runs no validators; run the comparison with it off", ParamValidationDelay, cfg.validation)
+		}
+		// The process-wide backoff slack for the scale, as NewNode holds it.
+		if err := acquireTimeScale(Dilate(cfg.client, cfg.timeScale)); err != nil {
+			b.Fatal(err)
+		}
+		defer releaseTimeScale()
 		n := nodes[i]
 		n.counter = &copyCounter{RawTracer: nopTracer{}}
 		var nctx context.Context
 		nctx, n.cancel = context.WithCancel(ctx)
 		opts, _ := gossipSubOptions(&cfg)
-		if n.ps, err = pubsub.NewGossipSub(nctx, n.host, append(opts, pubsub.WithRawTracer(n.counter))...); err != nil {
+		// The protocol a plain Node speaks (gossipsub v1.2, /meshsub/1.2.0), with pubsub's own
+		// feature test: pubsub's default list would negotiate v1.3 and its extensions.
+		opts = append(opts, pubsub.WithGossipSubProtocols([]protocol.ID{PlainProtocol}, pubsub.GossipSubDefaultFeatures),
+			pubsub.WithRawTracer(n.counter))
+		if n.ps, err = pubsub.NewGossipSub(nctx, n.host, opts...); err != nil {
 			b.Fatal(err)
 		}
 		for _, t := range nd.Topics {
@@ -287,10 +382,22 @@ func runOverheadBare(b *testing.B, p *Params) overheadRun {
 		if err := waitSubscribed(ctx, nodes[i].ps, w); err != nil {
 			b.Fatal(err)
 		}
+		for _, c := range nodes[i].host.Network().Conns() {
+			for _, st := range c.GetStreams() {
+				if pid := st.Protocol(); strings.HasPrefix(string(pid), "/meshsub/") && pid != PlainProtocol {
+					b.Fatalf("bare node %d speaks %s to a peer, not %s as a plain Node does", i, pid, PlainProtocol)
+				}
+			}
+		}
 	}
 
 	// The measured phase, as an instance's: publish on schedule, wait until every node has
 	// received its topics' messages, then the same tail as instance.receive.
+	prof := newPhaseProfile("bare")
+	if prof != nil {
+		prof.begin(b)
+		defer prof.end(b)
+	}
 	start, cpuStart := time.Now(), processCPU()
 	errs := make(chan error, len(nodes))
 	for i, n := range nodes {
@@ -329,6 +436,10 @@ func runOverheadBare(b *testing.B, p *Params) overheadRun {
 	}
 	time.Sleep(min(slot/4, time.Second))
 	r := overheadRun{cpu: processCPU() - cpuStart}
+	if prof != nil {
+		prof.end(b)
+	}
+	b.Logf("bare: measured-phase process CPU %.3f s, wall %.3f s", r.cpu.Seconds(), time.Since(start).Seconds())
 	for _, n := range nodes {
 		r.copies += n.counter.copies.Load()
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"testing"
 
+	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -55,14 +56,15 @@ func TestSlotSourceOrigins(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs, origins, err := a.slot(i)
+		sa, err := a.slot(i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, originsB, err := b.slot(i)
+		sb, err := b.slot(i)
 		if err != nil {
 			t.Fatal(err)
 		}
+		msgs, origins, originsB := sa.msgs, sa.origins, sb.origins
 		if len(msgs) != len(want) || len(origins) != len(msgs) || len(originsB) != len(msgs) {
 			t.Fatalf("slot %d: %d messages, %d origins (%d on plan B), want %d", i, len(msgs), len(origins), len(originsB), len(want))
 		}
@@ -76,6 +78,9 @@ func TestSlotSourceOrigins(t *testing.T) {
 			}
 			if originsB[j] != origins[j] {
 				differ++
+			}
+			if id := gossip.MessageID(m.Topic, m.Data); origins[j] >= 0 && sa.ids[j] != id {
+				t.Fatalf("slot %d message %d: id %x, want %x", i, j, sa.ids[j], id)
 			}
 			seq++
 		}
@@ -105,5 +110,60 @@ func TestSlotSourceOrigins(t *testing.T) {
 	sources.Unlock()
 	if left != 0 {
 		t.Errorf("%d sources left after every user closed", left)
+	}
+}
+
+// A source generates a short run's whole workload when it opens (before the measured phase),
+// and a long run's only as far as preGenerateBytes go, the rest one slot ahead of need.
+func TestSlotSourcePregenerates(t *testing.T) {
+	wp := workload.DefaultParams()
+	wp.Seed, wp.Validators = 10, 32768
+	plan := slotsTestPlan(t, 12)
+	made := func(s *slotSource) (int, int) {
+		s.genMu.Lock()
+		defer s.genMu.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		size := 0
+		for _, e := range s.slots {
+			for _, m := range e.msgs {
+				size += len(m.Data)
+			}
+		}
+		return s.made, size
+	}
+	short, err := openSlots(wp, 3, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := made(short); n != 3 {
+		t.Errorf("3-slot run: %d slots generated when the source opened, want 3", n)
+	}
+	short.close()
+
+	const total = 500
+	long, err := openSlots(wp, total, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer long.close()
+	n, size := made(long)
+	if n < 2 || n >= total {
+		t.Fatalf("%d-slot run: %d slots generated when the source opened, want some but not all", total, n)
+	}
+	if size > preGenerateBytes {
+		t.Errorf("%d slots generated hold %d bytes, more than preGenerateBytes (%d)", n, size, preGenerateBytes)
+	}
+	// Taking the last generated slot starts the next one's generation (and taking that one
+	// the one after it, which may have started by now).
+	if _, err := long.slot(n - 1); err != nil {
+		t.Fatal(err)
+	}
+	sl, err := long.slot(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := made(long); got < n+1 || len(sl.msgs) == 0 {
+		t.Errorf("after taking slot %d: %d slots generated (slot %d has %d messages), want at least %d", n, got, n, len(sl.msgs), n+1)
 	}
 }

@@ -2,11 +2,13 @@ package sim
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
 
+	pool "github.com/libp2p/go-buffer-pool"
 	"github.com/libp2p/go-libp2p/core/network"
 
 	"github.com/streamsim/streamsim/codec"
@@ -44,9 +46,10 @@ type codecStream struct {
 	rside    *streamSide
 	rlast    codec.Stats
 	rtrace   uint32
-	frame    []byte // the current decoded frame (as the codec yielded it)
-	pending  []byte // what pubsub has not read yet of the current frame
-	snappyed []byte // ssz mode: the current frame with data re-Snappied
+	hdr      [binary.MaxVarintLen64]byte // the length prefix while it is read
+	frame    []byte                      // the current decoded frame (as the codec yielded it; from go-buffer-pool)
+	pending  []byte                      // what pubsub has not read yet of the current frame
+	snappyed []byte                      // ssz mode: the current frame with data re-Snappied
 	rerr     error
 
 	closeOnce sync.Once
@@ -127,15 +130,24 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		return 0, err
 	}
 	wire, cs := s.wire.n-before, statsDelta(s.w, &s.wlast)
-	s.node.account(func() {
-		s.node.record(&s.wtrace, "out", s.Stream, s.spec, dominant, frame)
-		s.wside.add(&parts, len(data), wire, cs)
-	})
+	var record func()
+	if s.node.cfg.recorder != nil {
+		record = func() { s.node.record(&s.wtrace, "out", s.Stream, s.spec, dominant, frame) }
+	}
+	s.wside.add(&parts, len(data), wire, cs, record)
 	return len(frame), nil
 }
 
-// Read yields decoded frame bytes to pubsub.
+// Read yields decoded frame bytes to pubsub. pubsub reads a stream from one goroutine (its
+// reader, or for an outbound stream the watch for its end) and reads a frame's length prefix
+// a byte at a time: what is left of the current frame is handed out without the lock, which
+// guards the codec reader against release.
 func (s *codecStream) Read(p []byte) (int, error) {
+	if len(s.pending) > 0 {
+		n := copy(p, s.pending)
+		s.pending = s.pending[n:]
+		return n, nil
+	}
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
 	for len(s.pending) == 0 {
@@ -167,8 +179,14 @@ func (s *codecStream) nextFrame() error {
 		s.node.links.holdFirst(s) // the pair reset's order (linklog.go)
 	}
 	s.node.awaitBacklog(s.Conn().RemotePeer())
+	if s.frame != nil {
+		// pubsub has read all of the last frame (nothing is pending): its buffer goes back
+		// to the pool, where the next frame of any stream finds it warm.
+		pool.Put(s.frame)
+		s.frame = nil
+	}
 	var err error
-	if s.frame, err = gossip.ReadFrame(s.r, s.frame, maxFrameBytes); err != nil {
+	if s.frame, err = gossip.ReadPooledFrame(s.r, s.hdr[:], maxFrameBytes); err != nil {
 		return err
 	}
 	if s.rside == nil {
@@ -191,10 +209,11 @@ func (s *codecStream) nextFrame() error {
 		}
 		out = s.snappyed
 	}
-	s.node.account(func() {
-		s.rside.add(&parts, len(s.frame), cs.WireBytes, cs)
-		s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out)
-	})
+	var record func()
+	if s.node.cfg.recorder != nil {
+		record = func() { s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out) }
+	}
+	s.rside.add(&parts, len(s.frame), cs.WireBytes, cs, record)
 	s.pending = out
 	return nil
 }

@@ -96,7 +96,13 @@ func (t tallies) add(topic string, id [gossip.MessageIDBytes]byte) {
 // publish publishes this instance's share of the workload on schedule: message seq of the run
 // (in schedule order) belongs to the member the plan's Origin names.
 func (in *instance) publish(ctx context.Context, start time.Time) error {
-	topics := map[string]*pubsub.Topic{}
+	// Each topic's handle and whether the receivers' profile wants it, looked up once per
+	// topic (Profile.Wants parses the topic).
+	type pubTopic struct {
+		t      *pubsub.Topic
+		wanted bool
+	}
+	topics := map[string]pubTopic{}
 	mine := tallies{}
 	published := &result.Parity{}
 	inProfile := &result.Parity{}
@@ -104,22 +110,23 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 	var lagSum time.Duration
 	seq, count := 0, 0
 	for slotIndex := range in.p.Slots {
-		msgs, origins, err := in.slots.slot(slotIndex)
+		sl, err := in.slots.slot(slotIndex)
 		if err != nil {
 			return fmt.Errorf("workload: %w", err)
 		}
-		for i := range msgs {
-			m := &msgs[i]
+		for i := range sl.msgs {
+			m := &sl.msgs[i]
 			seq++
-			if origins[i] != in.me {
+			if sl.origins[i] != in.me {
 				continue
 			}
-			t := topics[m.Topic]
-			if t == nil {
-				if t, err = in.node.Topic(m.Topic); err != nil {
+			pt, ok := topics[m.Topic]
+			if !ok {
+				if pt.t, err = in.node.Topic(m.Topic); err != nil {
 					return err
 				}
-				topics[m.Topic] = t
+				pt.wanted = in.p.Profile.Wants(m.Topic)
+				topics[m.Topic] = pt
 			}
 			if err := in.live.hold(ctx); err != nil { // hang fault (liveness.go)
 				return err
@@ -133,11 +140,11 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 			if d := time.Until(target); d > time.Millisecond {
 				time.Sleep(d)
 			}
-			id := gossip.MessageID(m.Topic, m.Data)
+			id := sl.ids[i]
 			if in.msgLog != nil {
 				in.msgLog.Add(string(id[:]), time.Now().UnixNano(), true, m.Topic)
 			}
-			if err := t.Publish(ctx, m.Data); err != nil {
+			if err := pt.t.Publish(ctx, m.Data); err != nil {
 				return fmt.Errorf("publish on %s: %w", m.Topic, err)
 			}
 			lag := max(time.Since(target), 0)
@@ -150,7 +157,7 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 			mine.add(m.Topic, id)
 			one := result.Tally{Messages: 1, Digest: [2]uint64{binary.LittleEndian.Uint64(id[:8]), binary.LittleEndian.Uint64(id[8:16])}}
 			published.AddTally(m.Category, one)
-			if in.p.Profile.Wants(m.Topic) {
+			if pt.wanted {
 				inProfile.AddTally(m.Category, one)
 			}
 		}
