@@ -60,7 +60,7 @@ type Report struct {
 	Timing    Timing
 	Wall      time.Duration
 	Simulated time.Duration // measured slots, simulated time
-	CPU       time.Duration // process CPU over the run
+	CPU       time.Duration // process CPU over this run (setup and warm-up included)
 }
 
 // SubnetView is the prediction the recording could confirm for one subnet.
@@ -129,7 +129,6 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 	sort.Slice(r.Subnets, func(i, j int) bool { return r.Subnets[i].Subnet < r.Subnets[j].Subnet })
 	r.MaxLag, r.Wall = lag, wall
 	r.Simulated = time.Duration(r.Config.Slots) * 12 * time.Second
-	r.CPU = processCPU()
 }
 
 // Complete reports whether the observed node received every message of its topics in the

@@ -227,6 +227,9 @@ func newHost(regions link.Regions, region string) (*sim.Host, error) {
 
 // Run runs the neighbourhood and reports the observed node's view.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	// The process may make several runs (an A/B makes one per seed and codec): CPU is
+	// counted from here.
+	cpuStart := processCPU()
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
@@ -528,6 +531,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Streams, rep.Pubsub = streams, after.ps
 	rep.fill(before, after, ct, maxLag, time.Since(start))
 	rep.Timing = ct.obs.timing(maxLag, processCPU()-cpuBefore, time.Since(measureStart))
+	rep.CPU = processCPU() - cpuStart
 	rep.Timing.ObservedDrops = after.ps.Drops() - before.ps.Drops()
 	rep.Timing.DropsToObserved = dropsTo() - dropsToBefore
 	rep.ObservedPeers = len(obs.Host().Network().Peers())
