@@ -183,6 +183,10 @@ func later(a, b time.Time) time.Time {
 // Shape is the shape the link was made with.
 func (l *Link) Shape() Shape { return l.shape }
 
+// Regions is the latency model the link was made with (a simulated network applies the same
+// per-pair latencies in virtual time: package sim's VirtualNetwork).
+func (l *Link) Regions() Regions { return l.regions }
+
 // Stats are a link's counters since New.
 type Stats struct {
 	UpBytes   int64 // bytes through the uplink (TCP payload: noise, yamux and above)

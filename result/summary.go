@@ -78,7 +78,12 @@ type NodeSummary struct {
 	Slots     int     `json:"slots"`
 	TimeScale float64 `json:"time_scale"`
 	Seed      int64   `json:"seed"`
-	Build     string  `json:"build"` // "optimized" or why CPU figures are inflated
+	// Clock is the run's clock ("real" or "virtual"; empty in summaries from before it
+	// existed: real), Transport what carried its connections ("tcp+noise+yamux",
+	// "tcp+noise+yamux (link)", "quic+simnet").
+	Clock     string `json:"clock,omitempty"`
+	Transport string `json:"transport,omitempty"`
+	Build     string `json:"build"` // "optimized" or why CPU figures are inflated
 	// Optimized is false when the binary was built without compiler optimizations (CPU
 	// figures inflated); see BuildOptimized.
 	Optimized bool `json:"optimized"`
@@ -184,6 +189,18 @@ type Process struct {
 	SchedP99Ms  float64 `json:"sched_p99_ms,omitempty"`
 	SchedMaxMs  float64 `json:"sched_max_ms,omitempty"`
 	SchedEvents uint64  `json:"sched_events,omitempty"`
+	// SimulatedSeconds is the interval in simulated time under the virtual clock (0 on the
+	// real clock, where it is WallSeconds); WallSeconds is then what it cost on the machine.
+	SimulatedSeconds float64 `json:"simulated_s,omitempty"`
+}
+
+// WallPerSimulatedMinute is the machine's wall seconds per simulated minute of a
+// virtual-clock run (0 on the real clock).
+func (p *Process) WallPerSimulatedMinute() float64 {
+	if p == nil || p.SimulatedSeconds <= 0 {
+		return 0
+	}
+	return p.WallSeconds / (p.SimulatedSeconds / 60)
 }
 
 // SaturationShare is the CPU share at which a sampling window counts as saturated.

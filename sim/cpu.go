@@ -194,3 +194,38 @@ func (s *cpuSampler) finish() *result.Process {
 	}
 	return p
 }
+
+// processMeter measures the process over the measured phase: on the real clock the sampler
+// above; on the virtual clock only CPU and wall time (the machine's) against simulated time,
+// since windows of simulated time say nothing about this machine's CPU and /proc timers do
+// not belong in a bubble.
+type processMeter interface{ finish() *result.Process }
+
+func startProcessMeter(c Clock) processMeter {
+	if c == ClockVirtual {
+		return &virtualProcessMeter{sim: time.Now(), wall: wallNow(), cpu: processCPU()}
+	}
+	return startCPUSampler()
+}
+
+// virtualProcessMeter is the virtual clock's processMeter: readings at the start.
+type virtualProcessMeter struct {
+	sim  time.Time // simulated
+	wall time.Duration
+	cpu  time.Duration
+}
+
+func (m *virtualProcessMeter) finish() *result.Process {
+	cpu := (processCPU() - m.cpu).Seconds()
+	wall := (wallNow() - m.wall).Seconds()
+	cores := runtime.GOMAXPROCS(0)
+	host, _ := os.Hostname()
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	p := &result.Process{Host: host, PID: os.Getpid(), CPUSeconds: cpu, WallSeconds: wall, Cores: cores,
+		MaxRSSBytes: ru.Maxrss << 10, MachinePeak: -1, SimulatedSeconds: time.Since(m.sim).Seconds()}
+	if wall > 0 {
+		p.Utilization = cpu / wall / float64(cores)
+	}
+	return p
+}

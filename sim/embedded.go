@@ -41,6 +41,9 @@ type Embedded struct {
 	// Progress, when set, receives a progress line (carriage-return updated) while the run
 	// publishes.
 	Progress io.Writer
+	// Bubble runs a virtual-clock run's body in a testing/synctest bubble: tests give
+	// synctest.Test's; nil is RunInBubble (a program's way in).
+	Bubble func(f func()) error
 }
 
 // LeafGroup is the group ID of the i-th hub-leaves leaf with codec spec.
@@ -75,11 +78,6 @@ func (e *Embedded) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	type instance struct {
-		group  Group
-		seq    int
-		params map[string]string
-	}
 	if err := sc.CheckGroups(e.Params, e.Groups); err != nil {
 		return err
 	}
@@ -92,13 +90,58 @@ func (e *Embedded) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var insts []instance
+	var insts []embeddedInstance
 	for _, g := range e.Groups {
 		p := mergeParams(e.Params, g.Params)
 		for i := range g.Instances {
-			insts = append(insts, instance{group: g, seq: i, params: p})
+			insts = append(insts, embeddedInstance{group: g, seq: i, params: p})
+		}
+		gp, err := sc.ParseParams(p)
+		if err != nil {
+			return fmt.Errorf("group %s: %w", g.ID, err)
+		}
+		if gp.Clock != params.Clock {
+			return paramError(ParamClock, "every group of a run takes one clock: %s has %s, %s has %s", e.Groups[0].ID, params.Clock, g.ID, gp.Clock)
 		}
 	}
+	envs, err := e.newEnvs(sc, insts)
+	if err != nil {
+		return err
+	}
+	if params.Clock == ClockReal {
+		return e.runInstances(ctx, sc, insts, envs, params, nil)
+	}
+	// The virtual clock: everything the run makes (sync client, network, hosts, nodes,
+	// timers) is made inside the bubble, and waits only on what the bubble made; the
+	// caller's context is not one of them (its channel would hold time still), so an
+	// interrupt stops the run when the bubble returns.
+	bubble := e.Bubble
+	if bubble == nil {
+		bubble = RunInBubble
+	}
+	var runErr error
+	if err := bubble(func() {
+		vn := NewVirtualNetwork()
+		defer vn.Close()
+		runErr = e.runInstances(context.Background(), sc, insts, envs, params, vn)
+	}); err != nil {
+		return errors.Join(runErr, err)
+	}
+	return runErr
+}
+
+// embeddedInstance is one instance of an embedded run: its group, its sequence number in the
+// group and its parameters.
+type embeddedInstance struct {
+	group  Group
+	seq    int
+	params map[string]string
+}
+
+// newEnvs makes the instances' RunEnvs and outputs directories. A RunEnv starts goroutines
+// that never end (go-metrics' meter arbiter, on a ticker made at init), so under the virtual
+// clock they are made before the bubble, outside it.
+func (e *Embedded) newEnvs(sc *Scenario, insts []embeddedInstance) ([]*runtime.RunEnv, error) {
 	client := newMemSync()
 	defer client.Close()
 	runID := time.Now().UTC().Format("20060102-150405")
@@ -106,7 +149,7 @@ func (e *Embedded) Run(ctx context.Context) error {
 	for i, in := range insts {
 		dir := filepath.Join(e.Out, in.group.ID, strconv.Itoa(in.seq))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("outputs: %w", err)
+			return nil, fmt.Errorf("outputs: %w", err)
 		}
 		env, err := newRunEnv(runtime.RunParams{
 			TestPlan: "streamsim", TestCase: sc.Name, TestRun: runID,
@@ -116,10 +159,18 @@ func (e *Embedded) Run(ctx context.Context) error {
 			TestStartTime: time.Now(), TestDisableMetrics: true,
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		envs[i] = env
 	}
+	return envs, nil
+}
+
+// runInstances runs the instances, each in its own goroutine, on vn when the clock is
+// virtual (nil: real hosts).
+func (e *Embedded) runInstances(ctx context.Context, sc *Scenario, insts []embeddedInstance, envs []*runtime.RunEnv, params *Params, vn *VirtualNetwork) error {
+	client := newMemSync()
+	defer client.Close()
 	stopProgress := e.progress(ctx, client, sc, len(insts), params)
 	defer stopProgress()
 	errs := make([]error, len(insts))
@@ -133,7 +184,7 @@ func (e *Embedded) Run(ctx context.Context) error {
 				SyncClient: client, NetClient: network.NewClient(client, env),
 				GlobalSeq: int64(i + 1), GroupSeq: int64(in.seq + 1),
 			}
-			err := runRecovered(sc, env, ic)
+			err := runRecovered(sc, env, ic, vn)
 			if cerr := env.Close(); cerr != nil && err == nil {
 				err = fmt.Errorf("close run env: %w", cerr)
 			}
@@ -147,13 +198,13 @@ func (e *Embedded) Run(ctx context.Context) error {
 }
 
 // runRecovered runs an instance, turning a panic (the SDK's Must* helpers) into an error.
-func runRecovered(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) (err error) {
+func runRecovered(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, vn *VirtualNetwork) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	return runInstance(sc, env, ic)
+	return runInstance(sc, env, ic, vn)
 }
 
 // newRunEnv creates a RunEnv whose logger writes to the instance's run.out only.
@@ -191,9 +242,10 @@ func (e *Embedded) progress(ctx context.Context, client sync.Client, sc *Scenari
 			fmt.Fprintln(e.Progress)
 			return
 		}
-		start := time.Now()
+		start, wallStart := time.Now(), wallNow()
 		slot := p.Slot()
 		total := p.SlotsTime(float64(p.Slots))
+		// Under the virtual clock the ticker ticks in simulated time; the line says both.
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -203,6 +255,13 @@ func (e *Embedded) progress(ctx context.Context, client sync.Client, sc *Scenari
 			line := fmt.Sprintf("%s: slot %d/%d, %s elapsed, ETA %s", sc.Name, s, p.Slots, el.Truncate(time.Second), eta.Truncate(time.Second))
 			if el > total {
 				line = fmt.Sprintf("%s: published %d slots, draining and collecting (%s)", sc.Name, p.Slots, el.Truncate(time.Second))
+			}
+			if p.Clock == ClockVirtual {
+				wall := wallNow() - wallStart
+				line = fmt.Sprintf("%s (virtual clock): slot %d/%d, %s simulated in %s wall", sc.Name, s, p.Slots, el.Truncate(time.Second), wall.Truncate(time.Second))
+				if el > 0 && el < total {
+					line += fmt.Sprintf(", ETA %s", time.Duration(float64(wall)*float64(total-el)/float64(el)).Truncate(time.Second))
+				}
 			}
 			fmt.Fprintf(e.Progress, "\r\033[K%s", line)
 			select {

@@ -99,6 +99,9 @@ type instance struct {
 	sampler *sampler
 	phase   string
 	waitCtx context.Context
+
+	// vnet is the simulated network of a virtual-clock run (nil: real hosts).
+	vnet *VirtualNetwork
 }
 
 // runBody runs a scenario's own instance body (Scenario.Body) within the instance's budget
@@ -139,9 +142,11 @@ func failure(kind result.FailureKind, err error) error {
 }
 
 // runInstance is the lifecycle every scenario shares.
-func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
+// vn is the simulated network of an embedded virtual-clock run, nil otherwise (a Testground
+// instance is a process on the real clock: asked for clock virtual it fails at setup).
+func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, vn *VirtualNetwork) error {
 	in := &instance{
-		sc: sc, runenv: env, client: ic.SyncClient, group: env.TestGroupID, seq: int(ic.GroupSeq) - 1,
+		sc: sc, runenv: env, client: ic.SyncClient, group: env.TestGroupID, seq: int(ic.GroupSeq) - 1, vnet: vn,
 		signaled:      map[sync.State]bool{},
 		stateNodes:    sync.State(sc.Name + "-nodes"),
 		stateReady:    sync.State(sc.Name + "-ready"),
@@ -158,6 +163,9 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	if err == nil && sc.Check != nil {
 		err = sc.Check(p, groupSizes(env))
 	}
+	if err == nil && p.Clock == ClockVirtual && vn == nil {
+		err = paramError(ParamClock, "virtual runs embedded only (streamsim run); Testground and Kubernetes instances are processes on the real clock")
+	}
 	if err != nil {
 		err = failure(result.FailSetup, err)
 		in.summary.Failure = err.(*result.Failure)
@@ -169,6 +177,7 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
 	in.slot = p.Slot()
 	s := in.summary
 	s.Profile, s.Payload, s.Slots, s.TimeScale, s.Seed = p.Profile.Name, p.Payload, p.Slots, p.TimeScale, p.Seed
+	s.Clock = string(p.Clock)
 	if sc.Body != nil {
 		return runBody(sc, in, env)
 	}
@@ -261,10 +270,17 @@ func (in *instance) run(ctx context.Context, ip string) error {
 			return failure(result.FailSetup, fmt.Errorf("link: %w", err))
 		}
 	}
-	h, err := newHost(ip, lk, in.sc.BandwidthCounter, nil)
+	var h *Host
+	var err error
+	if in.vnet != nil {
+		h, err = in.vnet.NewHost(lk)
+	} else {
+		h, err = newHost(ip, lk, in.sc.BandwidthCounter, nil)
+	}
 	if err != nil {
 		return failure(result.FailSetup, err)
 	}
+	in.summary.Transport = h.Transport()
 	if lk != nil {
 		sh := lk.Shape()
 		in.summary.Link = &result.Link{Region: sh.Region, Class: sh.Class, UpBitsPerSec: sh.UpBitsPerSec, DownBitsPerSec: sh.DownBitsPerSec}
@@ -317,7 +333,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 
 	// The measured phase.
 	start := time.Now()
-	cpu := startCPUSampler()
+	cpu := startProcessMeter(in.p.Clock)
 	if measuredPhase != nil {
 		measuredPhase(true)
 	}
@@ -568,7 +584,7 @@ func (in *instance) finish() error {
 		in.summary.Pubsub = in.node.PubsubStats()
 		in.summary.Bandwidth = in.node.Bandwidth()
 		in.summary.StreamErrors = in.node.StreamErrors()
-		if lk := in.host.link; lk != nil && in.summary.Link != nil {
+		if lk := in.host.link; lk != nil && in.summary.Link != nil && !in.host.virtual {
 			st := lk.Stats()
 			l := in.summary.Link
 			l.UpBytes, l.DownBytes, l.HandshakeErrors = st.UpBytes, st.DownBytes, st.HandshakeErrors

@@ -74,8 +74,9 @@ var Mesh = &Scenario{
 		c := meshOf(p)
 		return []Option{WithQueueSize(c.queue), WithValidationDelay(c.validation)}, nil
 	},
-	Report: "gossip-mesh",
-	Flags:  meshFlags,
+	Report:       "gossip-mesh",
+	VirtualClock: true,
+	Flags:        meshFlags,
 }
 
 func init() { Register(Mesh) }

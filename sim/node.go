@@ -50,8 +50,20 @@ var maxFrameBytes = MaxMessageBytes + binary.MaxVarintLen64
 // on it once the topology is known.
 type Host struct {
 	host.Host
-	bw   *metrics.BandwidthCounter
-	link *link.Link // nil: unshaped
+	bw      *metrics.BandwidthCounter
+	link    *link.Link // nil: unshaped
+	virtual bool       // on a VirtualNetwork (network.go)
+}
+
+// Transport names what carries the host's connections, for summaries.
+func (h *Host) Transport() string {
+	switch {
+	case h.virtual:
+		return TransportSimnet
+	case h.link != nil:
+		return TransportLink
+	}
+	return TransportTCP
 }
 
 // NewHost starts a host listening on ip (TCP, port chosen by the system). extra options come

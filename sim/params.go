@@ -35,6 +35,9 @@ const (
 	// Reliability parameters (faults.go, liveness.go, samples.go).
 	ParamTimeout     = "timeout"      // an instance's time budget
 	ParamSampleSlots = "sample_slots" // resource sampling period
+	// The clock (clock.go) and, under the virtual clock, whether codec CPU is charged.
+	ParamClock    = "clock"
+	ParamCodecCPU = "codec_cpu"
 )
 
 // Defaults of slots and time_scale: about a minute of run that keeps up with the all-subnets
@@ -57,6 +60,8 @@ var commonParams = []Param{
 	{ParamFaults, "string", "", "", "fault schedule: " + FaultForms},
 	{ParamTimeout, "string", "", "", "an instance's time budget (a Go duration like 90s or 5m; empty: the slots' duration plus two slots and 4 minutes); an instance that exceeds it fails with a timeout naming it"},
 	{ParamSampleSlots, "float", "slots", "1", "period of the resource samples (heap, goroutines, streams) in slots; 0: none"},
+	{ParamClock, "string", "", string(ClockReal), "real: the machine's clock (timing-shaped figures depend on how busy it is); virtual: the whole embedded run in one synctest bubble on a simulated network (QUIC over simnet, links' rates and latencies in simulated time): never late, time_scale ignored; embedded runs of scenarios that can take it only (docs/running.md)"},
+	{ParamCodecCPU, "bool", "", "true", "clock virtual: charge each frame's measured encode and decode CPU (thread CPU time) as simulated time on the sending and receiving node; false: codecs cost no simulated time. Ignored on the real clock, where CPU takes real time"},
 }
 
 // Params are a scenario instance's parameters: the common ones parsed, and every value as
@@ -76,6 +81,10 @@ type Params struct {
 	Timeout time.Duration
 	// SampleSlots is the period of resource samples in slots; 0: none.
 	SampleSlots float64
+	// Clock is the run's clock; under ClockVirtual TimeScale is 1 whatever was asked.
+	Clock Clock
+	// CodecCPU: under the virtual clock, frames' codec CPU is charged as simulated time.
+	CodecCPU bool
 	// Values holds every declared parameter as a string, defaults applied.
 	Values map[string]string
 	// Own is the scenario's own parameters, parsed once by its Parse.
@@ -141,6 +150,17 @@ func ParseParams(decl []Param, m map[string]string) (*Params, error) {
 	}
 	if p.SampleSlots, err = strconv.ParseFloat(get(ParamSampleSlots), 64); err != nil || p.SampleSlots < 0 || math.IsInf(p.SampleSlots, 0) {
 		return nil, paramError(ParamSampleSlots, "%q is not a non-negative number of slots", get(ParamSampleSlots))
+	}
+	if p.Clock, err = ParseClock(get(ParamClock)); err != nil {
+		return nil, err
+	}
+	if p.CodecCPU, err = ParseBool(ParamCodecCPU, get(ParamCodecCPU)); err != nil {
+		return nil, err
+	}
+	if p.Clock == ClockVirtual {
+		// Simulated time runs at mainnet's pace by construction: nothing to speed up or slow
+		// down (streamsim run refuses an explicit --time-scale with --clock virtual).
+		p.TimeScale = 1
 	}
 	// The workload owns the rule (and its message); every entry point asks it.
 	if err := p.Workload().Validate(); err != nil {

@@ -68,6 +68,10 @@ type Scenario struct {
 	// outputs directory and its summary to fill; the lifecycle writes the summary (with the
 	// body's error as its failure) and bounds the body by the instance's time budget.
 	Body func(ctx context.Context, p *Params, outputs string, summary *result.NodeSummary) error
+	// VirtualClock: the scenario's embedded runs can take clock virtual (clock.go): every
+	// wait of its layers is durable in a synctest bubble and its hosts are built through the
+	// instance's network. Others refuse it before anything starts.
+	VirtualClock bool
 	// Report names the report kind (package analysis) its outputs are read with; "" is the
 	// generic per-node report.
 	Report string
@@ -90,8 +94,14 @@ func (s *Scenario) Declared() []Param {
 // ParseParams parses an instance's parameters for this scenario.
 func (s *Scenario) ParseParams(m map[string]string) (*Params, error) {
 	p, err := ParseParams(s.Declared(), m)
-	if err != nil || s.Parse == nil {
-		return p, err
+	if err == nil {
+		err = s.checkClock(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.Parse == nil {
+		return p, nil
 	}
 	if p.Own, err = s.Parse(p); err != nil {
 		return nil, err
@@ -101,7 +111,7 @@ func (s *Scenario) ParseParams(m map[string]string) (*Params, error) {
 
 // TestCase is the scenario as a Testground test case.
 func (s *Scenario) TestCase() run.InitializedTestCaseFn {
-	return func(env *runtime.RunEnv, ic *run.InitContext) error { return runInstance(s, env, ic) }
+	return func(env *runtime.RunEnv, ic *run.InitContext) error { return runInstance(s, env, ic, nil) }
 }
 
 var registry = struct {

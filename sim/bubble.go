@@ -1,0 +1,107 @@
+package sim
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// RunInBubble runs f in a testing/synctest bubble from an ordinary program (streamsim run
+// --clock virtual): Go has no synctest.Run outside tests, so it enters one through
+// testing.MainStart with a test of its own. Tests call synctest.Test themselves and give the
+// embedded runner that (Embedded.Bubble). The program's own flags must be parsed already:
+// testing parses flag.CommandLine, which is parsed here with no arguments. testing's PASS/FAIL
+// line goes nowhere; a panic in f is returned as an error.
+func RunInBubble(f func()) (err error) {
+	if !flag.CommandLine.Parsed() {
+		flag.CommandLine.Parse(nil)
+	}
+	var ran bool
+	var panicked any
+	test := testing.InternalTest{Name: "streamsim-virtual-clock", F: func(t *testing.T) {
+		synctest.Test(t, func(*testing.T) {
+			defer func() { panicked = recover() }()
+			f()
+			ran = true
+		})
+	}}
+	m := testing.MainStart(bubbleDeps{}, []testing.InternalTest{test}, nil, nil, nil)
+	null, oerr := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if oerr != nil {
+		return oerr
+	}
+	defer null.Close()
+	stdoutMu.Lock()
+	saved := os.Stdout
+	os.Stdout = null
+	stdoutMu.Unlock()
+	code := m.Run()
+	stdoutMu.Lock()
+	os.Stdout = saved
+	stdoutMu.Unlock()
+	switch {
+	case panicked != nil:
+		return fmt.Errorf("virtual clock: the run panicked: %v", panicked)
+	case code != 0 || !ran:
+		return fmt.Errorf("virtual clock: the bubble failed (exit code %d): a goroutine of the run outlived it or every goroutine blocked on a non-durable wait", code)
+	}
+	return nil
+}
+
+// bubbleDeps is the test-deps value testing.MainStart wants (testing/internal/testdeps cannot
+// be imported): a plain run, no profiles, no fuzzing, no coverage.
+type bubbleDeps struct{}
+
+var errBubbleDeps = errors.New("not supported in a virtual-clock run")
+
+func (bubbleDeps) ImportPath() string                          { return "" }
+func (bubbleDeps) ModulePath() string                          { return "" }
+func (bubbleDeps) MatchString(pat, str string) (bool, error)   { return true, nil }
+func (bubbleDeps) SetPanicOnExit0(bool)                        {}
+func (bubbleDeps) StartCPUProfile(io.Writer) error             { return errBubbleDeps }
+func (bubbleDeps) StopCPUProfile()                             {}
+func (bubbleDeps) StartTestLog(io.Writer)                      {}
+func (bubbleDeps) StopTestLog() error                          { return nil }
+func (bubbleDeps) WriteProfileTo(string, io.Writer, int) error { return errBubbleDeps }
+func (bubbleDeps) CoordinateFuzzing(time.Duration, int64, time.Duration, int64, int, []struct {
+	Parent     string
+	Path       string
+	Data       []byte
+	Values     []any
+	Generation int
+	IsSeed     bool
+}, []reflect.Type, string, string) error {
+	return errBubbleDeps
+}
+func (bubbleDeps) RunFuzzWorker(func(struct {
+	Parent     string
+	Path       string
+	Data       []byte
+	Values     []any
+	Generation int
+	IsSeed     bool
+}) error) error {
+	return errBubbleDeps
+}
+func (bubbleDeps) ReadCorpus(string, []reflect.Type) ([]struct {
+	Parent     string
+	Path       string
+	Data       []byte
+	Values     []any
+	Generation int
+	IsSeed     bool
+}, error) {
+	return nil, nil
+}
+func (bubbleDeps) CheckCorpus([]any, []reflect.Type) error { return nil }
+func (bubbleDeps) ResetCoverage()                          {}
+func (bubbleDeps) SnapshotCoverage()                       {}
+func (bubbleDeps) InitRuntimeCoverage() (string, func(string, string) (string, error), func() float64) {
+	return "", nil, nil
+}

@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Clock is what time an embedded run's nodes live in.
+//
+// Real: the machine's clock; every figure shaped by timing (copies, IHAVE, latency, lateness)
+// depends on how fast this machine keeps up.
+//
+// Virtual: the whole run (hosts, pubsub, schedule, meters, recorder) runs in one
+// testing/synctest bubble on a simulated network (hosts.go: QUIC over marcopolo/simnet),
+// where time advances only when every goroutine waits: the schedule is never late, CPU costs
+// no simulated time unless charged (codec_cpu), and the figures are the model's, whatever else
+// the machine runs. Testground and Kubernetes instances are processes and stay real.
+type Clock string
+
+const (
+	ClockReal    Clock = "real"
+	ClockVirtual Clock = "virtual"
+)
+
+// ParseClock parses param clock.
+func ParseClock(v string) (Clock, error) {
+	switch c := Clock(strings.ToLower(strings.TrimSpace(v))); c {
+	case ClockReal, ClockVirtual:
+		return c, nil
+	}
+	return "", paramError(ParamClock, "%q is not real or virtual", v)
+}
+
+// virtualScenarios names the registered scenarios that can run on the virtual clock, for
+// refusals.
+func virtualScenarios() string {
+	var names []string
+	for _, s := range Scenarios() {
+		if s.VirtualClock {
+			names = append(names, s.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkClock refuses the virtual clock for a scenario that cannot take it, naming those that
+// can.
+func (s *Scenario) checkClock(p *Params) error {
+	if p.Clock == ClockVirtual && !s.VirtualClock {
+		return paramError(ParamClock, "scenario %s runs on the real clock only (virtual: %s)", s.Name, virtualScenarios())
+	}
+	return nil
+}
+
+// wallNow is the machine's monotonic clock, which a synctest bubble does not fake: what a run
+// cost in wall time, under either clock.
+func wallNow() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(fmt.Sprintf("clock_gettime: %v", err))
+	}
+	return time.Duration(ts.Nano())
+}
+
+// threadCPU is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID): what a frame's codec
+// work cost, measured outside the bubble's clock. The caller holds its OS thread
+// (runtime.LockOSThread) between two readings.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}

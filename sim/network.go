@@ -1,0 +1,146 @@
+package sim
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net"
+	"net/netip"
+	gosync "sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/connmgr"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/network"
+	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/x/simlibp2p"
+	"github.com/marcopolo/simnet"
+
+	"github.com/streamsim/streamsim/link"
+)
+
+// Transports a run's hosts use, as summaries name them.
+const (
+	TransportTCP    = "tcp+noise+yamux"        // real clock, unshaped
+	TransportLink   = "tcp+noise+yamux (link)" // real clock, shaped by package link
+	TransportSimnet = "quic+simnet"            // virtual clock: QUIC over marcopolo/simnet
+)
+
+// unshapedBitsPerSec is the rate of a simulated link the scenario leaves unshaped: simnet
+// paces every link, so "unshaped" is a rate no gossip load comes near (100 Gbit/s: a
+// 1500-byte packet every 120 ns), with no latency.
+const unshapedBitsPerSec = 100_000_000_000
+
+// VirtualNetwork is the simulated network of a virtual-clock run: go-libp2p's QUIC over
+// marcopolo/simnet (as go-libp2p-pubsub's own tests run), each host with its link's uplink and
+// downlink rates and each packet delayed by the one-way latency between its sender's and its
+// receiver's regions, all in simulated time. Chosen over an in-process stream transport with
+// user-space shaping because go-libp2p has none and simnet already paces packets through
+// per-node queues; docs/overhead.md has the CPU per received copy of both clocks. Make it,
+// and every host on it, inside the run's synctest bubble.
+type VirtualNetwork struct {
+	sn *simnet.Simnet
+
+	mu     gosync.RWMutex
+	next   int
+	region map[netip.Addr]nodeRegion // by listen IP: the node's latency model and region
+}
+
+// nodeRegion is a host's region in its link's latency model (no model: unshaped).
+type nodeRegion struct {
+	regions *link.Regions
+	name    string
+}
+
+// NewVirtualNetwork starts an empty simulated network; Close stops it after its hosts closed.
+func NewVirtualNetwork() *VirtualNetwork {
+	v := &VirtualNetwork{region: map[netip.Addr]nodeRegion{}}
+	v.sn = &simnet.Simnet{LatencyFunc: v.latency}
+	v.sn.Start()
+	return v
+}
+
+// Close stops the network's goroutines.
+func (v *VirtualNetwork) Close() { v.sn.Close() }
+
+// latency is the one-way latency of a packet: the sender's latency model from its region to
+// the receiver's; 0 when either end is unshaped.
+func (v *VirtualNetwork) latency(p *simnet.Packet) time.Duration {
+	from, ok1 := addrIP(p.From)
+	to, ok2 := addrIP(p.To)
+	if !ok1 || !ok2 {
+		return 0
+	}
+	v.mu.RLock()
+	a, b := v.region[from], v.region[to]
+	v.mu.RUnlock()
+	if a.regions == nil || b.regions == nil {
+		return 0
+	}
+	d, err := a.regions.Latency(a.name, b.name)
+	if err != nil {
+		return 0 // regions are validated when the link is made
+	}
+	return d
+}
+
+func addrIP(a net.Addr) (netip.Addr, bool) {
+	if u, ok := a.(*net.UDPAddr); ok {
+		ip, ok := netip.AddrFromSlice(u.IP)
+		return ip.Unmap(), ok
+	}
+	return netip.Addr{}, false
+}
+
+// NewHost starts a host on the network: QUIC (TLS and stream multiplexing built in) on a
+// simulated UDP endpoint with lk's rates and region (nil: unshaped), the resource and
+// connection managers null as on every streamsim host, identify's address discovery off (it
+// stalls synctest, as simlibp2p notes), and no BandwidthCounter (its meters' sweeper would
+// outlive the bubble; the stream meters count every byte).
+func (v *VirtualNetwork) NewHost(lk *link.Link, extra ...libp2p.Option) (*Host, error) {
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("node key: %w", err)
+	}
+	settings := simnet.NodeBiDiLinkSettings{
+		Uplink:   simnet.LinkSettings{BitsPerSecond: unshapedBitsPerSec},
+		Downlink: simnet.LinkSettings{BitsPerSecond: unshapedBitsPerSec},
+	}
+	var nr nodeRegion
+	if lk != nil {
+		sh := lk.Shape()
+		if sh.UpBitsPerSec > 0 {
+			settings.Uplink.BitsPerSecond = int(sh.UpBitsPerSec)
+		}
+		if sh.DownBitsPerSec > 0 {
+			settings.Downlink.BitsPerSecond = int(sh.DownBitsPerSec)
+		}
+		regions := lk.Regions()
+		nr = nodeRegion{regions: &regions, name: sh.Region}
+	}
+	// simnet adds endpoints without a lock of its own.
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ip := simnet.IntToPublicIPv4(v.next)
+	v.next++
+	addr, _ := netip.AddrFromSlice(ip.To4())
+	v.region[addr] = nr
+	opts := []libp2p.Option{
+		libp2p.Identity(key),
+		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/udp/8000/quic-v1", ip)),
+		libp2p.NoTransports,
+		libp2p.Transport(libp2pquic.NewTransport),
+		simlibp2p.QUICSimnet(v.sn, settings),
+		libp2p.DisableIdentifyAddressDiscovery(),
+		libp2p.ResourceManager(&network.NullResourceManager{}),
+		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
+		libp2p.DisableRelay(),
+		libp2p.DisableMetrics(),
+		libp2p.Ping(false),
+	}
+	h, err := libp2p.New(append(opts, extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("libp2p host on the simulated network: %w", err)
+	}
+	return &Host{Host: h, link: lk, virtual: true}, nil
+}
