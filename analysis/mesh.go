@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -64,6 +65,9 @@ type MeshReport struct {
 	SlotMs     float64          `json:"slot_ms"`
 	Process    *result.Process  `json:"process,omitempty"`
 	CopiesCost float64          `json:"cpu_us_per_copy"` // process CPU per received copy (all nodes)
+	// Clock and Transport: what the run's nodes ran on (real unless a summary says virtual).
+	Clock     string `json:"clock"`
+	Transport string `json:"transport,omitempty"`
 	// Faults and Soak: reliability checks (faults.go, soak.go); with faults the per-message
 	// accounting replaces the count check of delivery and drops.
 	Faults *FaultAccounting `json:"faults,omitempty"`
@@ -228,6 +232,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		}
 		r.Drops += addDrops(r.DropsBy, n)
 		r.Errors += n.StreamErrors
+		r.Clock, r.Transport = cmp.Or(n.Clock, "real"), n.Transport
 		if n.Schedule != nil {
 			r.MaxLagMs = max(r.MaxLagMs, float64(n.Schedule.MaxLagNs)/1e6)
 			r.SlotMs = float64(n.Schedule.SlotNs) / 1e6
@@ -461,6 +466,7 @@ func combineProcesses(procs map[[2]string]*result.Process) *result.Process {
 		out.SchedP99Ms = max(out.SchedP99Ms, p.SchedP99Ms)
 		out.SchedMaxMs = max(out.SchedMaxMs, p.SchedMaxMs)
 		out.SchedEvents += p.SchedEvents
+		out.SimulatedSeconds = max(out.SimulatedSeconds, p.SimulatedSeconds)
 	}
 	for _, c := range hosts {
 		out.Cores += c
@@ -654,6 +660,10 @@ func (r *MeshReport) WriteTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\npubsub drops: %d; stream errors: %d; max publish lag %.0f ms (slot %.0f ms); build: %s\n", r.Drops, r.Errors, r.MaxLagMs, r.SlotMs, r.Build)
+	if p := r.Process; p != nil && p.SimulatedSeconds > 0 {
+		fmt.Fprintf(w, "clock: %s (%s): %.1f s simulated in %.1f s wall, %.1f s of wall time per simulated minute\n",
+			r.Clock, r.Transport, p.SimulatedSeconds, p.WallSeconds, p.WallPerSimulatedMinute())
+	}
 	if p := r.Process; p != nil {
 		fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); goroutines waited for a CPU %.1f ms at p99 (max %.0f ms); %.1f µs per received copy; peak memory %s\n",
 			p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, p.SchedP99Ms, p.SchedMaxMs, r.CopiesCost, mb(p.MaxRSSBytes))

@@ -499,6 +499,9 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 	if in.rec != nil {
 		opts = append(opts, WithRecorder(in.rec))
 	}
+	if in.p.Clock == ClockVirtual {
+		opts = append(opts, WithVirtualClock(in.p.CodecCPU))
+	}
 	if in.sc.NodeOptions != nil {
 		more, err := in.sc.NodeOptions(in.p)
 		if err != nil {

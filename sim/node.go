@@ -139,6 +139,10 @@ type config struct {
 	pairReset   bool             // reset both gossip streams with a peer when one fails (linklog.go)
 	validation  ValidationDelays // per-category validation delay (validation.go)
 	nodeSeed    validationSeed   // seed of the node's own draws (validation.go)
+	// virtual: the node runs on the virtual clock, where codec CPU is measured per frame as
+	// thread CPU time (the clock reads no time passing); chargeCPU: and slept in simulated
+	// time on the sending and the receiving side.
+	virtual, chargeCPU bool
 }
 
 // Option configures a Node, in go-libp2p-pubsub's style.
@@ -224,6 +228,17 @@ func WithHeartbeatDelay(d time.Duration) Option {
 // queue), cannot deliver (full subscription buffer) or rejects, for per-message accounting.
 // It costs a message-id computation per dropped message; runs with faults turn it on.
 func WithLostLog(on bool) Option { return func(c *config) error { c.lostLog = on; return nil } }
+
+// WithVirtualClock tells the node it runs on the virtual clock (a synctest bubble): each
+// frame's encode and decode CPU is measured as thread CPU time (the codecs' own timing reads
+// the bubble's clock, which stands still while they work) and reported as their codec time;
+// with chargeCPU it is also slept in simulated time, by the writer before the unit goes out and
+// by the reader before pubsub gets the frame, so a slow codec delays delivery as on a real
+// node. Each stream direction's codec work is serial, stream directions run in parallel (a
+// node with a core per stream: the charge's lower bound).
+func WithVirtualClock(chargeCPU bool) Option {
+	return func(c *config) error { c.virtual, c.chargeCPU = true, chargeCPU; return nil }
+}
 
 // WithPairReset turns the pair reset on or off (default on): when one gossip stream with a
 // peer fails, the node resets its other gossip stream with that peer (see linkLog for why).

@@ -32,7 +32,7 @@ type RunFlags interface {
 // FlagParams are the common parameters `streamsim run` gives a flag of their own (--name,
 // underscores as dashes: --time-scale for time_scale); every other parameter is set with
 // --set name=value.
-var FlagParams = []string{ParamSlots, ParamTimeScale, ParamProfile, ParamPayload, ParamSeed, ParamValidators, ParamRecord}
+var FlagParams = []string{ParamSlots, ParamTimeScale, ParamClock, ParamProfile, ParamPayload, ParamSeed, ParamValidators, ParamRecord}
 
 // FlagName is the flag of a parameter in `streamsim run`: --time-scale for time_scale.
 func FlagName(param string) string { return strings.ReplaceAll(param, "_", "-") }

@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	pool "github.com/libp2p/go-buffer-pool"
 	"github.com/libp2p/go-libp2p/core/network"
@@ -39,6 +41,7 @@ type codecStream struct {
 	wtrace  uint32
 	wclosed bool
 	sszBuf  []byte
+	unit    bytes.Buffer // virtual clock: the encoded unit, before it goes out
 
 	rmu      chanLock
 	r        io.ReadCloser
@@ -94,12 +97,23 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 type countingReader struct {
 	r   io.Reader
 	err error
+	// Virtual clock: timed sums the thread CPU of the codec reader between reads of the
+	// stream (what decoding a frame cost, the transport's reads excluded) into cpu.
+	timed bool
+	span  cpuSpan
+	cpu   time.Duration
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if c.timed {
+		c.cpu += c.span.elapsed()
+	}
 	n, err := c.r.Read(p)
 	if err != nil {
 		c.err = err
+	}
+	if c.timed {
+		c.span = startCPUSpan()
 	}
 	return n, err
 }
@@ -138,11 +152,33 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		return s.cutUnit(data)
 	}
 	before := s.wire.n
-	if _, err := s.w.Write(data); err != nil {
+	var encodeCPU time.Duration
+	if s.node.cfg.virtual {
+		// Encode into memory, timing the codec alone, charge it, then send the unit.
+		s.unit.Reset()
+		s.wire.w = &s.unit
+		span := startCPUSpan()
+		_, err := s.w.Write(data)
+		encodeCPU = span.elapsed()
+		s.wire.w = s.Stream
+		if err == nil {
+			if s.node.cfg.chargeCPU {
+				time.Sleep(encodeCPU)
+			}
+			_, err = s.Stream.Write(s.unit.Bytes())
+		}
+		if err != nil {
+			s.node.links.endedErr(s, err) // link log (linklog.go)
+			return 0, err
+		}
+	} else if _, err := s.w.Write(data); err != nil {
 		s.node.links.endedErr(s, err) // link log (linklog.go)
 		return 0, err
 	}
 	wire, cs := s.wire.n-before, statsDelta(s.w, &s.wlast)
+	if s.node.cfg.virtual {
+		cs.Time = encodeCPU
+	}
 	var record func()
 	if s.node.cfg.recorder != nil {
 		record = func() { s.node.record(&s.wtrace, "out", s.Stream, s.spec, dominant, frame) }
@@ -199,7 +235,17 @@ func (s *codecStream) nextFrame() error {
 		s.frame = nil
 	}
 	var err error
-	if s.frame, err = gossip.ReadPooledFrame(s.r, s.hdr[:], maxFrameBytes); err != nil {
+	virtual := s.node.cfg.virtual
+	if virtual {
+		s.rwire.timed, s.rwire.cpu, s.rwire.span = true, 0, startCPUSpan()
+	}
+	s.frame, err = gossip.ReadPooledFrame(s.r, s.hdr[:], maxFrameBytes)
+	var decodeCPU time.Duration
+	if virtual {
+		decodeCPU = s.rwire.cpu + s.rwire.span.elapsed()
+		s.rwire.timed = false
+	}
+	if err != nil {
 		return err
 	}
 	if s.rside == nil {
@@ -213,6 +259,12 @@ func (s *codecStream) nextFrame() error {
 	// The codec reader counts the wire bytes of the units it has returned completely; a frame
 	// is one unit, so the delta is exactly this frame's, however the transport split reads.
 	cs := statsDelta(s.r, &s.rlast)
+	if virtual {
+		cs.Time = decodeCPU
+		if s.node.cfg.chargeCPU {
+			time.Sleep(decodeCPU)
+		}
+	}
 	s.frames.Add(1)
 	s.node.links.throttle(cmp.Or(cs.WireBytes, int64(len(s.frame)))) // slow-reader fault (linklog.go)
 	out := s.frame

@@ -65,3 +65,41 @@ func runEmbeddedMesh(t *testing.T, e *Embedded) (*analysis.MeshReport, error) {
 	}
 	return r, runErr
 }
+
+// Codec CPU on the virtual clock: over unshaped simulated links (no latency, 100 Gbit/s)
+// delivery takes only the links' serialization (µs) when codecs are free (codec_cpu false),
+// and longer when each frame's measured encode and decode CPU is charged; either way the codec time
+// the meters report is the measured thread CPU, not the bubble's clock (which reads 0).
+func TestVirtualClockChargesCodecCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two 8-node meshes for a slot of simulated time")
+	}
+	latency := map[string]float64{}
+	for _, charge := range []string{"false", "true"} {
+		params := smallMeshParams(map[string]string{ParamSlots: "1", ParamClock: "virtual", ParamCodecCPU: charge,
+			"observed_peers": "7", "degree": "3", "compressed_share": "1"})
+		e := &Embedded{Scenario: Mesh.Name, Out: t.TempDir(), Groups: []Group{{ID: GroupNodes, Instances: 8}}, Params: params, Bubble: inBubble(t)}
+		r, runErr := runEmbeddedMesh(t, e)
+		if runErr != nil || !r.Delivery.Complete {
+			t.Fatalf("codec_cpu %s: run: %v; incomplete: %v; problems %v", charge, runErr, r.Delivery.Incomplete, r.Problems)
+		}
+		var codecNs int64
+		for _, n := range r.Summaries() {
+			for _, st := range n.Streams {
+				codecNs += st.CodecStats.TimeNs
+			}
+		}
+		if codecNs <= 0 {
+			t.Errorf("codec_cpu %s: the meters report no codec time", charge)
+		}
+		l := r.Latency[gossip.Block]
+		if l == nil || l.Deliveries == 0 {
+			t.Fatalf("codec_cpu %s: block latency %+v", charge, l)
+		}
+		latency[charge] = l.MaxMs
+		t.Logf("codec_cpu %s: codec time %.1f ms over all streams; block latency %+v", charge, float64(codecNs)/1e6, l)
+	}
+	if latency["false"] >= 0.1 || !(latency["true"] > latency["false"]) {
+		t.Errorf("block latency max: %.3f ms with free codecs (want < 0.1), %.3f ms with codec CPU charged (want more)", latency["false"], latency["true"])
+	}
+}

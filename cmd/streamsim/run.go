@@ -146,6 +146,9 @@ func runRunCmd(args []string) error {
 	for k, v := range c.sets {
 		params[k] = v
 	}
+	if err := c.checkTimeScale(params); err != nil {
+		return usageError{err}
+	}
 	runs, err := c.own.Runs(params)
 	if err != nil {
 		return usageError{err}
@@ -194,6 +197,25 @@ func runRunCmd(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return runAndReport(ctx, sc, kind, runs, dir, *c.asJSON, os.Stdout)
+}
+
+// checkTimeScale refuses a time scale asked for explicitly (--time-scale or --set time_scale)
+// with the virtual clock, where simulated time runs at mainnet's pace and a scale means
+// nothing; the default is ignored there (the summaries say time_scale 1).
+func (c *runCommand) checkTimeScale(params map[string]string) error {
+	if clock, err := sim.ParseClock(params[sim.ParamClock]); err != nil || clock != sim.ClockVirtual {
+		return nil // a bad clock is reported with the other parameters
+	}
+	explicit := false
+	c.fs.Visit(func(f *flag.Flag) {
+		if f.Name == sim.FlagName(sim.ParamTimeScale) {
+			explicit = true
+		}
+	})
+	if _, set := c.sets[sim.ParamTimeScale]; explicit || set {
+		return fmt.Errorf("--time-scale %s: means nothing with --clock virtual (simulated time runs at mainnet's pace whatever the machine does); drop it, or use --clock real", params[sim.ParamTimeScale])
+	}
+	return nil
 }
 
 // runAndReport makes the runs, then prints the report: one run's, or, for several runs of a
