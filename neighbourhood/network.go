@@ -58,6 +58,43 @@ func (l *Loopback) Host(region string) (*sim.Host, error) {
 // Name is the network's label in the report.
 func (l *Loopback) Name() string { return "tcp-loopback (real clock)" }
 
+// Virtual is the virtual clock's network: hosts on the run's simulated network (QUIC over
+// simnet, sim.VirtualNetwork) in the run's synctest bubble, each packet delayed by the latency
+// model's per-pair delay in simulated time (undilated: there is no time scale). Links carry no
+// rate limit, as on Loopback; the boundary region's latency is 0 (unshaped).
+type Virtual struct {
+	Net     *sim.VirtualNetwork
+	Regions link.Regions
+}
+
+// NewVirtual is the virtual clock's network for cfg on vn: gossipsub-interop's regions plus
+// the boundary's; unshaped when the latency model is off.
+func NewVirtual(vn *sim.VirtualNetwork, cfg Config) (*Virtual, error) {
+	if cfg.Population.Latency == topology.LatencyOff {
+		return &Virtual{Net: vn}, nil
+	}
+	withB, err := link.DefaultRegions().WithRegion(BoundaryRegion, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Virtual{Net: vn, Regions: withB}, nil
+}
+
+// Host makes a host on the simulated network in region (unshaped for "").
+func (v *Virtual) Host(region string) (*sim.Host, error) {
+	if region == "" {
+		return v.Net.NewHost(nil)
+	}
+	lk, err := link.New(link.Shape{Region: region}, v.Regions)
+	if err != nil {
+		return nil, err
+	}
+	return v.Net.NewHost(lk)
+}
+
+// Name is the network's label in the report.
+func (v *Virtual) Name() string { return sim.TransportSimnet + " (virtual clock)" }
+
 // placement is where each host of a run sits in the latency model: each real peer's region
 // drawn from the topology seed by the regions' weights, the observed node in ObservedRegion,
 // the boundary peers in BoundaryRegion; every region "" when the latency model is off. It

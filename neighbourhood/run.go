@@ -113,6 +113,10 @@ type Config struct {
 	Trace *trace.Writer
 	// Network makes the run's hosts (network.go); nil: NewLoopback(cfg), the real clock.
 	Network Network
+	// Clock is the run's clock; under sim.ClockVirtual Network is a Virtual in the run's
+	// bubble, and CodecCPU says whether the nodes charge codec CPU in simulated time.
+	Clock    sim.Clock
+	CodecCPU bool
 }
 
 // DefaultConfig is the calibration form.
@@ -399,9 +403,13 @@ func (r *run) nodes(hs hostSet) error {
 func (r *run) nodeOptions(cl topology.Client, pos int, extra ...sim.Option) []sim.Option {
 	cfg := r.cfg
 	stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(r.plan.Peers)+1)
-	return append([]sim.Option{sim.WithClient(cl), sim.WithTimeScale(cfg.TimeScale), sim.WithValidationDelay(cfg.Validation),
+	opts := []sim.Option{sim.WithClient(cl), sim.WithTimeScale(cfg.TimeScale), sim.WithValidationDelay(cfg.Validation),
 		sim.WithNodeSeed(cfg.Seed, pos), sim.WithFlowControl(false), sim.WithQueueSize(cfg.Queue), sim.WithHeartbeatDelay(stagger),
-		sim.WithLogger(cfg.Log)}, extra...)
+		sim.WithLogger(cfg.Log)}
+	if cfg.Clock == sim.ClockVirtual {
+		opts = append(opts, sim.WithVirtualClock(cfg.CodecCPU))
+	}
+	return append(opts, extra...)
 }
 
 // subscribe joins n to topics and drains its deliveries until the run ends.
@@ -526,8 +534,10 @@ func (r *run) schedule() (<-chan []event, <-chan error) {
 // the measured slots began, and the clock and CPU readings around them.
 type measured struct {
 	before        snapshot
-	start         time.Time // of slot 0 (warm-up included)
+	start         time.Time     // of slot 0 (warm-up included)
+	wallStart     time.Duration // of slot 0, on the machine's clock (sim.WallNow)
 	measureStart  time.Time
+	measureWall   time.Duration // sim.WallNow at measureStart
 	cpuBefore     time.Duration
 	dropsToBefore int64
 	maxLag        time.Duration
@@ -547,7 +557,7 @@ func (r *run) dropsTo() int64 {
 // warm-up ends and samples its mesh once per measured slot, and returns after the drain slot.
 func (r *run) measure(slots <-chan []event) (measured, error) {
 	cfg := r.cfg
-	m := measured{start: time.Now()}
+	m := measured{start: time.Now(), wallStart: sim.WallNow()}
 	r.ct.obs.begin(m.start)
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
 	slot := 0
@@ -555,7 +565,7 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 		if slot == cfg.Warmup {
 			m.before = snapshotOf(r.obs.Stats(), r.obs.PubsubStats())
 			r.ct.measuring.Store(true)
-			m.cpuBefore, m.measureStart, m.dropsToBefore = processCPU(), time.Now(), r.dropsTo()
+			m.cpuBefore, m.measureStart, m.measureWall, m.dropsToBefore = processCPU(), time.Now(), sim.WallNow(), r.dropsTo()
 		}
 		if slot >= cfg.Warmup && evs != nil {
 			r.ct.obs.sampleMesh(r.obs.PubsubStats().MeshPeers, r.plan.ObservedTopics)
@@ -604,8 +614,9 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 	streams := r.obs.FreezeStats()
 	after := snapshotOf(streams, r.obs.PubsubStats())
 	rep.Streams, rep.Pubsub = streams, after.ps
-	rep.fill(m.before, after, r.ct, m.maxLag, time.Since(m.start))
-	rep.Timing = r.ct.obs.timing(m.maxLag, processCPU()-m.cpuBefore, time.Since(m.measureStart))
+	// Wall time is the machine's (on the virtual clock time.Since is simulated time).
+	rep.fill(m.before, after, r.ct, m.maxLag, sim.WallNow()-m.wallStart)
+	rep.Timing = r.ct.obs.timing(m.maxLag, processCPU()-m.cpuBefore, sim.WallNow()-m.measureWall)
 	rep.CPU = processCPU() - cpuStart
 	rep.Timing.ObservedDrops = after.ps.Drops() - m.before.ps.Drops()
 	rep.Timing.DropsToObserved = r.dropsTo() - m.dropsToBefore

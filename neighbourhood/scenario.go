@@ -9,8 +9,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
@@ -66,9 +68,10 @@ var Scenario = &sim.Scenario{
 		}
 		return nil
 	},
-	Body:   body,
-	Report: ReportKind,
-	Flags:  flags,
+	Body:         body,
+	Report:       ReportKind,
+	VirtualClock: true,
+	Flags:        flags,
 }
 
 func init() { sim.Register(Scenario) }
@@ -130,6 +133,7 @@ func parse(p *sim.Params) (any, error) {
 		return nil, err
 	}
 	cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Validators, cfg.Codec = p.Slots, p.TimeScale, p.Seed, p.Validators, p.Codec
+	cfg.Clock, cfg.CodecCPU = p.Clock, p.CodecCPU
 	return &cfg, nil
 }
 
@@ -138,6 +142,19 @@ func body(ctx context.Context, p *sim.Params, outputs string, summary *result.No
 	cfg := *p.Own.(*Config)
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	summary.Kind, summary.Client, summary.Codec = topology.KindObserved, cfg.Population.ObservedClient, cfg.Codec.String()
+	summary.Transport = sim.TransportTCP
+	if cfg.Clock == sim.ClockVirtual {
+		vn := sim.VirtualNetworkFrom(ctx)
+		if vn == nil {
+			return errors.New("clock virtual: no simulated network (the embedded runner makes one)")
+		}
+		net, err := NewVirtual(vn, cfg)
+		if err != nil {
+			return err
+		}
+		cfg.Network, summary.Transport = net, sim.TransportSimnet
+	}
+	simStart, wallStart, cpuStart := time.Now(), sim.WallNow(), processCPU()
 	if p.Record {
 		tw, err := createTrace(filepath.Join(outputs, sim.TraceFile), p, &cfg)
 		if err != nil {
@@ -169,6 +186,10 @@ func body(ctx context.Context, p *sim.Params, outputs string, summary *result.No
 	summary.Peers = rep.ObservedPeers
 	summary.Streams, summary.Pubsub = rep.Streams, rep.Pubsub
 	summary.Duration = rep.Simulated.Seconds()
+	if cfg.Clock == sim.ClockVirtual {
+		summary.Process = &result.Process{CPUSeconds: (processCPU() - cpuStart).Seconds(), WallSeconds: (sim.WallNow() - wallStart).Seconds(),
+			SimulatedSeconds: time.Since(simStart).Seconds(), Cores: runtime.GOMAXPROCS(0), MachinePeak: -1}
+	}
 	if !rep.Complete() {
 		return errors.New("the observed node did not receive every message of its topics in the measured slots")
 	}

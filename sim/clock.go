@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -63,6 +64,20 @@ func wallNow() time.Duration {
 		panic(fmt.Sprintf("clock_gettime: %v", err))
 	}
 	return time.Duration(ts.Nano())
+}
+
+// WallNow is the machine's monotonic clock (wall time), under either clock: in a synctest
+// bubble time.Now is simulated time.
+func WallNow() time.Duration { return wallNow() }
+
+// vnetKey carries a virtual-clock run's network to a scenario's Body.
+type vnetKey struct{}
+
+// VirtualNetworkFrom is the simulated network a scenario's Body makes its hosts on when the run
+// is on the virtual clock (nil on the real clock).
+func VirtualNetworkFrom(ctx context.Context) *VirtualNetwork {
+	v, _ := ctx.Value(vnetKey{}).(*VirtualNetwork)
+	return v
 }
 
 // threadCPU is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID): what a frame's codec

@@ -109,6 +109,9 @@ type instance struct {
 func runBody(sc *Scenario, in *instance, env *runtime.RunEnv) error {
 	ctx, cancel := context.WithTimeout(context.Background(), in.p.Budget())
 	defer cancel()
+	if in.vnet != nil {
+		ctx = context.WithValue(ctx, vnetKey{}, in.vnet)
+	}
 	err := sc.Body(ctx, in.p, env.TestOutputsPath, in.summary)
 	if err != nil {
 		kind := result.FailRun
