@@ -94,6 +94,9 @@ func newPhaseProfile(side string) *phaseProfile {
 type overheadRun struct {
 	cpu    time.Duration
 	copies int64
+	// wall and simulated: the earliest node's measured phase on the machine's clock, and in
+	// simulated time on the virtual clock (0 on the real clock).
+	wall, simulated time.Duration
 }
 
 func (r overheadRun) usPerCopy() float64 { return float64(r.cpu.Microseconds()) / float64(r.copies) }
@@ -148,12 +151,16 @@ func BenchmarkOverhead(b *testing.B) {
 // same phase, from the start barrier until it passed the done barrier; a node that passes it
 // late also counts the summaries the others write meanwhile, so the figure is the earliest
 // node's (the least).
-func runOverheadSim(b *testing.B) overheadRun {
+func runOverheadSim(b *testing.B) overheadRun { return runOverheadEmbedded(b, overheadParams, nil, "sim") }
+
+// runOverheadEmbedded is runOverheadSim with params and a bubble (nil: the real clock); side
+// names the profile and the log line.
+func runOverheadEmbedded(b *testing.B, params map[string]string, bubble func(func()) error, side string) overheadRun {
 	dir := b.TempDir()
-	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: overheadNodes}}, Params: overheadParams}
+	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: overheadNodes}}, Params: params, Bubble: bubble}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if prof := newPhaseProfile("sim"); prof != nil {
+	if prof := newPhaseProfile(side); prof != nil {
 		measuredPhase = func(begin bool) {
 			if begin {
 				prof.begin(b)
@@ -171,7 +178,7 @@ func runOverheadSim(b *testing.B) overheadRun {
 		b.Fatalf("summaries: %d, %v", len(paths), err)
 	}
 	var r overheadRun
-	cpu, most, wall := math.Inf(1), 0.0, math.Inf(1)
+	cpu, most, wall, simulated := math.Inf(1), 0.0, math.Inf(1), 0.0
 	var frames int64
 	for _, path := range paths {
 		s, err := result.ReadSummary(path)
@@ -183,6 +190,7 @@ func runOverheadSim(b *testing.B) overheadRun {
 		}
 		cpu, most = min(cpu, s.Process.CPUSeconds), max(most, s.Process.CPUSeconds)
 		wall = min(wall, s.Process.WallSeconds)
+		simulated = max(simulated, s.Process.SimulatedSeconds)
 		r.copies += s.Pubsub.Delivered + s.Pubsub.Duplicates
 		for _, st := range s.Streams {
 			if st.Direction == "in" {
@@ -190,7 +198,9 @@ func runOverheadSim(b *testing.B) overheadRun {
 			}
 		}
 	}
-	b.Logf("sim: the nodes' measured-phase process CPU %.3f–%.3f s, wall %.3f s; %d copies in %d frames", cpu, most, wall, r.copies, frames)
+	b.Logf("%s: the nodes' measured-phase process CPU %.3f–%.3f s, wall %.3f s; %d copies in %d frames", side, cpu, most, wall, r.copies, frames)
+	r.wall = time.Duration(wall * float64(time.Second))
+	r.simulated = time.Duration(simulated * float64(time.Second))
 	r.cpu = time.Duration(cpu * float64(time.Second))
 	return r
 }
