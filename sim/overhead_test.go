@@ -151,7 +151,9 @@ func BenchmarkOverhead(b *testing.B) {
 // same phase, from the start barrier until it passed the done barrier; a node that passes it
 // late also counts the summaries the others write meanwhile, so the figure is the earliest
 // node's (the least).
-func runOverheadSim(b *testing.B) overheadRun { return runOverheadEmbedded(b, overheadParams, nil, "sim") }
+func runOverheadSim(b *testing.B) overheadRun {
+	return runOverheadEmbedded(b, overheadParams, nil, "sim")
+}
 
 // runOverheadEmbedded is runOverheadSim with params and a bubble (nil: the real clock); side
 // names the profile and the log line.
