@@ -181,6 +181,9 @@ func (r *Run) Validate() error {
 		if err == nil {
 			err = sim.CheckFaultTargets(p.Faults, sizes)
 		}
+		if err == nil {
+			err = sim.CheckProcessClock(p)
+		}
 		if err != nil {
 			return fmt.Errorf("group %s: %w", g.ID, err)
 		}

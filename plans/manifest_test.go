@@ -361,6 +361,9 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 				if err == nil {
 					err = sc.Check(p, map[string]int{g.id: g.count})
 				}
+				if err == nil {
+					err = sim.CheckProcessClock(p) // Testground instances are processes
+				}
 				if err != nil {
 					t.Errorf("%s: run %s group %s: %v", name, id, g.id, err)
 					continue

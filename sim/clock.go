@@ -56,6 +56,15 @@ func (s *Scenario) checkClock(p *Params) error {
 	return nil
 }
 
+// CheckProcessClock refuses the virtual clock for instances that are processes of their own
+// (Testground, Kubernetes): a synctest bubble holds one process's goroutines.
+func CheckProcessClock(p *Params) error {
+	if p.Clock == ClockVirtual {
+		return paramError(ParamClock, "virtual runs embedded only (streamsim run); Testground and Kubernetes instances are processes on the real clock")
+	}
+	return nil
+}
+
 // wallNow is the machine's monotonic clock, which a synctest bubble does not fake: what a run
 // cost in wall time, under either clock.
 func wallNow() time.Duration {

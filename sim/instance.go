@@ -166,8 +166,8 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, vn *Vir
 	if err == nil && sc.Check != nil {
 		err = sc.Check(p, groupSizes(env))
 	}
-	if err == nil && p.Clock == ClockVirtual && vn == nil {
-		err = paramError(ParamClock, "virtual runs embedded only (streamsim run); Testground and Kubernetes instances are processes on the real clock")
+	if err == nil && vn == nil {
+		err = CheckProcessClock(p)
 	}
 	if err != nil {
 		err = failure(result.FailSetup, err)

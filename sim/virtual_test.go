@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
 	"testing"
@@ -101,5 +103,29 @@ func TestVirtualClockChargesCodecCPU(t *testing.T) {
 	}
 	if latency["false"] >= 0.1 || !(latency["true"] > latency["false"]) {
 		t.Errorf("block latency max: %.3f ms with free codecs (want < 0.1), %.3f ms with codec CPU charged (want more)", latency["false"], latency["true"])
+	}
+}
+
+// The clock parameter: hub-leaves refuses virtual naming the scenarios that take it; a
+// process of its own (Testground, Kubernetes) refuses it; under virtual the time scale is 1
+// whatever was asked; a bad value names the parameter and the allowed values.
+func TestClockParam(t *testing.T) {
+	var pe *ParamError
+	_, err := HubLeaves.ParseParams(map[string]string{ParamClock: "virtual"})
+	if !errors.As(err, &pe) || pe.Name != ParamClock || !strings.Contains(err.Error(), "mesh") || !strings.Contains(err.Error(), "real clock only") {
+		t.Errorf("hub-leaves with clock virtual: %v", err)
+	}
+	p, err := Mesh.ParseParams(map[string]string{ParamClock: "virtual", ParamTimeScale: "4"})
+	if err != nil || p.Clock != ClockVirtual || p.TimeScale != 1 || !p.CodecCPU {
+		t.Fatalf("mesh with clock virtual: %+v, %v", p, err)
+	}
+	if err := CheckProcessClock(p); !errors.As(err, &pe) || pe.Name != ParamClock {
+		t.Errorf("a process instance on the virtual clock: %v", err)
+	}
+	if p, err := Mesh.ParseParams(map[string]string{ParamTimeScale: "4"}); err != nil || p.Clock != ClockReal || p.TimeScale != 4 || CheckProcessClock(p) != nil {
+		t.Errorf("mesh by default: %+v, %v", p, err)
+	}
+	if _, err := Mesh.ParseParams(map[string]string{ParamClock: "simulated"}); !errors.As(err, &pe) || pe.Name != ParamClock || !strings.Contains(err.Error(), "real or virtual") {
+		t.Errorf("bad clock: %v", err)
 	}
 }

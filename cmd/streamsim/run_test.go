@@ -41,6 +41,10 @@ func TestRunMeshFlagErrors(t *testing.T) {
 		{[]string{"--scenario", "mesh", "--nodes", "5"}, "degree"},
 		{[]string{"--scenario", "mesh", "--nodes", "6", "--set", "degree=3", "--set", "observed_peers=5", "--set", "mix=default:1"}, "mix"},
 		{[]string{"--scenario", "mesh", "--codecs", "plain,zstd", "--bandwidths", "10Mbit"}, "time_scale 1"},
+		{[]string{"--scenario", "mesh", "--clock", "sim"}, "--clock"},
+		{[]string{"--scenario", "mesh", "--clock", "virtual", "--time-scale", "2"}, "--time-scale 2: means nothing with --clock virtual"},
+		{[]string{"--scenario", "mesh", "--clock", "virtual", "--set", "time_scale=2"}, "means nothing with --clock virtual"},
+		{[]string{"--scenario", "hub-leaves", "--clock", "virtual"}, "--clock: scenario hub-leaves runs on the real clock only (virtual: mesh, neighbourhood)"},
 	} {
 		err := runRunCmd(c.args)
 		var ue usageError
