@@ -84,9 +84,17 @@ func (n *Node) slowReads(until time.Time, rate int) {
 }
 
 // rogue opens a gossip stream to target from a fresh host (a stranger outside the run) with
-// proto and writes garbage on it; it returns what the stranger saw.
-func rogue(ctx context.Context, target peer.AddrInfo, proto protocol.ID, garbage []byte) (string, error) {
-	h, err := NewHost("")
+// proto and writes garbage on it; it returns what the stranger saw. On the virtual clock the
+// stranger is a host of the run's simulated network vn (a real socket never lets simulated
+// time advance).
+func rogue(ctx context.Context, vn *VirtualNetwork, target peer.AddrInfo, proto protocol.ID, garbage []byte) (string, error) {
+	var h *Host
+	var err error
+	if vn != nil {
+		h, err = vn.NewHost(nil)
+	} else {
+		h, err = NewHost("")
+	}
 	if err != nil {
 		return "", err
 	}

@@ -142,7 +142,7 @@ func (r *faultRunner) apply(ctx context.Context, i int, f Fault, target int) {
 		garbage := make([]byte, f.Bytes)
 		rng.Read(garbage)
 		proto := node.Protocols()[0]
-		note, err := rogue(ctx, node.AddrInfo(), proto, garbage)
+		note, err := rogue(ctx, r.in.vnet, node.AddrInfo(), proto, garbage)
 		ev.Note, ev.Applied = note, err == nil
 		if err != nil {
 			ev.Note = err.Error()

@@ -129,3 +129,25 @@ func TestClockParam(t *testing.T) {
 		t.Errorf("bad clock: %v", err)
 	}
 }
+
+// TestChurnMesh's faults on the virtual clock (disconnect, reset mid-unit, garbage, a rogue
+// stranger on the simulated network, a slow reader): each is applied, every message at every
+// node is received once or missing with a reason, and simulated time keeps moving through
+// the fault injection's waits on the stream locks.
+func TestChurnMeshVirtualClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 14-node mesh with faults for three slots of simulated time")
+	}
+	schedule := "0.4:disconnect:nodes/3:0.3, 1:reset:nodes/5, 1.5:garbage:nodes/7, 2:rogue:nodes/4, 2.2:slow:nodes/2:0.5"
+	params := smallMeshParams(map[string]string{ParamSlots: "3", ParamFaults: schedule, ParamClock: string(ClockVirtual)})
+	e := &Embedded{Scenario: Mesh.Name, Out: t.TempDir(), Groups: []Group{{ID: GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
+	r, runErr := runEmbeddedMesh(t, e)
+	if runErr != nil || !r.OK || r.Faults == nil || !r.Faults.OK {
+		t.Fatalf("run: %v; problems %v", runErr, r.Problems)
+	}
+	for _, f := range r.Faults.Faults {
+		if !f.Applied {
+			t.Errorf("fault %s at %s not applied: %s", f.Spec, f.Node, f.Note)
+		}
+	}
+}
