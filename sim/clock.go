@@ -26,13 +26,33 @@ const (
 	ClockVirtual Clock = "virtual"
 )
 
-// ParseClock parses param clock.
+// ParseClock parses param clock; empty is real (an embedded run fills in its scenario's
+// EmbeddedClock first: EmbeddedParams).
 func ParseClock(v string) (Clock, error) {
 	switch c := Clock(strings.ToLower(strings.TrimSpace(v))); c {
+	case "":
+		return ClockReal, nil
 	case ClockReal, ClockVirtual:
 		return c, nil
 	}
 	return "", paramError(ParamClock, "%q is not real or virtual", v)
+}
+
+// EmbeddedParams is params (a copy) with the scenario's EmbeddedClock where no clock is
+// given: what an embedded run (streamsim run, Embedded.Run) parses.
+func (s *Scenario) EmbeddedParams(params map[string]string) map[string]string {
+	out := mergeParams(params, nil)
+	if strings.TrimSpace(out[ParamClock]) == "" {
+		out[ParamClock] = string(s.embeddedClock())
+	}
+	return out
+}
+
+func (s *Scenario) embeddedClock() Clock {
+	if s.EmbeddedClock == "" {
+		return ClockReal
+	}
+	return s.EmbeddedClock
 }
 
 // virtualScenarios names the registered scenarios that can run on the virtual clock, for

@@ -78,7 +78,8 @@ func (e *Embedded) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := sc.CheckGroups(e.Params, e.Groups); err != nil {
+	eparams := sc.EmbeddedParams(e.Params) // the scenario's clock where none is given
+	if err := sc.CheckGroups(eparams, e.Groups); err != nil {
 		return err
 	}
 	if len(e.Groups) == 0 {
@@ -86,13 +87,13 @@ func (e *Embedded) Run(ctx context.Context) error {
 	}
 	// Slots and time scale for the progress line: the first group's (CheckGroups parsed
 	// every group's already).
-	params, err := sc.ParseParams(mergeParams(e.Params, e.Groups[0].Params))
+	params, err := sc.ParseParams(mergeParams(eparams, e.Groups[0].Params))
 	if err != nil {
 		return err
 	}
 	var insts []embeddedInstance
 	for _, g := range e.Groups {
-		p := mergeParams(e.Params, g.Params)
+		p := mergeParams(eparams, g.Params)
 		for i := range g.Instances {
 			insts = append(insts, embeddedInstance{group: g, seq: i, params: p})
 		}

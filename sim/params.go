@@ -60,7 +60,7 @@ var commonParams = []Param{
 	{ParamFaults, "string", "", "", "fault schedule: " + FaultForms},
 	{ParamTimeout, "string", "", "", "an instance's time budget (a Go duration like 90s or 5m; empty: the slots' duration plus two slots and 4 minutes); an instance that exceeds it fails with a timeout naming it"},
 	{ParamSampleSlots, "float", "slots", "1", "period of the resource samples (heap, goroutines, streams) in slots; 0: none"},
-	{ParamClock, "string", "", string(ClockReal), "real: the machine's clock (timing-shaped figures depend on how busy it is); virtual: the whole embedded run in one synctest bubble on a simulated network (QUIC over simnet, links' rates and latencies in simulated time): never late, time_scale ignored; embedded runs of scenarios that can take it only (docs/running.md)"},
+	{ParamClock, "string", "", "", "real: the machine's clock (timing-shaped figures depend on how busy it is); virtual: the whole embedded run in one synctest bubble on a simulated network (QUIC over simnet, links' rates and latencies in simulated time): never late, time_scale ignored; empty: the scenario's choice for streamsim run (streamsim scenarios: \"embedded clock\"), real for Testground and Kubernetes instances, which are processes (docs/running.md)"},
 	{ParamCodecCPU, "bool", "", "true", "clock virtual: charge each frame's measured encode and decode CPU (thread CPU time) as simulated time on the sending and receiving node; false: codecs cost no simulated time. Ignored on the real clock, where CPU takes real time"},
 }
 

@@ -72,6 +72,9 @@ type Scenario struct {
 	// wait of its layers is durable in a synctest bubble and its hosts are built through the
 	// instance's network. Others refuse it before anything starts.
 	VirtualClock bool
+	// EmbeddedClock is the clock of its embedded runs when param clock is empty (default
+	// real); instances that are processes (Testground, Kubernetes) always take real then.
+	EmbeddedClock Clock
 	// Report names the report kind (package analysis) its outputs are read with; "" is the
 	// generic per-node report.
 	Report string

@@ -130,7 +130,9 @@ func k8sRunStyle(args []string, stderr io.Writer) (*cluster.Run, *k8sFlags, erro
 	}
 	params := map[string]string{}
 	for name, pf := range c.params {
-		params[name] = pf.value
+		if pf.value != "" { // unset (--clock): the instances take the parameter's default
+			params[name] = pf.value
+		}
 	}
 	for k, v := range c.sets {
 		params[k] = v

@@ -146,6 +146,7 @@ func runRunCmd(args []string) error {
 	for k, v := range c.sets {
 		params[k] = v
 	}
+	params = sc.EmbeddedParams(params) // the scenario's clock unless --clock says
 	if err := c.checkTimeScale(params); err != nil {
 		return usageError{err}
 	}

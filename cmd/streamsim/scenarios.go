@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/streamsim/streamsim/sim"
@@ -19,12 +20,15 @@ func runScenariosCmd(args []string) error { return listScenarios(args, os.Stdout
 
 // scenarioInfo is one scenario as `streamsim scenarios --json` prints it.
 type scenarioInfo struct {
-	Name      string      `json:"name"`
-	Summary   string      `json:"summary"`
-	Report    string      `json:"report"`
-	Instances [3]int      `json:"instances"` // min, default, max
-	Params    []sim.Param `json:"params"`
-	Flags     []flagInfo  `json:"flags"`
+	Name      string `json:"name"`
+	Summary   string `json:"summary"`
+	Report    string `json:"report"`
+	Instances [3]int `json:"instances"` // min, default, max
+	// Clocks are the clocks its embedded runs take, EmbeddedClock the one without --clock.
+	Clocks        []string    `json:"clocks"`
+	EmbeddedClock string      `json:"embedded_clock"`
+	Params        []sim.Param `json:"params"`
+	Flags         []flagInfo  `json:"flags"`
 }
 
 type flagInfo struct {
@@ -43,6 +47,11 @@ func listScenarios(args []string, w io.Writer) error {
 	for _, sc := range sim.Scenarios() {
 		info := scenarioInfo{Name: sc.Name, Summary: sc.Summary, Report: sc.Report, Params: sc.Declared(),
 			Instances: [3]int{sc.MinInstances, sc.DefaultInstances, sc.MaxInstances}}
+		info.EmbeddedClock = sc.EmbeddedParams(nil)[sim.ParamClock]
+		info.Clocks = []string{string(sim.ClockReal)}
+		if sc.VirtualClock {
+			info.Clocks = append(info.Clocks, string(sim.ClockVirtual))
+		}
 		if info.Report == "" {
 			info.Report = "nodes"
 		}
@@ -63,7 +72,8 @@ func listScenarios(args []string, w io.Writer) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "%s: %s\n", info.Name, info.Summary)
-		fmt.Fprintf(w, "  report %s; instances %d..%d (default %d)\n", info.Report, info.Instances[0], info.Instances[2], info.Instances[1])
+		fmt.Fprintf(w, "  report %s; instances %d..%d (default %d); clocks %s (embedded clock %s)\n", info.Report, info.Instances[0], info.Instances[2], info.Instances[1],
+			strings.Join(info.Clocks, ", "), info.EmbeddedClock)
 		if len(info.Flags) > 0 {
 			fmt.Fprintf(w, "  run flags (streamsim run --scenario %s):\n", info.Name)
 			for _, f := range info.Flags {
