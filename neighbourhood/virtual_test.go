@@ -2,6 +2,7 @@ package neighbourhood
 
 import (
 	"context"
+	"os"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -27,7 +28,7 @@ func TestSmallNeighbourhoodVirtualClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Population, cfg.Slots, cfg.Warmup, cfg.Validators = pop, 2, 2, 200_000
-	cfg.Clock, cfg.CodecCPU = sim.ClockVirtual, true
+	cfg.Clock, cfg.CodecCPU = sim.ClockVirtual, os.Getenv("NBV_CHARGE") != "0"
 	if cfg.Codec, err = codec.Parse("snappy-stream"); err != nil {
 		t.Fatal(err)
 	}

@@ -26,10 +26,18 @@ const (
 	TransportSimnet = "quic+simnet"            // virtual clock: QUIC over marcopolo/simnet
 )
 
-// unshapedBitsPerSec is the rate of a simulated link the scenario leaves unshaped: simnet
-// paces every link, so "unshaped" is a rate no gossip load comes near (100 Gbit/s: a
-// 1500-byte packet every 120 ns), with no latency.
-const unshapedBitsPerSec = 100_000_000_000
+// unshapedBitsPerSec and unshapedBurstBytes make a simulated link the scenario leaves
+// unshaped: simnet paces every link with a token bucket whose burst is the link's MTU setting
+// (1500 bytes by default), so at any rate each packet beyond the first at one instant waits
+// for a timer, and every such wait is a step of the whole bubble's clock (measured: the
+// neighbourhood's calibration form ran about ten times slower than real time that way). A
+// rate no gossip load comes near (100 Gbit/s) with a 4 MiB burst lets a burst of packets
+// through at one instant. The MTU setting is simnet's pacing quantum only; QUIC sizes its
+// packets itself.
+const (
+	unshapedBitsPerSec = 100_000_000_000
+	unshapedBurstBytes = 4 << 20
+)
 
 // VirtualNetwork is the simulated network of a virtual-clock run: go-libp2p's QUIC over
 // marcopolo/simnet (as go-libp2p-pubsub's own tests run), each host with its link's uplink and
@@ -102,18 +110,16 @@ func (v *VirtualNetwork) NewHost(lk *link.Link, extra ...libp2p.Option) (*Host, 
 	if err != nil {
 		return nil, fmt.Errorf("node key: %w", err)
 	}
-	settings := simnet.NodeBiDiLinkSettings{
-		Uplink:   simnet.LinkSettings{BitsPerSecond: unshapedBitsPerSec},
-		Downlink: simnet.LinkSettings{BitsPerSecond: unshapedBitsPerSec},
-	}
+	unshaped := simnet.LinkSettings{BitsPerSecond: unshapedBitsPerSec, MTU: unshapedBurstBytes}
+	settings := simnet.NodeBiDiLinkSettings{Uplink: unshaped, Downlink: unshaped}
 	var nr nodeRegion
 	if lk != nil {
 		sh := lk.Shape()
 		if sh.UpBitsPerSec > 0 {
-			settings.Uplink.BitsPerSecond = int(sh.UpBitsPerSec)
+			settings.Uplink = simnet.LinkSettings{BitsPerSecond: int(sh.UpBitsPerSec)}
 		}
 		if sh.DownBitsPerSec > 0 {
-			settings.Downlink.BitsPerSecond = int(sh.DownBitsPerSec)
+			settings.Downlink = simnet.LinkSettings{BitsPerSecond: int(sh.DownBitsPerSec)}
 		}
 		regions := lk.Regions()
 		nr = nodeRegion{regions: &regions, name: sh.Region}
