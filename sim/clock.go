@@ -38,12 +38,16 @@ func ParseClock(v string) (Clock, error) {
 	return "", paramError(ParamClock, "%q is not real or virtual", v)
 }
 
-// EmbeddedParams is params (a copy) with the scenario's EmbeddedClock where no clock is
-// given: what an embedded run (streamsim run, Embedded.Run) parses.
+// EmbeddedParams is params (a copy) with the clock an embedded run (streamsim run,
+// Embedded.Run) takes where none is given: real when a time scale is given (a time scale
+// means the real clock; with clock virtual it is refused), else the scenario's EmbeddedClock.
 func (s *Scenario) EmbeddedParams(params map[string]string) map[string]string {
 	out := mergeParams(params, nil)
 	if strings.TrimSpace(out[ParamClock]) == "" {
 		out[ParamClock] = string(s.embeddedClock())
+		if strings.TrimSpace(out[ParamTimeScale]) != "" {
+			out[ParamClock] = string(ClockReal)
+		}
 	}
 	return out
 }

@@ -128,6 +128,26 @@ func TestClockParam(t *testing.T) {
 	if _, err := Mesh.ParseParams(map[string]string{ParamClock: "simulated"}); !errors.As(err, &pe) || pe.Name != ParamClock || !strings.Contains(err.Error(), "real or virtual") {
 		t.Errorf("bad clock: %v", err)
 	}
+	// An embedded run without a clock takes the scenario's, or real when a time scale is
+	// given; a clock given stays.
+	sc := *Mesh
+	sc.EmbeddedClock = ClockVirtual
+	for _, c := range []struct {
+		in   map[string]string
+		want Clock
+	}{
+		{map[string]string{}, ClockVirtual},
+		{map[string]string{ParamTimeScale: "2"}, ClockReal},
+		{map[string]string{ParamClock: "real"}, ClockReal},
+		{map[string]string{ParamClock: "virtual", ParamTimeScale: "2"}, ClockVirtual},
+	} {
+		if got := Clock(sc.EmbeddedParams(c.in)[ParamClock]); got != c.want {
+			t.Errorf("EmbeddedParams(%v): clock %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := HubLeaves.EmbeddedParams(nil)[ParamClock]; got != string(ClockReal) {
+		t.Errorf("hub-leaves' embedded clock %q", got)
+	}
 }
 
 // TestChurnMesh's faults on the virtual clock (disconnect, reset mid-unit, garbage, a rogue

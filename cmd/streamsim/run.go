@@ -143,10 +143,18 @@ func runRunCmd(args []string) error {
 	for name, f := range c.params {
 		params[name] = f.value
 	}
+	if !c.timeScaleGiven() {
+		// The time scale's default is no choice of clock: EmbeddedParams reads a time scale
+		// given as asking for the real clock.
+		delete(params, sim.ParamTimeScale)
+	}
 	for k, v := range c.sets {
 		params[k] = v
 	}
-	params = sc.EmbeddedParams(params) // the scenario's clock unless --clock says
+	params = sc.EmbeddedParams(params) // the scenario's clock unless --clock or --time-scale says
+	if _, ok := params[sim.ParamTimeScale]; !ok {
+		params[sim.ParamTimeScale] = c.params[sim.ParamTimeScale].value
+	}
 	if err := c.checkTimeScale(params); err != nil {
 		return usageError{err}
 	}
@@ -200,6 +208,17 @@ func runRunCmd(args []string) error {
 	return runAndReport(ctx, sc, kind, runs, dir, *c.asJSON, os.Stdout)
 }
 
+// timeScaleGiven reports whether --time-scale was given.
+func (c *runCommand) timeScaleGiven() bool {
+	given := false
+	c.fs.Visit(func(f *flag.Flag) {
+		if f.Name == sim.FlagName(sim.ParamTimeScale) {
+			given = true
+		}
+	})
+	return given
+}
+
 // checkTimeScale refuses a time scale asked for explicitly (--time-scale or --set time_scale)
 // with the virtual clock, where simulated time runs at mainnet's pace and a scale means
 // nothing; the default is ignored there (the summaries say time_scale 1).
@@ -207,13 +226,7 @@ func (c *runCommand) checkTimeScale(params map[string]string) error {
 	if clock, err := sim.ParseClock(params[sim.ParamClock]); err != nil || clock != sim.ClockVirtual {
 		return nil // a bad clock is reported with the other parameters
 	}
-	explicit := false
-	c.fs.Visit(func(f *flag.Flag) {
-		if f.Name == sim.FlagName(sim.ParamTimeScale) {
-			explicit = true
-		}
-	})
-	if _, set := c.sets[sim.ParamTimeScale]; explicit || set {
+	if _, set := c.sets[sim.ParamTimeScale]; c.timeScaleGiven() || set {
 		return fmt.Errorf("--time-scale %s: means nothing with --clock virtual (simulated time runs at mainnet's pace whatever the machine does); drop it, or use --clock real", params[sim.ParamTimeScale])
 	}
 	return nil
