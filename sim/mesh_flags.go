@@ -27,7 +27,7 @@ func meshFlags(fs *flag.FlagSet) RunFlags {
 			"an A/B comparison: one run per codec, seed and link rate, same topology, every node on the codec"),
 		seeds: fs.String("seeds", "", "A/B: workload and topology seeds, comma-separated (default: --seed)"),
 		bandwidths: fs.String("bandwidths", "", "A/B over shaped links: ordinary nodes' link rates, comma-separated (e.g. 10Mbit,50Mbit); "+
-			"needs --time-scale 1; latency charts go to --out"),
+			"on the real clock needs --time-scale 1; latency charts go to --out"),
 	}
 }
 
