@@ -80,7 +80,7 @@ var Mesh = &Scenario{
 	// against 45 s on the real clock at 0.5× (which saturated the machine and ran 359 ms
 	// late), for 3.0× the CPU; its figures do not depend on the machine keeping up.
 	EmbeddedClock: ClockVirtual,
-	Flags:        meshFlags,
+	Flags:         meshFlags,
 }
 
 func init() { Register(Mesh) }
