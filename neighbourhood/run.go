@@ -11,8 +11,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"google.golang.org/protobuf/proto"
@@ -113,6 +116,13 @@ type Config struct {
 	Trace *trace.Writer
 	// Network makes the run's hosts (network.go); nil: NewLoopback(cfg), the real clock.
 	Network Network
+	// Regraft is the mean further delay of an outside peer's GRAFT after a PRUNE's backoff
+	// (simulated time; periphery.Config.Regraft); 0: as the backoff ends.
+	Regraft time.Duration
+	// Churn is the mean session of an outside peer (boundary peer or grafter, simulated
+	// time): each leaves after an exponential time of this mean and a new one, with a new
+	// identity, takes its place (outside.go); 0: none.
+	Churn time.Duration
 }
 
 // DefaultConfig is the calibration form.
@@ -122,6 +132,7 @@ func DefaultConfig() Config {
 		Population: topology.DefaultNeighbourhoodParams(),
 		Slots:      10, Warmup: 5, TimeScale: 1, Seed: 1, Validators: 1_000_000,
 		Validation: vd, Arrival: DefaultArrival, Copies: 2, Queue: 30000, Log: slog.Default(),
+		Churn: DefaultChurn,
 	}
 }
 
@@ -147,8 +158,13 @@ type event struct {
 }
 
 type realNode struct {
-	node     *sim.Node
+	node *sim.Node
+	// mu guards the outside peers, which churn replaces while the schedule delivers.
+	mu       sync.RWMutex
 	boundary []*periphery.Peer
+	grafters []*periphery.Peer
+	retired  []periphery.Stats // of the outside peers churn replaced
+	share    *meshShare
 }
 
 // deliverer is the boundary peer (of n) that makes copy k of a message from the rotation
@@ -199,7 +215,9 @@ type run struct {
 	ctx     context.Context
 	obs     *sim.Node
 	reals   []*realNode
+	closeMu sync.Mutex // churn adds closers while the run goes on
 	closers []func()
+	outsideCounters
 }
 
 // hostSet is every host of a run, made by its Network before any node starts.
@@ -207,6 +225,7 @@ type hostSet struct {
 	observed *sim.Host
 	reals    []*sim.Host
 	boundary [][]*sim.Host // per real peer
+	grafters [][]*sim.Host // per real peer
 }
 
 // Run runs the neighbourhood and reports the observed node's view. Its phases: plan (every
@@ -260,6 +279,9 @@ func newRun(cfg Config) (*run, error) {
 	if cfg.Copies < 1 {
 		return nil, fmt.Errorf("neighbourhood: copies %d: want at least 1", cfg.Copies)
 	}
+	if err := CheckOutside(cfg.Regraft, cfg.Churn); err != nil {
+		return nil, err
+	}
 	for _, r := range []sim.DelayRange{cfg.Arrival.First, cfg.Arrival.Spread} {
 		if r.Min < 0 || r.Max < r.Min {
 			return nil, fmt.Errorf("neighbourhood: arrival range %v-%v must be non-negative and ordered", r.Min, r.Max)
@@ -307,6 +329,8 @@ func newRun(cfg Config) (*run, error) {
 
 // close stops what the run started, last first.
 func (r *run) close() {
+	r.closeMu.Lock()
+	defer r.closeMu.Unlock()
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()
 	}
@@ -319,7 +343,9 @@ func (r *run) hosts() (hostSet, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.closeMu.Lock()
 		r.closers = append(r.closers, func() { h.Close() })
+		r.closeMu.Unlock()
 		return h, nil
 	}
 	var hs hostSet
@@ -329,6 +355,7 @@ func (r *run) hosts() (hostSet, error) {
 	}
 	hs.reals = make([]*sim.Host, len(r.plan.Peers))
 	hs.boundary = make([][]*sim.Host, len(r.plan.Peers))
+	hs.grafters = make([][]*sim.Host, len(r.plan.Peers))
 	for i, p := range r.plan.Peers {
 		if hs.reals[i], err = mk(r.place.peers[i]); err != nil {
 			return hs, err
@@ -339,6 +366,13 @@ func (r *run) hosts() (hostSet, error) {
 				return hs, err
 			}
 			hs.boundary[i] = append(hs.boundary[i], h)
+		}
+		for range p.Grafters {
+			h, err := mk(r.place.boundary)
+			if err != nil {
+				return hs, err
+			}
+			hs.grafters[i] = append(hs.grafters[i], h)
 		}
 	}
 	return hs, nil
@@ -365,12 +399,13 @@ func (r *run) nodes(hs hostSet) error {
 	r.obs = obs
 	r.reals = make([]*realNode, len(plan.Peers))
 	for i, p := range plan.Peers {
-		n, err := sim.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, sim.WithCodecs(codecs...))...)
+		share := newMeshShare(obs.ID())
+		n, err := sim.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, sim.WithCodecs(codecs...), sim.WithRawTracers(share))...)
 		if err != nil {
 			return err
 		}
 		r.closers = append(r.closers, func() { n.Close() })
-		r.reals[i] = &realNode{node: n}
+		r.reals[i] = &realNode{node: n, share: share}
 		r.ct.names[n.ID()] = i
 	}
 	for i, p := range plan.Peers {
@@ -426,34 +461,43 @@ func (r *run) subscribe(n *sim.Node, topics []string) error {
 	return nil
 }
 
-// periphery is the periphery phase: each real peer dials its boundary peers (so at Dhi it
-// still accepts their GRAFTs: the pressure), which then subscribe and graft; it returns once
-// the first meshes have formed.
+// periphery is the periphery phase: each real peer dials its boundary peers and outside
+// grafters (so at Dhi it still accepts their GRAFTs: the pressure), which then subscribe and
+// graft, spread over one backoff; churn starts; it returns once the first meshes have formed.
 func (r *run) periphery(hs hostSet) error {
 	cfg := r.cfg
-	spec, _ := topology.ClientProfile("spec")
-	dil := sim.Dilate(spec, cfg.TimeScale)
-	for i, p := range r.plan.Peers {
-		for _, h := range hs.boundary[i] {
-			bp, err := periphery.New(h.Host, periphery.Config{Topics: p.Topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff,
-				MaxRPC: sim.MaxMessageBytes, Pressure: cfg.Population.Presses})
-			if err != nil {
-				return err
+	for i := range r.plan.Peers {
+		for k, hosts := range [][]*sim.Host{hs.boundary[i], hs.grafters[i]} {
+			grafter := k == 1
+			for j, h := range hosts {
+				serial := uint64(j)
+				if grafter {
+					serial += 1 << 20
+				}
+				bp, err := periphery.New(h.Host, r.outsideConfig(i, grafter, serial))
+				if err != nil {
+					return err
+				}
+				if err := r.reals[i].node.Host().Connect(r.ctx, h.AddrInfo()); err != nil {
+					return fmt.Errorf("peer %d to its outside peer: %w", i, err)
+				}
+				if grafter {
+					r.reals[i].grafters = append(r.reals[i].grafters, bp)
+				} else {
+					r.reals[i].boundary = append(r.reals[i].boundary, bp)
+				}
 			}
-			if err := r.reals[i].node.Host().Connect(r.ctx, h.AddrInfo()); err != nil {
-				return fmt.Errorf("peer %d to its boundary: %w", i, err)
-			}
-			r.reals[i].boundary = append(r.reals[i].boundary, bp)
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // the real peers' streams to the boundary open
 	for _, rn := range r.reals {
-		for _, bp := range rn.boundary {
+		for _, bp := range append(append([]*periphery.Peer(nil), rn.boundary...), rn.grafters...) {
 			if err := bp.Start(r.ctx, rn.node.ID()); err != nil {
 				return err
 			}
 		}
 	}
+	go r.churn(r.outsideSlots())
 	time.Sleep(time.Duration(float64(3*time.Second) / cfg.TimeScale)) // first meshes
 	return nil
 }
@@ -531,6 +575,18 @@ type measured struct {
 	cpuBefore     time.Duration
 	dropsToBefore int64
 	maxLag        time.Duration
+	// inMesh: per real peer, the time the observed node had spent in its mesh per topic
+	// when the measured slots began.
+	inMesh []map[string]time.Duration
+}
+
+// inMesh reads every real peer's in-mesh times of the observed node.
+func (r *run) inMesh(now time.Time) []map[string]time.Duration {
+	out := make([]map[string]time.Duration, len(r.reals))
+	for i, rn := range r.reals {
+		out[i] = rn.share.inMesh(now)
+	}
+	return out
 }
 
 // dropsTo counts the RPCs the real peers dropped on their way to the observed node.
@@ -556,6 +612,7 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			m.before = snapshotOf(r.obs.Stats(), r.obs.PubsubStats())
 			r.ct.measuring.Store(true)
 			m.cpuBefore, m.measureStart, m.dropsToBefore = processCPU(), time.Now(), r.dropsTo()
+			m.inMesh = r.inMesh(m.measureStart)
 		}
 		if slot >= cfg.Warmup && evs != nil {
 			r.ct.obs.sampleMesh(r.obs.PubsubStats().MeshPeers, r.plan.ObservedTopics)
@@ -581,8 +638,11 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			// A boundary peer whose link failed (a real node that stopped reading for
 			// yamux's write timeout) delivers no more; the run goes on and the report
 			// counts it (delivery completeness says whether the observed node lost anything).
-			bps := r.reals[e.peer].boundary
+			rn := r.reals[e.peer]
+			rn.mu.RLock()
+			bps := rn.boundary
 			bp := bps[deliverer(len(bps), func(i int) bool { return bps[i].InMesh(e.m.Topic) }, e.offset, e.k)]
+			rn.mu.RUnlock()
 			if err := bp.PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
 				if r.rep.BoundaryErrors == 0 {
 					cfg.Log.Warn("boundary delivery failed", "peer", e.peer, "err", err)
@@ -610,9 +670,24 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 	rep.Timing.ObservedDrops = after.ps.Drops() - m.before.ps.Drops()
 	rep.Timing.DropsToObserved = r.dropsTo() - m.dropsToBefore
 	rep.ObservedPeers = len(r.obs.Host().Network().Peers())
+	end := time.Now()
+	if m.inMesh != nil {
+		rep.MeshShares = meshShares(r.plan, m.inMesh, r.inMesh(end), end.Sub(m.measureStart))
+	}
 	for _, rn := range r.reals {
+		rn.mu.RLock()
+		stats := append([]periphery.Stats(nil), rn.retired...)
 		for _, bp := range rn.boundary {
+			stats = append(stats, bp.Stats())
+		}
+		for _, bp := range rn.grafters {
 			st := bp.Stats()
+			stats = append(stats, st)
+			rep.Grafters.GraftsSent += st.GraftsSent
+			rep.Grafters.PrunesIn += st.PrunesIn
+		}
+		rn.mu.RUnlock()
+		for _, st := range stats {
 			rep.Boundary.Published += st.Published
 			rep.Boundary.IWantAnswered += st.IWantAnswered
 			rep.Boundary.IHaveIDs += st.IHaveIDs
@@ -621,6 +696,7 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 			rep.Boundary.MessagesIn += st.MessagesIn
 		}
 	}
+	rep.Churned, rep.ChurnErrors = r.churned.Load(), r.churnErrors.Load()
 	return rep
 }
 
@@ -655,10 +731,28 @@ type controlTracer struct {
 	ihaveB    [gossip.NumCategories]int64
 	full      map[string]map[peer.ID]bool
 	gossiped  map[string]map[peer.ID]bool
+	// sentTo: the peers the observed node sent each message to (by a hash of topic and
+	// data); echoes: per category, copies received from a peer the observed node had
+	// already sent the message to. A rust-libp2p or nim-libp2p peer that got the observed
+	// node's copy while validating its own does not forward the message back; go and jvm
+	// peers do, so an all-go neighbourhood over-counts by up to these.
+	sentTo map[uint64][]peer.ID
+	echoes [gossip.NumCategories]int64
+}
+
+var echoSeed = maphash.MakeSeed()
+
+func messageKey(m *pb.Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(echoSeed)
+	h.WriteString(m.GetTopic())
+	h.Write(m.Data)
+	return h.Sum64()
 }
 
 func newControlTracer() *controlTracer {
-	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{}}
+	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{},
+		sentTo: map[uint64][]peer.ID{}}
 }
 
 func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
@@ -676,6 +770,9 @@ func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
 	}
 	for _, m := range rpc.Publish {
 		mark(c.full, m.GetTopic())
+		if slices.Contains(c.sentTo[messageKey(m)], from) {
+			c.echoes[gossip.TopicCategory(m.GetTopic())]++
+		}
 	}
 	if rpc.Control == nil {
 		return
@@ -702,10 +799,20 @@ func (c *controlTracer) DeliverMessage(m *pubsub.Message) {
 		c.obs.deliver(m.ID)
 	}
 }
-func (*controlTracer) RejectMessage(*pubsub.Message, string)                {}
-func (*controlTracer) DuplicateMessage(*pubsub.Message)                     {}
-func (*controlTracer) ThrottlePeer(peer.ID)                                 {}
-func (*controlTracer) SendRPC(*pubsub.RPC, peer.ID)                         {}
+func (*controlTracer) RejectMessage(*pubsub.Message, string) {}
+func (*controlTracer) DuplicateMessage(*pubsub.Message)      {}
+func (*controlTracer) ThrottlePeer(peer.ID)                  {}
+func (c *controlTracer) SendRPC(rpc *pubsub.RPC, to peer.ID) {
+	if len(rpc.Publish) == 0 || !c.measuring.Load() {
+		return
+	}
+	c.mu.Lock()
+	for _, m := range rpc.Publish {
+		k := messageKey(m)
+		c.sentTo[k] = append(c.sentTo[k], to)
+	}
+	c.mu.Unlock()
+}
 func (*controlTracer) SendRPCCompleted(*pubsub.RPC, peer.ID, time.Duration) {}
 func (*controlTracer) DropRPC(*pubsub.RPC, peer.ID)                         {}
 func (*controlTracer) UndeliverableMessage(*pubsub.Message)                 {}
