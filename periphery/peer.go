@@ -32,8 +32,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/streamsim/streamsim/gossip"
 )
 
@@ -365,14 +363,14 @@ func (p *Peer) read(s network.Stream) {
 			return
 		}
 		p.stats.frames.Add(1)
-		var rpc pb.RPC
-		if err := proto.Unmarshal(buf, &rpc); err != nil {
+		msgs, ctl, err := readRPC(buf)
+		if err != nil {
 			s.Reset()
 			return
 		}
-		p.stats.msgsIn.Add(int64(len(rpc.Publish)))
-		if rpc.Control != nil {
-			p.control(rpc.Control)
+		p.stats.msgsIn.Add(int64(msgs))
+		if ctl != nil {
+			p.control(ctl)
 		}
 	}
 }
