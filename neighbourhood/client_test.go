@@ -139,4 +139,3 @@ func idontwantsSent(t *testing.T, cl topology.Client) (small, large int) {
 	}
 	return small, large
 }
-
