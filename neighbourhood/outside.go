@@ -76,9 +76,11 @@ func CheckOutside(regraft, churn time.Duration) error {
 
 // outsideConfig is the periphery configuration of an outside peer of real peer i: its
 // topics (all the peer's for a boundary peer, the pressed ones for a grafter), pubsub's
-// timings dilated, first GRAFTs spread over one backoff (so peers started together are not
-// pruned together and back in a wave), the re-graft delay, and a seed of its own.
-func (r *run) outsideConfig(i int, grafter bool, serial uint64) periphery.Config {
+// timings dilated, the re-graft delay, and a seed of its own. The peers started with the run
+// spread their first GRAFTs over one backoff (so peers started together are not pruned
+// together and back in a wave); a peer that churn brings in (joined) grafts at once, as a
+// newly connected node below Dlo does.
+func (r *run) outsideConfig(i int, grafter, joined bool, serial uint64) periphery.Config {
 	cfg := r.cfg
 	spec, _ := topology.ClientProfile("spec")
 	dil := sim.Dilate(spec, cfg.TimeScale)
@@ -93,8 +95,15 @@ func (r *run) outsideConfig(i int, grafter bool, serial uint64) periphery.Config
 	binary.LittleEndian.PutUint64(b[16:], serial)
 	h.Write(b[:])
 	return periphery.Config{Topics: topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff, MaxRPC: sim.MaxMessageBytes,
-		Pressure: cfg.Population.Presses, FirstGraft: dil.PruneBackoff,
+		Pressure: cfg.Population.Presses, FirstGraft: dil.PruneBackoff * time.Duration(btoi(!joined)),
 		Regraft: time.Duration(float64(cfg.Regraft) / cfg.TimeScale), Seed: binary.LittleEndian.Uint64(h.Sum(nil))}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // outsidePeer is one slot of a real peer's outside: a boundary peer or a grafter, replaced
@@ -141,7 +150,7 @@ func (r *run) replace(s outsidePeer, serial uint64) error {
 	r.closeMu.Lock()
 	r.closers = append(r.closers, func() { h.Close() })
 	r.closeMu.Unlock()
-	bp, err := periphery.New(h.Host, r.outsideConfig(s.real, s.grafter, serial))
+	bp, err := periphery.New(h.Host, r.outsideConfig(s.real, s.grafter, true, serial))
 	if err != nil {
 		return err
 	}

@@ -474,7 +474,7 @@ func (r *run) periphery(hs hostSet) error {
 				if grafter {
 					serial += 1 << 20
 				}
-				bp, err := periphery.New(h.Host, r.outsideConfig(i, grafter, serial))
+				bp, err := periphery.New(h.Host, r.outsideConfig(i, grafter, false, serial))
 				if err != nil {
 					return err
 				}
