@@ -37,6 +37,9 @@ type Report struct {
 	// In is the observed node's inbound raw and wire bytes per category; Control by kind.
 	In, Out map[gossip.Category]result.CategoryBytes
 	Control map[string]result.ControlBytes
+	// ControlOut is the control the observed node sent, by kind (its IWANT ids ask for the
+	// copies it gets by gossip).
+	ControlOut map[string]result.ControlBytes
 	// IHAVE ids and bytes received per topic category (the calibration form's attestation
 	// share of them is scaled to 64 subnets in the table).
 	IHaveIDs, IHaveBytes map[gossip.Category]int64
@@ -97,12 +100,16 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 		b := before.out[c]
 		r.Out[c] = result.CategoryBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes}
 	}
-	r.Control = map[string]result.ControlBytes{}
-	for k, v := range after.control {
-		b := before.control[k]
-		r.Control[k] = result.ControlBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes,
-			Entries: v.Entries - b.Entries, IDs: v.IDs - b.IDs}
+	diff := func(after, before map[string]result.ControlBytes) map[string]result.ControlBytes {
+		out := map[string]result.ControlBytes{}
+		for k, v := range after {
+			b := before[k]
+			out[k] = result.ControlBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes,
+				Entries: v.Entries - b.Entries, IDs: v.IDs - b.IDs}
+		}
+		return out
 	}
+	r.Control, r.ControlOut = diff(after.control, before.control), diff(after.controlOut, before.controlOut)
 	r.Delivered, r.Dups, r.Expected = map[gossip.Category]int64{}, map[gossip.Category]int64{}, map[gossip.Category]int64{}
 	for c, v := range after.ps.DeliveredBy {
 		r.Delivered[c] = v - before.ps.DeliveredBy[c]
@@ -283,6 +290,14 @@ func (r *Report) Print(w io.Writer) {
 	for _, m := range r.MeshShares {
 		fmt.Fprintf(w, "  %s: %.2f of the time (%d peer-topic pairs), in %.1f peers' meshes\n", m.Category, m.Share, m.Pairs, m.Meshes)
 	}
+	var delivered int64
+	for c, v := range r.Delivered {
+		if c != gossip.Control {
+			delivered += v
+		}
+	}
+	fmt.Fprintf(w, "IWANT ids the observed node sent per delivered message: %.2f (go-libp2p-pubsub asks every peer that advertised an unseen id within the heartbeat, so one message can be asked of several)\n",
+		float64(r.ControlOut["iwant"].IDs)/float64(max(delivered, 1)))
 	g, p := r.Control["graft"].Entries, r.Control["prune"].Entries
 	fmt.Fprintf(w, "GRAFT received %.0f/h, PRUNE received %.0f/h\n", float64(g)*perHour, float64(p)*perHour)
 	b := r.Boundary
@@ -449,7 +464,12 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 			}
 		}
 	}
-	fmt.Fprint(w, "\nall-go bias, copies per message from peers the observed node had already sent it to, mean (min–max) over runs:")
+	var iw []float64
+	for _, r := range runs {
+		iw = append(iw, r.IWantSentPerMsg)
+	}
+	fmt.Fprintf(w, "\nIWANT ids the observed node sent per delivered message: %s\n", spreadOf(iw).String("%.2f"))
+	fmt.Fprint(w, "all-go bias, copies per message from peers the observed node had already sent it to, mean (min–max) over runs:")
 	for _, c := range first.Categories {
 		if v, ok := echo[c.Category]; ok {
 			e := spreadOf(v)

@@ -819,37 +819,32 @@ func (*controlTracer) UndeliverableMessage(*pubsub.Message)                 {}
 
 // snapshot is the observed node's counters at one moment.
 type snapshot struct {
-	in, out map[gossip.Category]result.CategoryBytes
-	control map[string]result.ControlBytes
-	ps      result.Pubsub
+	in, out             map[gossip.Category]result.CategoryBytes
+	control, controlOut map[string]result.ControlBytes // received, sent
+	ps                  result.Pubsub
 }
 
 func snapshotOf(streams []result.StreamStats, ps result.Pubsub) snapshot {
 	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: ps}
-	s.out = map[gossip.Category]result.CategoryBytes{}
+	s.out, s.controlOut = map[gossip.Category]result.CategoryBytes{}, map[string]result.ControlBytes{}
 	for _, st := range streams {
+		cats, ctl := s.in, s.control
 		if st.Direction != "in" {
-			for c, b := range st.Categories {
-				v := s.out[c]
-				v.RawBytes += b.RawBytes
-				v.WireBytes += b.WireBytes
-				s.out[c] = v
-			}
-			continue
+			cats, ctl = s.out, s.controlOut
 		}
 		for c, b := range st.Categories {
-			v := s.in[c]
+			v := cats[c]
 			v.RawBytes += b.RawBytes
 			v.WireBytes += b.WireBytes
-			s.in[c] = v
+			cats[c] = v
 		}
 		for k, b := range st.Control {
-			v := s.control[k]
+			v := ctl[k]
 			v.RawBytes += b.RawBytes
 			v.WireBytes += b.WireBytes
 			v.Entries += b.Entries
 			v.IDs += b.IDs
-			s.control[k] = v
+			ctl[k] = v
 		}
 	}
 	return s

@@ -218,11 +218,14 @@ type Summary struct {
 	IHaveIDsPerH  float64                        `json:"ihave_ids_per_hour"`
 	RecordingIDsH float64                        `json:"recording_ihave_ids_per_hour"`
 	Control       map[string]result.ControlBytes `json:"control_in"`
-	Subnet        []SubnetView                   `json:"subnets_view"`
-	SyncSubnet    []SubnetView                   `json:"sync_subnets_view,omitempty"`
-	MeshShares    []MeshShare                    `json:"mesh_shares,omitempty"`
-	Grafters      int                            `json:"outside_grafters"`
-	Churned       int64                          `json:"outside_churned"`
+	ControlOut    map[string]result.ControlBytes `json:"control_out,omitempty"`
+	// IWantSentPerMsg is the IWANT ids the observed node sent per delivered message.
+	IWantSentPerMsg float64      `json:"iwant_sent_per_message"`
+	Subnet          []SubnetView `json:"subnets_view"`
+	SyncSubnet      []SubnetView `json:"sync_subnets_view,omitempty"`
+	MeshShares      []MeshShare  `json:"mesh_shares,omitempty"`
+	Grafters        int          `json:"outside_grafters"`
+	Churned         int64        `json:"outside_churned"`
 	// EchoesPerMsg: per category, copies per delivered message from peers the observed
 	// node had already sent the message to (the all-go bias).
 	EchoesPerMsg map[string]float64 `json:"echo_copies_per_message,omitempty"`
@@ -254,8 +257,17 @@ type CategorySummary struct {
 // Summary is the report's figures for JSON.
 func (r *Report) Summary() Summary {
 	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale, Network: r.Network,
-		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control,
+		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control, ControlOut: r.ControlOut,
 		Subnet: r.Subnets, SyncSubnet: r.SyncSubnets, MeshShares: r.MeshShares, Grafters: r.Plan.GraftersTotal, Churned: r.Churned, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
+	var delivered int64
+	for c, v := range r.Delivered {
+		if c != gossip.Control {
+			delivered += v
+		}
+	}
+	if delivered > 0 {
+		s.IWantSentPerMsg = float64(r.ControlOut["iwant"].IDs) / float64(delivered)
+	}
 	s.EchoesPerMsg = map[string]float64{}
 	for c, v := range r.Echoes {
 		if d := r.Delivered[c]; d > 0 {
