@@ -86,7 +86,10 @@ type SubnetView struct {
 	Subnet      int
 	Subscribed  int // real peers subscribed
 	FullSenders int // peers that sent the observed node at least one full message
-	IHaveOnly   int // peers that sent only IHAVE
+	// Forwarders: of FullSenders, the peers that sent at least one message unasked (from
+	// their mesh), the others sending only what the observed node asked for by IWANT.
+	Forwarders int `json:"forwarders"`
+	IHaveOnly  int // peers that sent only IHAVE
 }
 
 func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.Duration) {
@@ -141,7 +144,7 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 			continue
 		}
 		v := SubnetView{Subnet: gossip.Subnet(name), Subscribed: len(r.Plan.Subscribers[t])}
-		v.FullSenders = len(ct.full[t])
+		v.FullSenders, v.Forwarders = len(ct.full[t]), len(ct.forwarded[t])
 		for p := range ct.gossiped[t] {
 			if !ct.full[t][p] {
 				v.IHaveOnly++
@@ -274,10 +277,10 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nprediction the recording could confirm, per attestation and sync committee subnet: peers subscribed, peers that sent messages, peers that sent only IHAVE")
 	for _, s := range r.Subnets {
-		fmt.Fprintf(w, "  attestation subnet %d: %d subscribed, %d sent messages, %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.IHaveOnly)
+		fmt.Fprintf(w, "  attestation subnet %d: %d subscribed, %d sent messages (%d unasked, from their mesh), %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.Forwarders, s.IHaveOnly)
 	}
 	for _, s := range r.SyncSubnets {
-		fmt.Fprintf(w, "  sync committee subnet %d: %d subscribed, %d sent messages, %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.IHaveOnly)
+		fmt.Fprintf(w, "  sync committee subnet %d: %d subscribed, %d sent messages (%d unasked, from their mesh), %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.Forwarders, s.IHaveOnly)
 	}
 	fmt.Fprint(w, "all-go bias: copies per delivered message from peers the observed node had already sent it to (rust-libp2p and nim-libp2p peers would withhold those sent during their validation):")
 	for _, c := range gossip.Categories() {
@@ -409,11 +412,12 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 		fmt.Fprintf(tw, "%s\t%s\t%.3g (%.3g–%.3g)\t\n", k, spreadOf(b).String("%.1f"), ns.mean, ns.min, ns.max)
 	}
 	tw.Flush()
-	var subscribed, full, only []float64
+	var subscribed, full, fwd, only []float64
 	for _, r := range runs {
 		for _, s := range r.Subnet {
 			subscribed = append(subscribed, float64(s.Subscribed))
 			full = append(full, float64(s.FullSenders))
+			fwd = append(fwd, float64(s.Forwarders))
 			only = append(only, float64(s.IHaveOnly))
 		}
 	}
@@ -431,8 +435,8 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "\nper attestation subnet (%d subnet views over the runs): subscribed peers %s, peers that sent full messages %s, peers that sent only IHAVE %s\n",
-		len(full), spreadOf(subscribed).String("%.1f"), spreadOf(full).String("%.1f"), spreadOf(only).String("%.1f"))
+	fmt.Fprintf(w, "\nper attestation subnet (%d subnet views over the runs): subscribed peers %s, peers that sent full messages %s (unasked, from their mesh: %s), peers that sent only IHAVE %s\n",
+		len(full), spreadOf(subscribed).String("%.1f"), spreadOf(full).String("%.1f"), spreadOf(fwd).String("%.1f"), spreadOf(only).String("%.1f"))
 	subscribed, full, only = nil, nil, nil
 	for _, r := range runs {
 		for _, s := range r.SyncSubnet {

@@ -731,6 +731,10 @@ type controlTracer struct {
 	ihaveB    [gossip.NumCategories]int64
 	full      map[string]map[peer.ID]bool
 	gossiped  map[string]map[peer.ID]bool
+	// forwarded: per topic, peers that sent a message the observed node had not asked them
+	// for (a forward from their mesh); asked: per message id, the peers it sent IWANT to.
+	forwarded map[string]map[peer.ID]bool
+	asked     map[string][]peer.ID
 	// sentTo: the peers the observed node sent each message to (by a hash of topic and
 	// data); echoes: per category, copies received from a peer the observed node had
 	// already sent the message to. A rust-libp2p or nim-libp2p peer that got the observed
@@ -752,7 +756,7 @@ func messageKey(m *pb.Message) uint64 {
 
 func newControlTracer() *controlTracer {
 	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{},
-		sentTo: map[uint64][]peer.ID{}}
+		sentTo: map[uint64][]peer.ID{}, forwarded: map[string]map[peer.ID]bool{}, asked: map[string][]peer.ID{}}
 }
 
 func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
@@ -770,6 +774,9 @@ func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
 	}
 	for _, m := range rpc.Publish {
 		mark(c.full, m.GetTopic())
+		if !slices.Contains(c.asked[gossip.PubsubMsgID(m)], from) {
+			mark(c.forwarded, m.GetTopic())
+		}
 		if slices.Contains(c.sentTo[messageKey(m)], from) {
 			c.echoes[gossip.TopicCategory(m.GetTopic())]++
 		}
@@ -803,13 +810,18 @@ func (*controlTracer) RejectMessage(*pubsub.Message, string) {}
 func (*controlTracer) DuplicateMessage(*pubsub.Message)      {}
 func (*controlTracer) ThrottlePeer(peer.ID)                  {}
 func (c *controlTracer) SendRPC(rpc *pubsub.RPC, to peer.ID) {
-	if len(rpc.Publish) == 0 || !c.measuring.Load() {
+	if !c.measuring.Load() || (len(rpc.Publish) == 0 && len(rpc.GetControl().GetIwant()) == 0) {
 		return
 	}
 	c.mu.Lock()
 	for _, m := range rpc.Publish {
 		k := messageKey(m)
 		c.sentTo[k] = append(c.sentTo[k], to)
+	}
+	for _, w := range rpc.GetControl().GetIwant() {
+		for _, id := range w.MessageIDs {
+			c.asked[id] = append(c.asked[id], to)
+		}
 	}
 	c.mu.Unlock()
 }

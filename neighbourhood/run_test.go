@@ -77,6 +77,11 @@ func TestSmallNeighbourhood(t *testing.T) {
 	if e, got := r.Echoes[gossip.Attestation], r.Delivered[gossip.Attestation]+r.Dups[gossip.Attestation]; e > got {
 		t.Errorf("%d echoed attestation copies of %d received", e, got)
 	}
+	for _, v := range append(append([]SubnetView(nil), r.Subnets...), r.SyncSubnets...) {
+		if v.Forwarders > v.FullSenders || v.FullSenders+v.IHaveOnly > v.Subscribed {
+			t.Errorf("subnet view %+v: forwarders within full senders, senders within subscribers", v)
+		}
+	}
 	if len(r.SyncSubnets) == 0 {
 		t.Error("no sync committee subnet view")
 	}
