@@ -48,8 +48,9 @@ func (*idontwantCounter) SendRPC(*pubsub.RPC, peer.ID) {}
 // The observed node's client against unmodified pubsub: a node on Teku's profile (the
 // neighbourhood's observed node) sends IDONTWANT to its mesh only for messages of at least
 // jvm-libp2p's 16 KiB, where a node on the spec's (go-libp2p-pubsub's 1 KiB) sends it for a
-// 4 KiB message too. Three nodes, one topic: a publisher, the node under test, a listener
-// that counts the IDONTWANT ids the node under test sends it.
+// 4 KiB message too. Three nodes, one topic, all meshed: a publisher, the node under test, a
+// listener; the node under test sends IDONTWANT to whichever of the two it did not get the
+// message from first, so both count what it sends.
 func TestObservedClientIDontWant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two runs of three real nodes, ~3 s each")
@@ -61,10 +62,10 @@ func TestObservedClientIDontWant(t *testing.T) {
 	}
 	for _, c := range []struct {
 		client       topology.Client
-		small, large int // IDONTWANT ids wanted for a 4 KiB and a 20 KiB message
+		small, large int // IDONTWANT ids wanted for a 4 KiB and (at least) a 20 KiB message
 	}{{teku, 0, 1}, {spec, 1, 1}} {
 		small, large := idontwantsSent(t, c.client)
-		if small != c.small || large != c.large {
+		if small != c.small || large < c.large || large > 2 {
 			t.Errorf("%s (threshold %d B): IDONTWANT for a 4 KiB message %d, for a 20 KiB one %d; want %d and %d",
 				c.client.Name, c.client.IDontWantThresholdBytes, small, large, c.small, c.large)
 		}
@@ -78,7 +79,7 @@ func idontwantsSent(t *testing.T, cl topology.Client) (small, large int) {
 	topic := gossip.Topic("8c9f62fe", "beacon_block")
 	counter := &idontwantCounter{from: map[peer.ID]int{}}
 	var nodes []*sim.Node
-	for i, opts := range [][]sim.Option{{}, {sim.WithClient(cl)}, {sim.WithRawTracers(counter)}} {
+	for i, opts := range [][]sim.Option{{sim.WithRawTracers(counter)}, {sim.WithClient(cl)}, {sim.WithRawTracers(counter)}} {
 		h, err := sim.NewHost("")
 		if err != nil {
 			t.Fatal(err)
