@@ -1,10 +1,14 @@
 package result
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Origin says where a summary's figures come from: the command that ran, the source commit
@@ -14,8 +18,9 @@ type Origin struct {
 	// Command is the process's command line (an embedded A/B's whole command; a Testground
 	// instance's plan binary).
 	Command string `json:"command"`
-	// Commit is the VCS revision the binary was built from ("" when the toolchain recorded
-	// none, as `go run` outside a module checkout), with "+dirty" when the tree had changes.
+	// Commit is the VCS revision the binary was built from, with "+dirty" when the tree had
+	// changes. A binary built without VCS stamping (GOFLAGS=-buildvcs=false) gets the
+	// revision of the git checkout it runs in, marked "(checkout)"; "" when neither is known.
 	Commit    string `json:"commit,omitempty"`
 	Host      string `json:"host,omitempty"`
 	GoVersion string `json:"go"`
@@ -42,5 +47,32 @@ func CurrentOrigin() *Origin {
 			o.Commit += "+dirty"
 		}
 	}
+	if o.Commit == "" {
+		o.Commit = checkoutCommit()
+	}
 	return o
+}
+
+var checkout struct {
+	once   sync.Once
+	commit string
+}
+
+// checkoutCommit is the working directory's git revision ("" outside a checkout or
+// without git), asked once per process.
+func checkoutCommit() string {
+	checkout.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		rev, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
+		if err != nil {
+			return
+		}
+		c := strings.TrimSpace(string(rev))
+		if st, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+			c += "+dirty"
+		}
+		checkout.commit = c + " (checkout)"
+	})
+	return checkout.commit
 }
