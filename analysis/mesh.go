@@ -50,6 +50,9 @@ type MeshReport struct {
 	// and the nodes that missed any.
 	Delivery  MeshDelivery                 `json:"delivery"`
 	Latency   map[gossip.Category]*Latency `json:"latency"`
+	// LatencyByRegion is the same per receiving node's region, when links were shaped with
+	// regions (without the CDF).
+	LatencyByRegion map[string]map[gossip.Category]*Latency `json:"latency_by_region,omitempty"`
 	MeshPeers MeshPeers                    `json:"mesh_peers"`
 	Drops     int64                        `json:"drops"`
 	// Links summarizes shaped links ("" when unshaped): node classes and rates, regions, and
@@ -562,8 +565,13 @@ func (r *MeshReport) latency(logs []string) error {
 		}
 	}
 	lat := map[gossip.Category][]float64{}
+	byRegion := map[string]map[gossip.Category][]float64{}
 	perMsg := map[[result.IDBytes]byte][]float64{}
 	for i, evs := range dels {
+		region := ""
+		if l := r.nodes[i].Link; l != nil {
+			region = l.Region
+		}
 		for _, e := range evs {
 			p, ok := pubs[e.ID]
 			if !ok || p.origin == i {
@@ -573,6 +581,22 @@ func (r *MeshReport) latency(logs []string) error {
 			c := gossip.TopicCategory(p.topic)
 			lat[c] = append(lat[c], ms)
 			perMsg[e.ID] = append(perMsg[e.ID], ms)
+			if region != "" {
+				if byRegion[region] == nil {
+					byRegion[region] = map[gossip.Category][]float64{}
+				}
+				byRegion[region][c] = append(byRegion[region][c], ms)
+			}
+		}
+	}
+	for region, cats := range byRegion {
+		if r.LatencyByRegion == nil {
+			r.LatencyByRegion = map[string]map[gossip.Category]*Latency{}
+		}
+		r.LatencyByRegion[region] = map[gossip.Category]*Latency{}
+		for c, ls := range cats {
+			sort.Float64s(ls)
+			r.LatencyByRegion[region][c] = &Latency{Deliveries: int64(len(ls)), P50Ms: result.Quantile(ls, 0.5), P90Ms: result.Quantile(ls, 0.9), P99Ms: result.Quantile(ls, 0.99), MaxMs: ls[len(ls)-1]}
 		}
 	}
 	t95 := map[gossip.Category][]float64{}

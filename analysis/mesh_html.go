@@ -136,6 +136,7 @@ func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
 		}
 	}
 	s.Table("Delivery latency per category", []string{"run", "category", "deliveries", "p50", "p90", "p99", "max", "95 % of subscribers, median"}, latRows)
+	regionLatency(s, runs)
 
 	s.H3("Duplicates")
 	var groups []string
@@ -268,4 +269,45 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// regionLatency draws delivery latency per receiving node's region (runs over shaped links
+// with regions): p50 and p99 per run, for attestations and blocks.
+func regionLatency(s *page.Section, runs []SectionRun) {
+	var regions []string
+	for _, r := range runs {
+		rep, _ := r.Report.(*MeshReport)
+		if rep == nil {
+			continue
+		}
+		for region := range rep.LatencyByRegion {
+			if indexOf(regions, region) < 0 {
+				regions = append(regions, region)
+			}
+		}
+	}
+	if len(regions) == 0 {
+		return
+	}
+	sort.Strings(regions)
+	var rows [][]page.Cell
+	for _, c := range []gossip.Category{gossip.Attestation, gossip.Block} {
+		var series []page.BarSeries
+		for _, r := range runs {
+			p50, p99 := page.BarSeries{Name: r.Label + " p50"}, page.BarSeries{Name: r.Label + " p99"}
+			for _, region := range regions {
+				b := "latency_by_region." + region + "." + c.String()
+				p50.Values = append(p50.Values, r.Src.Fig(b+".p50_ms", page.Ms1))
+				p99.Values = append(p99.Values, r.Src.Fig(b+".p99_ms", page.Ms1))
+				if _, ok := r.Src.Lookup(b); ok {
+					rows = append(rows, []page.Cell{page.T(r.Label), page.T(region), page.T(c.String()), page.F(r.Src.Fig(b+".deliveries", page.Count)),
+						page.F(r.Src.Fig(b+".p50_ms", page.Ms1)), page.F(r.Src.Fig(b+".p90_ms", page.Ms1)), page.F(r.Src.Fig(b+".p99_ms", page.Ms1))})
+				}
+			}
+			series = append(series, p50, p99)
+		}
+		s.Bars(page.BarChart{Title: "Delivery latency by receiving node's region: " + c.String(), YLabel: "ms", Groups: regions, Series: series},
+			"p50 and p99 of publish to first delivery, by the receiving node's region (latency_by_region.<region>.<category>).")
+	}
+	s.Table("Delivery latency by region", []string{"run", "region", "category", "deliveries", "p50", "p90", "p99"}, rows)
 }

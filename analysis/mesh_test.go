@@ -82,8 +82,12 @@ func TestMeshLatency(t *testing.T) {
 		write("2", func(l *result.MessageLog) { l.Add(id, 1e9+30e6, false, "") }),
 	}
 	r := &MeshReport{Latency: map[gossip.Category]*Latency{}}
-	for range 3 {
-		r.nodes = append(r.nodes, &result.NodeSummary{Topics: []string{topic}})
+	for i, region := range []string{"europe", "europe", "asia"} {
+		n := &result.NodeSummary{Topics: []string{topic}}
+		if i > 0 {
+			n.Link = &result.Link{Region: region}
+		}
+		r.nodes = append(r.nodes, n)
 	}
 	if err := r.latency(logs); err != nil {
 		t.Fatal(err)
@@ -91,6 +95,15 @@ func TestMeshLatency(t *testing.T) {
 	l := r.Latency[gossip.Attestation]
 	if l == nil || l.Deliveries != 2 || l.P50Ms != 10 || l.MaxMs != 30 || l.T95MaxMs != 30 {
 		t.Fatalf("latency %+v", l)
+	}
+	// The CDF the page draws: 0..100 % every CDFStepPct, from the same two deliveries.
+	if len(l.CDFMs) != 100/CDFStepPct+1 || l.CDFMs[0] != 10 || l.CDFMs[25] != 10 || l.CDFMs[26] != 30 || l.CDFMs[50] != 30 {
+		t.Errorf("cdf %v", l.CDFMs)
+	}
+	// Per receiving node's region.
+	eu, asia := r.LatencyByRegion["europe"][gossip.Attestation], r.LatencyByRegion["asia"][gossip.Attestation]
+	if eu == nil || asia == nil || eu.Deliveries != 1 || eu.P99Ms != 10 || asia.Deliveries != 1 || asia.P50Ms != 30 {
+		t.Errorf("by region %+v %+v", eu, asia)
 	}
 }
 
