@@ -53,10 +53,12 @@ func liveSection(s *page.Section, runs []SectionRun, _ *SectionRun) error {
 				page.F(r.Src.Fig(e+"core_pct", page.Pct)), page.F(r.Src.Fig(e+"state_bytes", page.KiB)),
 				page.F(r.Src.Fig(d+"us_per_block", page.Micro)), page.F(r.Src.Fig(d+"ns_per_byte", page.NsB)),
 				page.F(r.Src.Fig(d+"core_pct", page.Pct)), page.F(r.Src.Fig(d+"state_bytes", page.KiB))})
-			if l.Codec != "plain" && l.RelativeToPlain != nil {
+			// The proposal's live check had its two nodes on every subnet.
+			if l.Codec != "plain" && l.RelativeToPlain != nil && rep.Profile == "all-subnets" {
 				if spec, err := codec.Parse(l.Codec); err == nil {
 					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, LiveCheck: true, Value: r.Src.Fig(b+"relative_to_plain", page.Pct),
-						Measured: fmt.Sprintf("live check %s: a direct-peer leaf's inbound wire, %% of the plain leaf's (no control)", r.Label)})
+						Column:   "live check " + r.Label,
+						Measured: fmt.Sprintf("live check %s: a direct-peer leaf's inbound wire, %% of the plain leaf's (payload %s, no control), beside the proposal's live check", r.Label, rep.Payload)})
 				}
 			}
 		}

@@ -237,10 +237,11 @@ func abSection(s *page.Section, ab *SectionRun) error {
 		series[k].Low[ci], series[k].High[ci] = ab.Src.Fig(b+"min_pct", page.Pct), ab.Src.Fig(b+"max_pct", page.Pct)
 		rows = append(rows, []page.Cell{page.T(linksLabel(row.Bandwidth)), page.T(row.Codec), page.T(row.Scope), page.T(row.Category), page.F(ab.Src.Fig(b+"seeds", page.Count)),
 			page.F(ab.Src.Fig(b+"mean_pct", page.Pct)), page.F(ab.Src.Fig(b+"min_pct", page.Pct)), page.F(ab.Src.Fig(b+"max_pct", page.Pct))})
-		if row.Scope == "observed in" && row.Category == "total" && row.Bandwidth == "" {
+		if row.Scope == "observed in" && row.Category == "total" {
 			if spec, err := codec.Parse(row.Codec); err == nil {
 				s.Answer(page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Value: ab.Src.Fig(b+"mean_pct", page.Pct),
-					Measured: fmt.Sprintf("mesh A/B (%d seed(s)): the observed all-subnets node's inbound wire, %% of the plain run's", row.Seeds)})
+					Column:   "mesh A/B, " + linksLabel(row.Bandwidth),
+					Measured: fmt.Sprintf("mesh A/B (%d seed(s), links %s): the observed all-subnets node's inbound wire, %% of the plain run's (mean over seeds)", row.Seeds, linksLabel(row.Bandwidth))})
 			}
 		}
 	}

@@ -237,12 +237,25 @@ func (s *Section) H3(title string) { s.blocks = append(s.blocks, "<h3>"+esc(titl
 // Para adds a paragraph of text.
 func (s *Section) Para(text string) { s.blocks = append(s.blocks, "<p>"+esc(text)+"</p>") }
 
+// List adds a bulleted list of text.
+func (s *Section) List(items []string) {
+	var b strings.Builder
+	b.WriteString("<ul>")
+	for _, it := range items {
+		b.WriteString("<li>" + esc(it) + "</li>")
+	}
+	b.WriteString("</ul>")
+	s.blocks = append(s.blocks, b.String())
+}
+
 // Cell is a table cell: text, or a figure.
 type Cell struct {
 	Text string
 	Fig  *Figure
 	// High, when set, is the top of a published range (Fig its bottom).
 	High *Figure
+	// Paren, when set, follows Fig in parentheses, signed (a difference).
+	Paren *Figure
 	// Diff shows Fig with its sign (a difference).
 	Diff bool
 }
@@ -292,6 +305,11 @@ func (s *Section) Table(caption string, head []string, rows [][]Cell) {
 				b.WriteString("–")
 				writeFig(&b, *c.High, c.Diff)
 			}
+			if c.Paren != nil {
+				b.WriteString(" (")
+				writeFig(&b, *c.Paren, true)
+				b.WriteString(")")
+			}
 			b.WriteString("</td>")
 		}
 		b.WriteString("</tr>")
@@ -303,9 +321,11 @@ func (s *Section) Table(caption string, head []string, rows [][]Cell) {
 // AnswerRow is a measured row a section offers the page's first section: a configuration's
 // total relative to plain, next to the proposal's figure for the same configuration.
 type AnswerRow struct {
-	Config   string // the codec configuration, explicit (snappy-stream:64KiB:fast)
-	View     string // "all-subnets" or "default": which proposal column it stands beside
-	Measured string // what was measured, in words (source, scope, direction)
+	Config string // the codec configuration, explicit (snappy-stream:64KiB:fast)
+	View   string // "all-subnets" or "default": which proposal column it stands beside
+	// Column heads the measured figure's column in the answer (one per source and scope),
+	// Measured says what was measured, in words (source, scope, direction).
+	Column, Measured string
 	Value    Figure
 	// Proposal is the proposal's figure for Config and View, and Diff measured minus it
 	// (percentage points; 0 inside a published range), when the source's JSON holds them;

@@ -99,7 +99,20 @@ func (s *Section) Bars(c BarChart, caption string) {
 		return
 	}
 	max = math.Max(max, c.RefY)
-	ticks := niceTicks(0, max)
+	// Ticks are in the figures' display unit (MB for bytes), not the JSON's.
+	var unit float64 = 1
+	for _, se := range c.Series {
+		for _, v := range se.Values {
+			if v.Found {
+				unit = v.Format.scale()
+				break
+			}
+		}
+		if unit != 1 {
+			break
+		}
+	}
+	ticks := scaled(niceTicks(0, max/unit), unit)
 	top := ticks[len(ticks)-1]
 	var b strings.Builder
 	legendRows := (len(c.Series) + maxLegendPerRow - 1) / maxLegendPerRow
@@ -107,7 +120,7 @@ func (s *Section) Bars(c BarChart, caption string) {
 	s.charts++
 	openSVG(&b, s, c.Title, h, "bars")
 	y := func(v float64) float64 { return marginT + plotH - v/top*plotH }
-	yAxis(&b, ticks, y, c.YLabel)
+	yAxis(&b, ticks, y, c.YLabel, unit)
 	groupW := float64(plotW) / float64(len(c.Groups))
 	barW := groupW * (1 - barGroupPad) / float64(len(c.Series))
 	for g, name := range c.Groups {
@@ -163,7 +176,16 @@ func (s *Section) Lines(c LineChart, caption string) {
 	if c.YMax > 0 {
 		ymax = c.YMax
 	}
-	yt := niceTicks(0, ymax)
+	yunit, xunit := 1.0, 1.0
+	for _, se := range c.Series {
+		for _, p := range se.Points {
+			if p.Y.Found && p.X.Found {
+				yunit, xunit = p.Y.Format.scale(), p.X.Format.scale()
+				break
+			}
+		}
+	}
+	yt := scaled(niceTicks(0, ymax/yunit), yunit)
 	ytop := yt[len(yt)-1]
 	var xt []float64
 	var xf func(float64) float64
@@ -177,7 +199,7 @@ func (s *Section) Lines(c LineChart, caption string) {
 		}
 		xf = func(v float64) float64 { return marginL + (math.Log10(v)-lo)/(hi-lo)*plotW }
 	} else {
-		xt = niceTicks(math.Min(0, xmin), xmax)
+		xt = scaled(niceTicks(math.Min(0, xmin)/xunit, xmax/xunit), xunit)
 		lo, hi := xt[0], xt[len(xt)-1]
 		xf = func(v float64) float64 { return marginL + (v-lo)/(hi-lo)*plotW }
 	}
@@ -186,11 +208,11 @@ func (s *Section) Lines(c LineChart, caption string) {
 	legendRows := (len(c.Series) + maxLegendPerRow - 1) / maxLegendPerRow
 	s.charts++
 	openSVG(&b, s, c.Title, chartH+legendRows*legendRowH, "lines")
-	yAxis(&b, yt, yf, c.YLabel)
+	yAxis(&b, yt, yf, c.YLabel, yunit)
 	for _, t := range xt {
 		x := xf(t)
 		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s"/><text class="tick" x="%s" y="%d" text-anchor="middle" fill="%s">%s</text>`,
-			fnum(x), fnum(x), marginT, marginT+plotH, gridColor, fnum(x), marginT+plotH+16, textColor, tickLabel(t))
+			fnum(x), fnum(x), marginT, marginT+plotH, gridColor, fnum(x), marginT+plotH+16, textColor, tickLabel(t/xunit))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="%s">%s</text>`, marginL+plotW/2, marginT+plotH+34, textColor, esc(c.XLabel))
 	for si, se := range c.Series {
@@ -245,10 +267,10 @@ func openSVG(b *strings.Builder, s *Section, title string, h int, kind string) {
 	fmt.Fprintf(b, `<text class="title" x="%d" y="18" font-size="13" font-weight="600" fill="%s">%s</text>`, marginL, textColor, esc(title))
 }
 
-func yAxis(b *strings.Builder, ticks []float64, y func(float64) float64, label string) {
+func yAxis(b *strings.Builder, ticks []float64, y func(float64) float64, label string, unit float64) {
 	for _, t := range ticks {
 		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s"/><text class="tick" x="%d" y="%s" text-anchor="end" fill="%s">%s</text>`,
-			marginL, marginL+plotW, fnum(y(t)), fnum(y(t)), gridColor, marginL-5, fnum(y(t)+4), textColor, tickLabel(t))
+			marginL, marginL+plotW, fnum(y(t)), fnum(y(t)), gridColor, marginL-5, fnum(y(t)+4), textColor, tickLabel(t/unit))
 	}
 	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s"/><line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s"/>`,
 		marginL, marginL, marginT, marginT+plotH, axisColor, marginL, marginL+plotW, marginT+plotH, marginT+plotH, axisColor)
@@ -273,6 +295,14 @@ func rangeAttrs(lo, hi Figure) string {
 
 // exact is a value as JSON wrote it (shortest round-trip form).
 func exact(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// scaled multiplies ticks chosen in display units back into the JSON's units.
+func scaled(ticks []float64, unit float64) []float64 {
+	for i := range ticks {
+		ticks[i] *= unit
+	}
+	return ticks
+}
 
 // niceTicks returns 3 to 7 round tick values covering [lo, hi].
 func niceTicks(lo, hi float64) []float64 {

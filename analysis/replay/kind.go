@@ -203,10 +203,12 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 				if res.Proposal["total"] != (Comparison{}) && res.Config != "plain" {
 					s.Answer(page.AnswerRow{Config: res.Config, View: res.View, Value: r.Src.Fig(b+"relative_total", page.Pct),
 						Proposal: ptr(r.Src.Fig(b+"proposal.total.low", page.Pct)), Diff: ptr(r.Src.Fig(b+"proposal.total.diff", pp)),
-						Measured: fmt.Sprintf("sweep %s: replayed %s streams, payload %s, total", r.Label, res.View, res.Payload)})
+						Column:   fmt.Sprintf("sweep %s, %s, total", r.Label, payloadLabel(res.Payload)),
+						Measured: fmt.Sprintf("sweep %s: the %s view's streams replayed, payload %s, total (its own traffic mix)", r.Label, res.View, payloadLabel(res.Payload))})
 					if res.AtProposalMix > 0 {
 						s.Answer(page.AnswerRow{Config: res.Config, View: res.View, Value: r.Src.Fig(b+"at_proposal_mix", page.Pct),
-							Measured: fmt.Sprintf("sweep %s: replayed %s streams, payload %s, weighted to the proposal's traffic mix (its control figure)", r.Label, res.View, res.Payload)})
+							Column:   fmt.Sprintf("sweep %s, %s, proposal's mix", r.Label, payloadLabel(res.Payload)),
+							Measured: fmt.Sprintf("sweep %s: the %s view's streams replayed, payload %s, each category weighted by the proposal's traffic (control at the proposal's own figure)", r.Label, res.View, payloadLabel(res.Payload))})
 					}
 				}
 			}
@@ -229,5 +231,13 @@ var (
 	pp  = page.Format{Unit: "pp", Scale: 1, Decimals: 1}
 	mbs = page.Format{Unit: "MB/s", Scale: 1, Decimals: 0}
 )
+
+// payloadLabel names a result's payload mode ("" is plain's, replayed once).
+func payloadLabel(p string) string {
+	if p == "" {
+		return "ssz_snappy"
+	}
+	return p
+}
 
 func ptr(f page.Figure) *page.Figure { return &f }

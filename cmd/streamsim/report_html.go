@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
@@ -244,43 +245,92 @@ func answerSection(p *page.Page) error {
 	s.Table("The proposal's live check", []string{"", "snappy-stream node, % of the plain node's wire bytes"}, [][]page.Cell{{page.T("hub supernode on mainnet, raw SSZ payloads, no control"), page.F(src.Fig("live_check_snappy_stream_pct", page.Pct))}})
 
 	pp := page.Format{Unit: "pp", Scale: 1, Decimals: 1}
-	var measured [][]page.Cell
+	// One row per configuration and view, one column per measured source: each figure with
+	// its difference from the proposal's.
+	type rowKey struct {
+		prop int
+		view string
+	}
+	type cell struct{ value, diff page.Figure }
+	var columns []string
+	described := map[string]string{}
+	cells := map[rowKey]map[string]cell{}
+	props := map[rowKey]page.Figure{}
 	for _, a := range p.Answers() {
-		prop, diff := a.Proposal, a.Diff
-		if prop == nil {
-			var f page.Figure
-			switch {
-			case a.LiveCheck:
-				f = src.Fig("live_check_snappy_stream_pct", page.Pct)
-				if a.Config != "snappy-stream:64KiB:fast" {
-					f.Found = false
-				}
-			case replay.ProposalIndex(a.Config) >= 0 && (a.View == "all-subnets" || a.View == "default"):
-				key := "all_subnets_total"
-				if a.View == "default" {
-					key = "default_total"
-				}
-				f = src.Fig(fmt.Sprintf("rows.%d.%s", replay.ProposalIndex(a.Config), key), page.Pct)
-			default:
-				continue // nothing published to stand beside
+		idx := replay.ProposalIndex(a.Config)
+		if idx < 0 || (a.View != "all-subnets" && a.View != "default") {
+			continue // nothing published to stand beside
+		}
+		key := rowKey{idx, a.View}
+		viewKey := "all_subnets_total"
+		if a.View == "default" {
+			viewKey = "default_total"
+		}
+		if a.LiveCheck {
+			if a.Config != "snappy-stream:64KiB:fast" {
+				continue
 			}
-			prop = &f
+			key.view = "live check"
+			viewKey = ""
 		}
-		if diff == nil {
-			d := page.Difference(a.Value, *prop, pp)
-			diff = &d
+		table := src.Fig(fmt.Sprintf("rows.%d.%s", idx, viewKey), page.Pct)
+		if viewKey == "" {
+			table = src.Fig("live_check_snappy_stream_pct", page.Pct)
 		}
-		if !prop.Found {
+		if !table.Found {
 			continue
 		}
-		measured = append(measured, []page.Cell{page.T(a.Config), page.T(a.View), page.T(a.Measured), page.F(a.Value), page.F(*prop), {Fig: diff, Diff: true}})
+		props[key] = table
+		prop := table
+		if a.Proposal != nil {
+			prop = *a.Proposal
+		}
+		diff := page.Difference(a.Value, prop, pp)
+		if a.Diff != nil {
+			diff = *a.Diff
+		}
+		if _, ok := described[a.Column]; !ok {
+			columns = append(columns, a.Column)
+			described[a.Column] = a.Measured
+		}
+		if cells[key] == nil {
+			cells[key] = map[string]cell{}
+		}
+		cells[key][a.Column] = cell{a.Value, diff}
 	}
-	if len(measured) == 0 {
+	if len(cells) == 0 {
 		s.Para("No run on this page measured a configuration the proposal published.")
 		return nil
 	}
-	s.Table("Measured here beside the proposal (difference: measured minus published, percentage points; a sweep's is 0 inside a published range)",
-		[]string{"configuration", "view", "measured", "% of plain", "proposal", "difference"}, measured)
+	keys := make([]rowKey, 0, len(cells))
+	for k := range cells {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].view != keys[j].view {
+			return keys[i].view < keys[j].view
+		}
+		return keys[i].prop < keys[j].prop
+	})
+	head := append([]string{"configuration", "view", "proposal"}, columns...)
+	var measured [][]page.Cell
+	for _, k := range keys {
+		row := []page.Cell{page.T(replay.ProposalTable()[k.prop].Config), page.T(k.view), page.F(props[k])}
+		for _, c := range columns {
+			if v, ok := cells[k][c]; ok {
+				row = append(row, page.Cell{Fig: &v.value, Paren: &v.diff})
+			} else {
+				row = append(row, page.T(""))
+			}
+		}
+		measured = append(measured, row)
+	}
+	s.Table("Measured here beside the proposal: % of plain (difference from the proposal's figure in percentage points; a sweep's own comparison is 0 inside a published range)", head, measured)
+	var legend []string
+	for _, c := range columns {
+		legend = append(legend, c+": "+described[c])
+	}
+	s.List(legend)
 	s.Para("Differences are findings, not errors: the live check and the sweeps of synthetic workload carry no gossip control (the proposal's all-subnets traffic is 35 % control), a mesh or neighbourhood run's mix is its own (its calibration table says how far from the recording), and short test runs compress less than 60 minutes of history.")
 	return nil
 }

@@ -337,7 +337,9 @@ func TestReportHTMLInBrowser(t *testing.T) {
 		drawn := 0
 		for _, m := range c.Marks {
 			v, _ := strconv.ParseFloat(m.Value, 64)
-			if m.Src != "" {
+			if m.Src == "" {
+				t.Errorf("chart %q: a mark bound to no JSON (value %s)", c.Title, m.Value)
+			} else {
 				j, ok := page.Lookup(trees[m.Src], m.Path)
 				n, isNum := number(j)
 				if !ok || !isNum || n != v {
