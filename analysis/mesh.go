@@ -48,13 +48,13 @@ type MeshReport struct {
 	IHaveIDsPerMessage float64 `json:"ihave_ids_per_message"`
 	// Delivery is completeness: expected and delivered messages over all nodes, per category,
 	// and the nodes that missed any.
-	Delivery  MeshDelivery                 `json:"delivery"`
-	Latency   map[gossip.Category]*Latency `json:"latency"`
+	Delivery MeshDelivery                 `json:"delivery"`
+	Latency  map[gossip.Category]*Latency `json:"latency"`
 	// LatencyByRegion is the same per receiving node's region, when links were shaped with
 	// regions (without the CDF).
 	LatencyByRegion map[string]map[gossip.Category]*Latency `json:"latency_by_region,omitempty"`
-	MeshPeers MeshPeers                    `json:"mesh_peers"`
-	Drops     int64                        `json:"drops"`
+	MeshPeers       MeshPeers                               `json:"mesh_peers"`
+	Drops           int64                                   `json:"drops"`
 	// Links summarizes shaped links ("" when unshaped): node classes and rates, regions, and
 	// the shaper's worst lateness (its accuracy).
 	Links      string  `json:"links,omitempty"`

@@ -326,7 +326,7 @@ type AnswerRow struct {
 	// Column heads the measured figure's column in the answer (one per source and scope),
 	// Measured says what was measured, in words (source, scope, direction).
 	Column, Measured string
-	Value    Figure
+	Value            Figure
 	// Proposal is the proposal's figure for Config and View, and Diff measured minus it
 	// (percentage points; 0 inside a published range), when the source's JSON holds them;
 	// otherwise the page takes the proposal's figure and states the difference.
