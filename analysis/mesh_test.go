@@ -48,9 +48,14 @@ func TestMeshReport(t *testing.T) {
 	if r.Observed.ControlIn["ihave"].IDs != 7 {
 		t.Fatalf("control %+v", r.Observed.ControlIn)
 	}
-	// Two OS processes (local:exec): their CPU adds up, over both hosts' cores.
-	if r.Process.CPUSeconds != 20 || r.Process.Cores != 2 || r.Process.Utilization != 0.1 {
-		t.Fatalf("process %+v", r.Process)
+	// 7 IHAVE ids offered to the observed node over the 100 messages it received.
+	if r.IHaveIDsPerMessage != 0.07 {
+		t.Errorf("IHAVE ids per message %v, want 0.07", r.IHaveIDsPerMessage)
+	}
+	// Two OS processes (local:exec): their CPU adds up, over both hosts' cores; 300 slots
+	// are 60 simulated minutes.
+	if r.Process.CPUSeconds != 20 || r.Process.Cores != 2 || r.Process.Utilization != 0.1 || math.Abs(r.CPUPerSimMinute-20.0/60) > 1e-12 {
+		t.Fatalf("process %+v, %v CPU-s per simulated minute", r.Process, r.CPUPerSimMinute)
 	}
 	// One shared process (embedded): counted once.
 	other.Process.PID = 1
