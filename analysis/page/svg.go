@@ -19,8 +19,7 @@ const (
 	plotH                                    = chartH - marginT - marginB
 	legendRowH                               = 16
 	fontAttr                                 = `font-family="DejaVu Sans,sans-serif" font-size="11"`
-	maxLegendPerRow                          = 5
-	legendItemW                              = (chartW - marginL) / maxLegendPerRow
+	legendCharW                              = 6.6 // average glyph width at font-size 11
 	barGroupPad                              = 0.2
 	pointRadius                              = 2.2
 	refDash                                  = "4 3"
@@ -115,7 +114,11 @@ func (s *Section) Bars(c BarChart, caption string) {
 	ticks := scaled(niceTicks(0, max/unit), unit)
 	top := ticks[len(ticks)-1]
 	var b strings.Builder
-	legendRows := (len(c.Series) + maxLegendPerRow - 1) / maxLegendPerRow
+	names := make([]string, len(c.Series))
+	for i, se := range c.Series {
+		names[i] = se.Name
+	}
+	_, _, legendRows := legendLayout(names)
 	h := chartH + legendRows*legendRowH
 	s.charts++
 	openSVG(&b, s, c.Title, h, "bars")
@@ -145,10 +148,6 @@ func (s *Section) Bars(c BarChart, caption string) {
 	if c.RefY > 0 {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="#000" stroke-dasharray="%s"/><text x="%d" y="%s" text-anchor="end" fill="%s">%s</text>`,
 			marginL, marginL+plotW, fnum(y(c.RefY)), fnum(y(c.RefY)), refDash, marginL+plotW-2, fnum(y(c.RefY)-3), refText, esc(c.RefYLabel))
-	}
-	names := make([]string, len(c.Series))
-	for i, se := range c.Series {
-		names[i] = se.Name
 	}
 	legend(&b, names, chartH)
 	b.WriteString("</svg>")
@@ -205,7 +204,11 @@ func (s *Section) Lines(c LineChart, caption string) {
 	}
 	yf := func(v float64) float64 { return marginT + plotH - v/ytop*plotH }
 	var b strings.Builder
-	legendRows := (len(c.Series) + maxLegendPerRow - 1) / maxLegendPerRow
+	names := make([]string, len(c.Series))
+	for i, se := range c.Series {
+		names[i] = se.Name
+	}
+	_, _, legendRows := legendLayout(names)
 	s.charts++
 	openSVG(&b, s, c.Title, chartH+legendRows*legendRowH, "lines")
 	yAxis(&b, yt, yf, c.YLabel, yunit)
@@ -248,10 +251,6 @@ func (s *Section) Lines(c LineChart, caption string) {
 			fnum(x), fnum(x), marginT, marginT+plotH, Color(m.Series), refDash, m.At.attrs(), exact(m.At.Value),
 			fnum(x+2), marginT+10+(mi%6)*11, Color(m.Series), esc(m.Label+" "+m.At.Text()))
 	}
-	names := make([]string, len(c.Series))
-	for i, se := range c.Series {
-		names[i] = se.Name
-	}
 	legend(&b, names, chartH)
 	b.WriteString("</svg>")
 	s.figure(b.String(), caption)
@@ -277,12 +276,27 @@ func yAxis(b *strings.Builder, ticks []float64, y func(float64) float64, label s
 	fmt.Fprintf(b, `<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle" fill="%s">%s</text>`, marginT+plotH/2, marginT+plotH/2, textColor, esc(label))
 }
 
+// legendLayout places legend items left to right, wrapping when a row is full (text width
+// estimated from its length); it returns each item's position and the rows used.
+func legendLayout(names []string) (xs, rows []int, n int) {
+	x, row := marginL, 0
+	for _, name := range names {
+		w := 16 + int(float64(len([]rune(name)))*legendCharW) + 14
+		if x+w > chartW && x > marginL {
+			x, row = marginL, row+1
+		}
+		xs, rows = append(xs, x), append(rows, row)
+		x += w
+	}
+	return xs, rows, row + 1
+}
+
 func legend(b *strings.Builder, names []string, top int) {
+	xs, rows, _ := legendLayout(names)
 	for i, n := range names {
-		x := marginL + (i%maxLegendPerRow)*legendItemW
-		y := top - 8 + (i/maxLegendPerRow)*legendRowH
+		y := top - 8 + rows[i]*legendRowH
 		fmt.Fprintf(b, `<rect class="legend" x="%d" y="%d" width="12" height="10" fill="%s"/><text x="%d" y="%d" fill="%s">%s</text>`,
-			x, y-9, Color(i), x+16, y, textColor, esc(n))
+			xs[i], y-9, Color(i), xs[i]+16, y, textColor, esc(n))
 	}
 }
 
