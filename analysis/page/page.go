@@ -237,6 +237,12 @@ func (s *Section) H3(title string) { s.blocks = append(s.blocks, "<h3>"+esc(titl
 // Para adds a paragraph of text.
 func (s *Section) Para(text string) { s.blocks = append(s.blocks, "<p>"+esc(text)+"</p>") }
 
+// Pre adds preformatted text under a caption: a report's own table where its figures have
+// no JSON of their own (shown as the terminal prints them, not bound to a path).
+func (s *Section) Pre(caption, text string) {
+	s.blocks = append(s.blocks, "<figure><figcaption>"+esc(caption)+"</figcaption><pre class=\"table\">"+esc(text)+"</pre></figure>")
+}
+
 // List adds a bulleted list of text.
 func (s *Section) List(items []string) {
 	var b strings.Builder

@@ -2,11 +2,13 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/analysis/page"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/neighbourhood"
 )
 
 // ABLabel says which run of a live A/B this is (`streamsim report` joins runs read back from
@@ -27,6 +29,9 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 		abSection(s, ab, joined.Src)
 	}
 	s.H3("Calibration against the recording (reference.md §1)")
+	if err := seedCalibration(s, runs); err != nil {
+		return err
+	}
 	var rows [][]page.Cell
 	for _, r := range runs {
 		rep, ok := r.Report.(*Report)
@@ -164,4 +169,42 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// seedCalibration shows, for each codec run over several seeds, the calibration table with
+// the spread over them (mean ± sd, range) exactly as `streamsim report` prints it
+// (neighbourhood.WriteCalibration owns those figures).
+func seedCalibration(s *page.Section, runs []analysis.SectionRun) error {
+	var codecs []string
+	byCodec := map[string][]int{}
+	for i, r := range runs {
+		rep, ok := r.Report.(*Report)
+		if !ok {
+			return fmt.Errorf("run %s: not a neighbourhood report", r.Label)
+		}
+		c := rep.Figures.Codec
+		if byCodec[c] == nil {
+			codecs = append(codecs, c)
+		}
+		byCodec[c] = append(byCodec[c], i)
+	}
+	for _, c := range codecs {
+		idx := byCodec[c]
+		if len(idx) < 2 {
+			continue
+		}
+		var labels []string
+		var sums []neighbourhood.Summary
+		for _, i := range idx {
+			labels = append(labels, runs[i].Label)
+			sums = append(sums, runs[i].Report.(*Report).Figures)
+		}
+		var b strings.Builder
+		if err := neighbourhood.WriteCalibration(&b, labels, sums); err != nil {
+			s.Para(fmt.Sprintf("Codec %s over %d runs: %v", c, len(idx), err))
+			continue
+		}
+		s.Pre(fmt.Sprintf("Codec %s over %d seeds: the calibration table with its spread (mean ± sd, min–max), as streamsim report prints it", c, len(idx)), b.String())
+	}
+	return nil
 }
