@@ -58,7 +58,7 @@ func liveSection(s *page.Section, runs []SectionRun, _ *SectionRun) error {
 				if spec, err := codec.Parse(l.Codec); err == nil {
 					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, LiveCheck: true, Value: r.Src.Fig(b+"relative_to_plain", page.Pct),
 						Column:   "live check " + r.Label,
-						Measured: fmt.Sprintf("live check %s: a direct-peer leaf's inbound wire, %% of the plain leaf's (payload %s, no control), beside the proposal's live check", r.Label, rep.Payload)})
+						Measured: fmt.Sprintf("a direct-peer leaf's inbound wire, %% of the plain leaf's (payload %s, no control), beside the proposal's live check", rep.Payload)})
 				}
 			}
 		}

@@ -241,7 +241,7 @@ func abSection(s *page.Section, ab *SectionRun) error {
 			if spec, err := codec.Parse(row.Codec); err == nil {
 				s.Answer(page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Value: ab.Src.Fig(b+"mean_pct", page.Pct),
 					Column:   "mesh A/B, " + linksLabel(row.Bandwidth),
-					Measured: fmt.Sprintf("mesh A/B (%d seed(s), links %s): the observed all-subnets node's inbound wire, %% of the plain run's (mean over seeds)", row.Seeds, linksLabel(row.Bandwidth))})
+					Measured: fmt.Sprintf("the observed all-subnets node's inbound wire, %% of the plain run's of the same seed (mean over %d seed(s))", row.Seeds)})
 			}
 		}
 	}

@@ -284,7 +284,7 @@ func F(f Figure) Cell { return Cell{Fig: &f} }
 // Table adds a table; rows shorter than the head are padded.
 func (s *Section) Table(caption string, head []string, rows [][]Cell) {
 	var b strings.Builder
-	b.WriteString(`<table>`)
+	b.WriteString(`<div class="tw"><table>`)
 	if caption != "" {
 		b.WriteString("<caption>" + esc(caption) + "</caption>")
 	}
@@ -320,7 +320,7 @@ func (s *Section) Table(caption string, head []string, rows [][]Cell) {
 		}
 		b.WriteString("</tr>")
 	}
-	b.WriteString("</tbody></table>")
+	b.WriteString("</tbody></table></div>")
 	s.blocks = append(s.blocks, b.String())
 }
 
@@ -454,7 +454,7 @@ func fnum(v float64) string {
 const css = `
 body{font:15px/1.45 system-ui,-apple-system,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1100px;padding:1em 1.5em;color:#1b1b1b}
 h1{font-size:1.6em;margin:.3em 0}h2{border-top:2px solid #444;padding-top:.6em;margin-top:2em}h3{margin:1.4em 0 .4em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.2em .5em;vertical-align:top}
+.tw{overflow-x:auto;max-width:100%}table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.2em .5em;vertical-align:top}
 th{background:#f2f2f2;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 caption{text-align:left;font-weight:600;padding:.2em 0}
 table.meta{font-size:.8em;color:#333}table.meta code{word-break:break-all}

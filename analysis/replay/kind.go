@@ -200,16 +200,13 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 				cpu = append(cpu, []page.Cell{page.T(res.Config), page.F(r.Src.Fig(b+"encode_thread_cpu_ns_per_byte", page.NsB)), page.F(r.Src.Fig(b+"decode_thread_cpu_ns_per_byte", page.NsB)),
 					page.F(r.Src.Fig(b+"encode_mb_per_s", mbs)), page.F(r.Src.Fig(b+"decode_mb_per_s", mbs)),
 					page.F(r.Src.Fig(b+"encoder_state_bytes", page.KiB)), page.F(r.Src.Fig(b+"decoder_state_bytes", page.KiB))})
-				if res.Proposal["total"] != (Comparison{}) && res.Config != "plain" {
-					s.Answer(page.AnswerRow{Config: res.Config, View: res.View, Value: r.Src.Fig(b+"relative_total", page.Pct),
-						Proposal: ptr(r.Src.Fig(b+"proposal.total.low", page.Pct)), Diff: ptr(r.Src.Fig(b+"proposal.total.diff", pp)),
-						Column:   fmt.Sprintf("sweep %s, %s, total", r.Label, payloadLabel(res.Payload)),
-						Measured: fmt.Sprintf("sweep %s: the %s view's streams replayed, payload %s, total (its own traffic mix)", r.Label, res.View, payloadLabel(res.Payload))})
-					if res.AtProposalMix > 0 {
-						s.Answer(page.AnswerRow{Config: res.Config, View: res.View, Value: r.Src.Fig(b+"at_proposal_mix", page.Pct),
-							Column:   fmt.Sprintf("sweep %s, %s, proposal's mix", r.Label, payloadLabel(res.Payload)),
-							Measured: fmt.Sprintf("sweep %s: the %s view's streams replayed, payload %s, each category weighted by the proposal's traffic (control at the proposal's own figure)", r.Label, res.View, payloadLabel(res.Payload))})
-					}
+				// The answer takes the total at the proposal's mix: the traffic's own mix (a
+				// workload trace has no control) is not the proposal's. The total with its own
+				// comparison is in the table below.
+				if res.Proposal["total"] != (Comparison{}) && res.Config != "plain" && res.AtProposalMix > 0 {
+					s.Answer(page.AnswerRow{Config: res.Config, View: res.View, Value: r.Src.Fig(b+"at_proposal_mix", page.Pct),
+						Column:   fmt.Sprintf("sweep %s, %s", r.Label, payloadLabel(res.Payload)),
+						Measured: fmt.Sprintf("the view's streams replayed offline (payload %s), each category weighted by the proposal's traffic, control at the proposal's own figure", payloadLabel(res.Payload))})
 				}
 			}
 			head := []string{"configuration"}

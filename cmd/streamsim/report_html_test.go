@@ -460,3 +460,24 @@ func checkShown(t *testing.T, text string, v, scale float64, decimals, what stri
 		t.Errorf("%s: shows %q, the JSON holds %v (÷%g = %s)", what, text, v, scale, fmt.Sprintf("%.*f", d, v/scale))
 	}
 }
+
+// A sweep's --out directory is a report kind like a run's outputs: `report` prints its table.
+func TestReportReadsSweepOutputs(t *testing.T) {
+	var buf bytes.Buffer
+	if err := runReport([]string{filepath.Join("testdata", "html", "sweep")}, &buf); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	for _, want := range []string{"snappy-stream:64KiB:fast", "zstd:3:2MiB", "all-subnets"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the sweep's table lacks %q", want)
+		}
+	}
+	var js bytes.Buffer
+	if err := runReport([]string{"--json", filepath.Join("testdata", "html", "sweep")}, &js); err != nil {
+		t.Fatal(err)
+	}
+	var rep replay.Report
+	if err := json.Unmarshal(js.Bytes(), &rep); err != nil || len(rep.Results) == 0 || rep.Origin == nil {
+		t.Errorf("report --json of a sweep: %v, %d results, origin %v", err, len(rep.Results), rep.Origin)
+	}
+}

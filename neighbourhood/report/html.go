@@ -149,7 +149,7 @@ func abSection(s *page.Section, ab *AB, src *page.Source) {
 			if spec, err := codec.Parse(r.Codec); err == nil {
 				s.Answer(page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Value: src.Fig(b+"wire_of_raw_pct.mean", page.Pct),
 					Column:   "neighbourhood A/B, recording's mix",
-					Measured: fmt.Sprintf("neighbourhood A/B (%d seed(s)): the observed node's inbound wire at the recording's mix, %% of its raw bytes", r.Seeds)})
+					Measured: fmt.Sprintf("the observed node's inbound wire, %% of its raw bytes, each category weighted by the recording's traffic (mean over %d seed(s))", r.Seeds)})
 			}
 		}
 	}
