@@ -70,13 +70,13 @@ type MeshReport struct {
 	SlotMs     float64          `json:"slot_ms"`
 	Process    *result.Process  `json:"process,omitempty"`
 	CopiesCost float64          `json:"cpu_us_per_copy"` // process CPU per received copy (all nodes)
-	// CPUPerSimMinute is process CPU seconds (every process of the run, measured phase) per
-	// minute of simulated time (slots × 12 s), whatever the time scale.
-	CPUPerSimMinute float64 `json:"cpu_s_per_simulated_minute,omitempty"`
 	// Faults and Soak: reliability checks (faults.go, soak.go); with faults the per-message
 	// accounting replaces the count check of delivery and drops.
 	Faults *FaultAccounting `json:"faults,omitempty"`
 	Soak   *SoakReport      `json:"soak,omitempty"`
+	// CPUPerSimMinute is process CPU seconds (every process of the run, measured phase) per
+	// minute of simulated time (slots × 12 s), whatever the time scale.
+	CPUPerSimMinute float64 `json:"cpu_s_per_simulated_minute,omitempty"`
 
 	nodes []*result.NodeSummary
 }

@@ -180,13 +180,13 @@ func reportKindOf(dir string) (analysis.Kind, error) {
 func runMeta(run reportRun, src *page.Source) page.RunMeta {
 	m := page.RunMeta{Label: run.label, Dir: run.dir}
 	var origin map[string]any
-	var clock any
+	var clock, transport any
 	var scale float64
 	if paths, err := result.FindSummaries(run.dir); err == nil && len(paths) > 0 {
 		var raw map[string]any
 		if b, err := os.ReadFile(paths[0]); err == nil && json.Unmarshal(b, &raw) == nil {
 			origin, _ = raw["origin"].(map[string]any)
-			clock = raw["clock"]
+			clock, transport = raw["clock"], raw["transport"]
 			scale, _ = raw["time_scale"].(float64)
 		}
 	} else if o, ok := src.Lookup("origin"); ok {
@@ -209,6 +209,9 @@ func runMeta(run reportRun, src *page.Source) page.RunMeta {
 	case clock != nil:
 		if b, err := json.Marshal(clock); err == nil {
 			m.Clock = strings.Trim(string(b), `"`)
+		}
+		if t, ok := transport.(string); ok && t != "" {
+			m.Clock += " (" + t + ")"
 		}
 	case scale > 0:
 		m.Clock = fmt.Sprintf("not recorded (summaries before the clock field ran on the real clock), %g× real time", scale)
