@@ -20,28 +20,39 @@ import (
 func TestLatencyModel(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TimeScale = 0.5
-	regions, peers, err := latencyModel(cfg, 45)
+	lb, err := NewLoopback(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := regions.Latency(ObservedRegion, "na_east"); l != 140*time.Millisecond {
+	place, err := placeHosts(cfg, 45)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := lb.Regions.Latency(ObservedRegion, "na_east"); l != 140*time.Millisecond {
 		t.Errorf("europe→na_east at 0.5×: %v, want 140ms (70 ms of simulated time)", l)
 	}
-	if l, _ := regions.Latency("australia", BoundaryRegion); l != 0 {
+	if l, _ := lb.Regions.Latency("australia", BoundaryRegion); l != 0 {
 		t.Errorf("to the boundary: %v, want 0", l)
 	}
-	_, peers2, _ := latencyModel(cfg, 45)
-	if len(peers) != 45 || strings.Join(peers, ",") != strings.Join(peers2, ",") {
-		t.Errorf("peer regions not fixed by the seed: %v / %v", peers, peers2)
+	if place.observed != ObservedRegion || place.boundary != BoundaryRegion {
+		t.Errorf("observed in %q, boundary in %q", place.observed, place.boundary)
+	}
+	place2, _ := placeHosts(cfg, 45)
+	if len(place.peers) != 45 || strings.Join(place.peers, ",") != strings.Join(place2.peers, ",") {
+		t.Errorf("peer regions not fixed by the seed: %v / %v", place.peers, place2.peers)
 	}
 	cfg.Population.Seed = 2
-	_, other, _ := latencyModel(cfg, 45)
-	if strings.Join(peers, ",") == strings.Join(other, ",") {
+	other, _ := placeHosts(cfg, 45)
+	if strings.Join(place.peers, ",") == strings.Join(other.peers, ",") {
 		t.Error("topology seeds 1 and 2 drew the same regions")
 	}
 	cfg.Population.Latency = topology.LatencyOff
-	if _, p, err := latencyModel(cfg, 45); err != nil || p != nil {
-		t.Errorf("latency off: regions %v, %v", p, err)
+	off, err := placeHosts(cfg, 45)
+	if err != nil || off.observed != "" || off.boundary != "" || len(off.peers) != 45 || strings.Join(off.peers, "") != "" {
+		t.Errorf("latency off: placement %+v, %v", off, err)
+	}
+	if lb, err := NewLoopback(cfg); err != nil || len(lb.Regions.Names()) != 0 {
+		t.Errorf("latency off: regions %v, %v", lb.Regions.Names(), err)
 	}
 }
 
@@ -51,17 +62,17 @@ func TestLatencyModel(t *testing.T) {
 func TestHostLatencyIsDilated(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TimeScale = 4
-	regions, _, err := latencyModel(cfg, 1)
+	lb, err := NewLoopback(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rtt := func(from, to string) time.Duration {
-		a, err := newHost(regions, from)
+		a, err := lb.Host(from)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		b, err := newHost(regions, to)
+		b, err := lb.Host(to)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,8 @@ var Recording = struct {
 type Report struct {
 	Config Config
 	Plan   *topology.NeighbourhoodPlan
+	// Network is the network (transport and clock) the run's hosts were made on.
+	Network string
 	// In is the observed node's inbound raw and wire bytes per category; Control by kind.
 	In, Out map[gossip.Category]result.CategoryBytes
 	Control map[string]result.ControlBytes
@@ -197,9 +199,9 @@ func (r *Report) Print(w io.Writer) {
 	if len(pressed) == 0 {
 		pressed = []string{"none"}
 	}
-	fmt.Fprintf(w, "inputs: dialled share %g, %d copies per message per peer, arrival %v–%v + %v–%v apart, boundary presses %s, latency %s (observed node in %s)\n",
+	fmt.Fprintf(w, "inputs: dialled share %g, %d copies per message per peer, arrival %v–%v + %v–%v apart, boundary presses %s, latency %s (observed node in %s), network %s\n",
 		cfg.Population.DialledShare, cfg.Copies, cfg.Arrival.First.Min, cfg.Arrival.First.Max, cfg.Arrival.Spread.Min, cfg.Arrival.Spread.Max,
-		strings.Join(pressed, "+"), cfg.Population.Latency, ObservedRegion)
+		strings.Join(pressed, "+"), cfg.Population.Latency, ObservedRegion, r.Network)
 	simMin := float64(cfg.Warmup+cfg.Slots+1) * 12 / 60
 	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v (%.1f CPU s per simulated minute)\n\n",
 		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), simMin*60/r.Wall.Seconds(), r.CPU.Round(time.Second), r.CPU.Seconds()/simMin)

@@ -205,6 +205,7 @@ type Summary struct {
 	Peers         int                            `json:"peers"`
 	Slots         int                            `json:"slots"`
 	TimeScale     float64                        `json:"time_scale"`
+	Network       string                         `json:"network"`
 	Complete      bool                           `json:"complete"`
 	Categories    []CategorySummary              `json:"categories"`
 	IHaveIDsPerH  float64                        `json:"ihave_ids_per_hour"`
@@ -238,7 +239,7 @@ type CategorySummary struct {
 
 // Summary is the report's figures for JSON.
 func (r *Report) Summary() Summary {
-	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale,
+	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale, Network: r.Network,
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control,
 		Subnet: r.Subnets, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	for _, c := range orderedCategories() {
