@@ -89,7 +89,8 @@ func TestReportHTMLMissingAndFailedRuns(t *testing.T) {
 	empty := t.TempDir()
 	broken := brokenLiveCheck(t)
 	var buf bytes.Buffer
-	err := runReport([]string{"--html", out, filepath.Join("testdata", "html", "sweep"), empty, broken}, &buf)
+	archive := filepath.Join(fixtures, "hub-leaves-local.tgz") // a Testground collection
+	err := runReport([]string{"--html", out, filepath.Join("testdata", "html", "sweep"), empty, broken, archive}, &buf)
 	if err == nil {
 		t.Fatal("want an error for the empty folder and the failed run")
 	}
@@ -123,6 +124,13 @@ func TestReportHTMLMissingAndFailedRuns(t *testing.T) {
 	}
 	if !strings.Contains(doc, "<h2>sweep: sweep</h2>") {
 		t.Error("the sweep's section is missing")
+	}
+	tg := strings.Index(doc, "<h2>live-check: hub-leaves-local.tgz</h2>")
+	if tg < 0 || !strings.Contains(doc[tg:], `data-path="leaves.1.relative_to_plain"`) {
+		t.Error("the Testground archive's live check has no section with its figures")
+	}
+	if strings.Contains(err.Error(), "hub-leaves-local") {
+		t.Errorf("the archive's run passed its checks, yet the error names it: %v", err)
 	}
 }
 
