@@ -1,0 +1,94 @@
+package snappystream
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+)
+
+// ihaveStream returns frames shaped like the IHAVE control a gossipsub peer sends: each
+// frame carries a topic and message ids (20 bytes, each behind its protobuf field tag and
+// length), batch k's new ids together with the ids of batches k−lag1 and k−lag2, shuffled
+// per frame as pubsub shuffles them. Each id thus appears three times, the repeats
+// lag1 and lag2 frames (about lag × 1.3 KiB of stream) after the first.
+func ihaveStream(rng *rand.Rand, frames, idsPerBatch, lag1, lag2 int) [][]byte {
+	topic := []byte("/eth2/4a26c58b/beacon_attestation_17/ssz_snappy")
+	batches := make([][][]byte, frames)
+	out := make([][]byte, frames)
+	for k := range frames {
+		batches[k] = make([][]byte, idsPerBatch)
+		for i := range batches[k] {
+			batches[k][i] = random(rng, 20)
+		}
+		var ids [][]byte
+		for _, b := range []int{k, k - lag1, k - lag2} {
+			if b >= 0 {
+				ids = append(ids, batches[b]...)
+			}
+		}
+		rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+		f := []byte{0x12, 0, 0x0a, byte(len(topic))} // control, ihave: topic
+		f = append(f, topic...)
+		for _, id := range ids {
+			f = append(f, 0x12, 20)
+			f = append(f, id...)
+		}
+		out[k] = f
+	}
+	return out
+}
+
+// encodeRatio encodes msgs on one stream and decodes them back; it returns the stream's
+// bytes over the input's, counting the frames after skip only (the history is warm then).
+func encodeRatio(t *testing.T, enc *Encoder, window int, msgs [][]byte, skip int) float64 {
+	t.Helper()
+	dec := NewDecoder(window, 0)
+	var in, wire int
+	var block, out []byte
+	for i, m := range msgs {
+		block = enc.Encode(block[:0], m)
+		var err error
+		if out, err = dec.Decode(out[:0], block); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if string(out) != string(m) {
+			t.Fatalf("frame %d decodes to different bytes", i)
+		}
+		if i >= skip {
+			in += len(m)
+			wire += len(block)
+		}
+	}
+	return float64(wire) / float64(in)
+}
+
+// TestFarRepeats checks that ids recurring 130 KiB and 520 KiB back on an IHAVE-like stream
+// are found with a 1 MiB window: a third of the ids are new (incompressible), two thirds
+// repeat, so an encoder that finds every repeat sends about half the bytes. A table of
+// 2^14 entries (the encoder's before its tables followed the window) forgets them.
+func TestFarRepeats(t *testing.T) {
+	msgs := ihaveStream(rand.New(rand.NewSource(25)), 1200, 20, 100, 400)
+	const window = 1 << 20
+	for _, tc := range []struct {
+		level    Level
+		bits     uint // 0: the encoder's own
+		min, max float64
+	}{
+		{Fast, 0, 0, 0.60},
+		{Better, 0, 0, 0.60},
+		{Fast, 14, 0.85, 1}, // the test's control: a small table misses the repeats
+	} {
+		t.Run(fmt.Sprintf("%s/bits=%d", tc.level, tc.bits), func(t *testing.T) {
+			enc := NewEncoder(window, tc.level)
+			if tc.bits != 0 {
+				enc.fastBits = tc.bits
+				enc.fast = make([]uint32, 1<<tc.bits)
+			}
+			r := encodeRatio(t, enc, window, msgs, 500)
+			t.Logf("%.1f %% of raw", 100*r)
+			if r < tc.min || r > tc.max {
+				t.Errorf("%.1f %% of raw, want %.0f–%.0f %%", 100*r, 100*tc.min, 100*tc.max)
+			}
+		})
+	}
+}
