@@ -8,8 +8,8 @@ package snappystream
 // more bytes; a short match is compared with the one starting at the next position
 // (lazy matching). Positions inside a match are indexed sparsely. The block is win[bs:].
 func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
-	longBits := e.longBits
-	long, short := e.long[:1<<longBits], e.short[:1<<shortTableBits]
+	longShift, shortShift := 64-e.longBits, uint(64-shortTableBits)
+	long, short := e.long, e.short
 	lo := bs - e.win.histLen(bs)
 	sLimit := len(win) - 8
 	nextEmit := bs
@@ -18,8 +18,8 @@ func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
 	// length and gain; length 0 if none.
 	best := func(s int) (c, length, gain int) {
 		x := load64(win, s)
-		hl, tl := hash8(x, longBits)
-		hs, ts := hash6(x, shortTableBits)
+		hl, tl := hash8(x, longShift)
+		hs, ts := hash6(x, shortShift)
 		vl, vs := long[hl], short[hs]
 		long[hl], short[hs] = e.entry(s, tl), e.entry(s, ts)
 		if cl := e.candidate(vl, tl, lo, s); cl >= 0 && load32(win, cl) == uint32(x) {
@@ -64,7 +64,7 @@ func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
 			if p <= s || p > sLimit {
 				continue
 			}
-			h, _ := hash8(load64(win, p), longBits)
+			h, _ := hash8(load64(win, p), longShift)
 			c2 := e.at(long[h], p)
 			if c2 == c+(p-s) || c2 < lo || c2 >= p {
 				continue
@@ -103,14 +103,14 @@ func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
 			step = 3
 		}
 		for p := s + 1; p < end-2 && p <= sLimit; p += step {
-			h, t := hash8(load64(win, p), longBits)
+			h, t := hash8(load64(win, p), longShift)
 			long[h] = e.entry(p, t)
 		}
 		for p := max(s+1, end-2); p < end && p <= sLimit; p++ {
 			x := load64(win, p)
-			h, t := hash8(x, longBits)
+			h, t := hash8(x, longShift)
 			long[h] = e.entry(p, t)
-			h, t = hash6(x, shortTableBits)
+			h, t = hash6(x, shortShift)
 			short[h] = e.entry(p, t)
 		}
 		s = end

@@ -151,16 +151,17 @@ func (e *Encoder) at(v uint32, s int) int {
 func load32(b []byte, i int) uint32 { return binary.LittleEndian.Uint32(b[i:]) }
 func load64(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i:]) }
 
-// hash6 and hash8 hash the low 6 or 8 bytes of u: the top tableBits bits of the product
-// index the table, the 8 below them are the entry's tag.
-func hash6(u uint64, tableBits uint) (uint32, uint32) {
+// hash6 and hash8 hash the low 6 or 8 bytes of u for a table of 2^(64-shift) entries: the
+// top bits of the product index the table, the 8 below them are the entry's tag. (shift
+// rather than the table's bits, masked, so that the shifts compile to single instructions.)
+func hash6(u uint64, shift uint) (uint32, uint32) {
 	p := (u << 16) * 227718039650203
-	return uint32(p >> (64 - tableBits)), uint32(uint8(p >> (56 - tableBits)))
+	return uint32(p >> (shift & 63)), uint32(uint8(p >> ((shift - 8) & 63)))
 }
 
-func hash8(u uint64, tableBits uint) (uint32, uint32) {
+func hash8(u uint64, shift uint) (uint32, uint32) {
 	p := u * 0xcf1bbcdcb7a56463
-	return uint32(p >> (64 - tableBits)), uint32(uint8(p >> (56 - tableBits)))
+	return uint32(p >> (shift & 63)), uint32(uint8(p >> ((shift - 8) & 63)))
 }
 
 // commonPrefix returns the length of the common prefix of a and b.
@@ -273,8 +274,9 @@ func copyCost(offset, length int) int {
 // encodeFast is golang/snappy's encodeBlock over the window: a 6-byte hash, candidates
 // in the history, matches extended backwards. The block is win[bs:].
 func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
-	tableBits := e.fastBits
-	table := e.fast[:1<<tableBits]
+	shift := 64 - e.fastBits
+	table := e.fast
+	base := uint32(e.win.base) // coordinates are kept modulo 2^24
 	lo := bs - e.win.histLen(bs) // oldest usable index
 	sLimit := len(win) - 8
 	nextEmit := bs
@@ -287,23 +289,38 @@ func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
 		skip := 16
 		nextS := s
 		var c, length int
+		if s > sLimit {
+			goto emitRemainder
+		}
+		// The next probe's hash and entry are computed before the current candidate is
+		// checked, so that their loads overlap the check (as golang/snappy and zstd do).
+		x := load64(win, s)
+		h, tag := hash6(x, shift)
 		for {
 			s = nextS
 			step := skip >> 4
 			nextS = s + step
 			skip += step
-			if s > sLimit {
-				goto emitRemainder
-			}
-			x := load64(win, s)
-			h, tag := hash6(x, tableBits)
 			v := table[h]
-			table[h] = e.entry(s, tag)
-			if c = e.candidate(v, tag, lo, s); c < 0 || load32(win, c) != uint32(x) {
+			table[h] = tag<<posBits | (base+uint32(s))&posMask
+			cx, ctag := x, tag
+			if nextS <= sLimit {
+				x = load64(win, nextS)
+				h, tag = hash6(x, shift)
+			}
+			dist := (base + uint32(s) - v) & posMask
+			c = s - int(dist)
+			if v>>posBits != ctag || dist == 0 || c < lo || load32(win, c) != uint32(cx) {
+				if nextS > sLimit {
+					goto emitRemainder
+				}
 				continue
 			}
 			length = 4 + commonPrefix(win[c+4:], win[s+4:])
 			if s-c > 65535 && length < minFarMatch {
+				if nextS > sLimit {
+					goto emitRemainder
+				}
 				continue
 			}
 			break
@@ -321,9 +338,11 @@ func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
 			if p <= s || p > sLimit {
 				continue
 			}
-			h, _ := hash6(load64(win, p), tableBits)
-			c2 := e.at(table[h], p) - (p - s) // aligned to s
-			if c2 == c || c2 < lo || c2 >= s {
+			h, tag := hash6(load64(win, p), shift)
+			v := table[h]
+			c2 := e.at(v, p) - (p - s) // aligned to s
+			// A longer match must also hold the byte that ended this one.
+			if v>>posBits != tag || c2 == c || c2 < lo || c2 >= s || s+length >= len(win) || win[c2+length] != win[s+length] {
 				continue
 			}
 			if n := commonPrefix(win[c2:], win[s:]); n > length && (s-c2 <= 65535 || s-c > 65535) {
@@ -339,10 +358,10 @@ func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
 			goto emitRemainder
 		}
 		// Index the two positions before the new one, as golang/snappy does.
-		h2, t2 := hash6(load64(win, s-2), tableBits)
-		table[h2] = e.entry(s-2, t2)
-		h1, t1 := hash6(load64(win, s-1), tableBits)
-		table[h1] = e.entry(s-1, t1)
+		h2, t2 := hash6(load64(win, s-2), shift)
+		table[h2] = t2<<posBits | (base+uint32(s-2))&posMask
+		h1, t1 := hash6(load64(win, s-1), shift)
+		table[h1] = t1<<posBits | (base+uint32(s-1))&posMask
 	}
 emitRemainder:
 	d += emitLiteral(dst[d:], win[nextEmit:])
