@@ -27,6 +27,10 @@ const (
 	posBits = 24
 	posMask = 1<<posBits - 1
 
+	// gentleSkipShift: above the default window, fast's skip step grows by one per
+	// 2^gentleSkipShift bytes without a match.
+	gentleSkipShift = 6
+
 	// minFarMatch is the shortest match worth a 4-byte-offset copy (5 bytes).
 	minFarMatch = 8
 )
@@ -277,28 +281,35 @@ func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
 	shift := 64 - e.fastBits
 	table := e.fast
 	base := uint32(e.win.base) // coordinates are kept modulo 2^24
+	gentle := e.win.windowBytes > DefaultWindowBytes
 	lo := bs - e.win.histLen(bs) // oldest usable index
 	sLimit := len(win) - 8
 	nextEmit := bs
 	s := bs
 	for {
-		// Skip ahead over bytes that do not match: after 32 misses look at every second
-		// byte, after 16 more every third... as Snappy does but twice as fast (signatures
+		// Skip ahead over bytes that do not match: after 16 misses look at every second
+		// byte, after 8 more every third... as Snappy does but twice as fast (signatures
 		// and blob cells are random; backward extension recovers the start of a match
-		// found late). Large windows grow the step more gently (skipShift).
+		// found late). With a window above the default, where most of what a stream
+		// repeats lies far back, the step grows more gently, by one per 64 bytes without a
+		// match (zstd grows it by one per 256): IHAVE ids are 20 bytes, and a step that
+		// grows geometrically over a run of new ids jumps over the repeated ones after it.
 		skip := 16
 		nextS := s
 		var c, length int
 		if s > sLimit {
 			goto emitRemainder
 		}
-		// The next probe's hash and entry are computed before the current candidate is
+		// The next probe's hash is computed before the current candidate is
 		// checked, so that their loads overlap the check (as golang/snappy and zstd do).
 		x := load64(win, s)
 		h, tag := hash6(x, shift)
 		for {
 			s = nextS
 			step := skip >> 4
+			if gentle {
+				step = 1 + (s-nextEmit)>>gentleSkipShift
+			}
 			nextS = s + step
 			skip += step
 			v := table[h]

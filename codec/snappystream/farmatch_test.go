@@ -92,3 +92,52 @@ func TestFarRepeats(t *testing.T) {
 		})
 	}
 }
+
+// TestStateBytes pins the memory one stream direction holds once its window is full of
+// 240-byte messages (docs/codecs.md states these figures): the window plus room for the
+// blocks to come (at least 16 KiB, at most 4 MiB) and one block, and the tables: 4 bytes
+// per entry, 2^clamp(log2(window)−2, 14, 20) entries for fast, 2^clamp(…, 15, 20) + 2^14
+// for better.
+func TestStateBytes(t *testing.T) {
+	const kib, mib = 1 << 10, 1 << 20
+	msg := make([]byte, 240)
+	for _, tc := range []struct {
+		window             int
+		fastTab, betterTab int
+	}{
+		{4 * kib, 64 * kib, 192 * kib},
+		{64 * kib, 64 * kib, 192 * kib},
+		{1 * mib, 1 * mib, 1*mib + 64*kib},
+		{16 * mib, 4 * mib, 4*mib + 64*kib},
+	} {
+		if testing.Short() && tc.window > mib {
+			continue
+		}
+		room := min(max(tc.window, 16*kib), 4*mib)
+		for _, l := range levels {
+			enc := NewEncoder(tc.window, l)
+			dec := NewDecoder(tc.window, 0)
+			var block, out []byte
+			for i := 0; i < 2*(tc.window+room)/len(msg)+10; i++ {
+				msg[0], msg[1] = byte(i), byte(i>>8)
+				block = enc.Encode(block[:0], msg)
+				var err error
+				if out, err = dec.Decode(out[:0], block); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tab := tc.fastTab
+			if l == Better {
+				tab = tc.betterTab
+			}
+			win := tc.window + room + len(msg)
+			if got := enc.StateBytes(); got != win+tab {
+				t.Errorf("window %d %s: encoder holds %d bytes, want %d (window and room %d, tables %d)", tc.window, l, got, win+tab, win, tab)
+			}
+			if got := dec.StateBytes(); got != win {
+				t.Errorf("window %d: decoder holds %d bytes, want %d", tc.window, got, win)
+			}
+			t.Logf("window %d %s: encoder %d KiB, decoder %d KiB", tc.window, l, enc.StateBytes()>>10, dec.StateBytes()>>10)
+		}
+	}
+}
