@@ -1,6 +1,7 @@
 package snappystream
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -140,4 +141,58 @@ func TestStateBytes(t *testing.T) {
 			t.Logf("window %d %s: encoder %d KiB, decoder %d KiB", tc.window, l, enc.StateBytes()>>10, dec.StateBytes()>>10)
 		}
 	}
+}
+
+// TestPositionsWrap runs streams past 2^24 bytes, where table entries (positions modulo
+// 2^24) alias positions of other contents, with repeats near the 16 MiB window's edge: every
+// block must still decode to its message (a candidate is used only after its bytes and its
+// distance are checked).
+func TestPositionsWrap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams of 40 MiB")
+	}
+	rng := rand.New(rand.NewSource(24))
+	const msgBytes = 64 << 10
+	base := structured(rng, 1<<24+3*msgBytes) // 16 MiB of content, then its start again
+	var msgs [][]byte
+	for off := 0; len(msgs) < (40<<20)/msgBytes; off += msgBytes {
+		if off+msgBytes > len(base) {
+			off = rng.Intn(7) // repeats 2^24 − 6 … 2^24 + 3×64 KiB back
+		}
+		msgs = append(msgs, base[off:off+msgBytes])
+	}
+	for _, window := range []int{64 << 10, MaxWindowBytes} {
+		for _, l := range levels {
+			r := encodeRatio(t, NewEncoder(window, l), window, msgs, 0)
+			t.Logf("window %d %s: %.1f %% of raw", window, l, 100*r)
+		}
+	}
+}
+
+// FuzzEncode checks that the encoder's output, for arbitrary messages, windows and both
+// levels, decodes to the messages with the package's decoder and with the reference.
+func FuzzEncode(f *testing.F) {
+	f.Add([]byte("/eth2/4a26c58b/beacon_attestation_12/ssz_snappy attestation data attestation data"), uint8(3), uint8(1))
+	f.Add(bytes.Repeat([]byte{0x12, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, 40), uint8(7), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, split, windowSel uint8) {
+		window := []int{0, 16, 4 << 10, 64 << 10, 1 << 20}[int(windowSel)%5]
+		var msgs [][]byte
+		for n := int(split)%97 + 1; len(data) > 0; n = n*7%97 + 1 {
+			n = min(n, len(data))
+			msgs = append(msgs, data[:n])
+			data = data[n:]
+		}
+		for _, l := range levels {
+			enc := NewEncoder(window, l)
+			var stream []byte
+			for _, m := range msgs {
+				stream = enc.Encode(stream, m)
+			}
+			got, err := decodeAll(stream, window, 1<<16)
+			if err != nil || !bytes.Equal(got, bytes.Join(msgs, nil)) {
+				t.Fatalf("window %d %s: decode: %v", window, l, err)
+			}
+			checkAgainstReference(t, stream, window, 1<<16)
+		}
+	})
 }
