@@ -16,7 +16,8 @@ import (
 //
 // Table sizes follow the window: about one entry per 4 bytes of it (a repeat is findable
 // while its entry survives, and IHAVE ids recur 64 KiB–1 MiB apart on a gossip stream),
-// between a floor (today's 64 KiB tables) and a cap (memory per stream).
+// between a floor (the 2^14 entries fast had for every window) and a cap (memory per
+// stream: a 4 MiB table at most).
 const (
 	minFastTableBits = 14
 	maxFastTableBits = 20
