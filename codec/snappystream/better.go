@@ -22,15 +22,15 @@ func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
 		hs, ts := hash6(x, shortShift)
 		vl, vs := long[hl], short[hs]
 		long[hl], short[hs] = e.entry(s, tl), e.entry(s, ts)
-		if cl := e.candidate(vl, tl, lo, s); cl >= 0 && load32(win, cl) == uint32(x) {
-			n := 4 + commonPrefix(win[cl+4:], win[s+4:])
-			if g := matchGain(s-cl, n); g > 0 {
-				c, length, gain = cl, n, g
+		if cl := e.candidate(vl, tl, lo, s); cl >= 0 {
+			if n := matchLen(win, cl, s, x); n >= 4 {
+				if g := matchGain(s-cl, n); g > 0 {
+					c, length, gain = cl, n, g
+				}
 			}
 		}
-		if cs := e.candidate(vs, ts, lo, s); cs >= 0 && load32(win, cs) == uint32(x) {
-			if cs != c || length == 0 {
-				n := 4 + commonPrefix(win[cs+4:], win[s+4:])
+		if cs := e.candidate(vs, ts, lo, s); cs >= 0 && (cs != c || length == 0) {
+			if n := matchLen(win, cs, s, x); n >= 4 {
 				if g := matchGain(s-cs, n); g > gain {
 					c, length, gain = cs, n, g
 				}

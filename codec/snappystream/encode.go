@@ -169,6 +169,15 @@ func hash8(u uint64, shift uint) (uint32, uint32) {
 	return uint32(p >> (shift & 63)), uint32(uint8(p >> ((shift - 8) & 63)))
 }
 
+// matchLen returns the length of the match at c for position s > c, whose 8 bytes are x
+// (s ≤ len(win) − 8): the first 8 bytes from one load each.
+func matchLen(win []byte, c, s int, x uint64) int {
+	if y := load64(win, c) ^ x; y != 0 {
+		return bits.TrailingZeros64(y) >> 3
+	}
+	return 8 + commonPrefix(win[c+8:], win[s+8:])
+}
+
 // commonPrefix returns the length of the common prefix of a and b.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
@@ -322,13 +331,18 @@ func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
 			}
 			dist := (base + uint32(s) - v) & posMask
 			c = s - int(dist)
-			if v>>posBits != ctag || dist == 0 || c < lo || load32(win, c) != uint32(cx) {
+			if v>>posBits != ctag || dist == 0 || c < lo {
 				if nextS > sLimit {
 					goto emitRemainder
 				}
 				continue
 			}
-			length = 4 + commonPrefix(win[c+4:], win[s+4:])
+			if length = matchLen(win, c, s, cx); length < 4 {
+				if nextS > sLimit {
+					goto emitRemainder
+				}
+				continue
+			}
 			if s-c > 65535 && length < minFarMatch {
 				if nextS > sLimit {
 					goto emitRemainder
