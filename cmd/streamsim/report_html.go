@@ -240,11 +240,15 @@ func answerSection(p *page.Page) error {
 		rg := func(k string) page.Cell {
 			return page.Cell{Fig: ptrFig(src.Fig(b+k+".low", page.Pct)), High: ptrFig(src.Fig(b+k+".high", page.Pct))}
 		}
+		column := page.T("not published")
+		if r.DataColumn != 0 {
+			column = page.F(src.Fig(b+"data_column", page.Pct))
+		}
 		rows = append(rows, []page.Cell{page.T(r.Config), page.F(src.Fig(b+"default_total", page.Pct)), page.F(src.Fig(b+"all_subnets_total", page.Pct)),
-			rg("attestation"), rg("aggregate"), rg("block"), page.F(src.Fig(b+"data_column", page.Pct)),
+			rg("attestation"), rg("aggregate"), rg("block"), column,
 			page.F(src.Fig(b+"control_default", page.Pct)), page.F(src.Fig(b+"control_all_subnets", page.Pct))})
 	}
-	s.Table("The proposal's results, inbound, % of today's wire bytes (0: not published)", []string{"configuration", "default node", "all subnets", "attestation", "aggregate", "block", "data column", "control (default)", "control (all)"}, rows)
+	s.Table("The proposal's results, inbound, % of today's wire bytes", []string{"configuration", "default node", "all subnets", "attestation", "aggregate", "block", "data column", "control (default)", "control (all)"}, rows)
 	s.Table("The proposal's live check", []string{"", "snappy-stream node, % of the plain node's wire bytes"}, [][]page.Cell{{page.T("hub supernode on mainnet, raw SSZ payloads, no control"), page.F(src.Fig("live_check_snappy_stream_pct", page.Pct))}})
 
 	pp := page.Format{Unit: "pp", Scale: 1, Decimals: 1}
