@@ -161,7 +161,7 @@ type Result struct {
 	DictBytes         int   `json:"dict_bytes,omitempty"`
 	// Memory is the codec state by peer and node, as the recording nodes hold it.
 	Memory   Memory `json:"memory"`
-	Verified          bool  `json:"verified"` // decoded output equals the input, frame for frame
+	Verified bool   `json:"verified"` // decoded output equals the input, frame for frame
 	// Proposal holds the proposal's published figure where one exists, by "total" or
 	// category name, with the difference.
 	Proposal map[string]Comparison `json:"proposal,omitempty"`
