@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand"
 	"path/filepath"
@@ -633,5 +634,15 @@ func TestTopicStreamsLayout(t *testing.T) {
 	}
 	if om := find(LayoutOneStream, "snappy-stream:64KiB:fast").Memory; om.Streams != 2 || om.MaxPeerBytes >= m.MaxPeerBytes {
 		t.Errorf("one stream memory %+v: want 2 streams holding less than 8 (%d B)", om, m.MaxPeerBytes)
+	}
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	row := fmt.Sprintf("| plain | ssz_snappy | topic-streams | %.1f %% |", ts.RelativeTotal)
+	for _, want := range []string{"Stream layouts, view `recorded`", row, "| snappy-stream:64KiB:fast | ssz_snappy | topic-streams | 8 | 1 | 8 |", "Left out (cannot be laid out as topic streams): 1 frames"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
 	}
 }
