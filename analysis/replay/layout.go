@@ -78,9 +78,10 @@ func (o *owner) dirIndex() int {
 	return 0
 }
 
-// Skipped counts the frames a view leaves out because a layout cannot carry them (a
-// published message without a topic, a malformed frame): they are left out of every
-// configuration and of the view's baseline alike, so no figure compares different frames.
+// Skipped counts the frames a view leaves out because it cannot read them (a malformed or
+// cut-short RPC) or a layout cannot carry them (a published message without a topic or
+// data): they are left out of every configuration and of the view's baseline alike, so no
+// figure compares different frames.
 type Skipped struct {
 	Frames int64    `json:"frames"`
 	Bytes  int64    `json:"bytes"` // plain bytes of the skipped frames

@@ -238,7 +238,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	for _, v := range rep.Views {
 		fmt.Fprintf(&b, "### View `%s`: %d stream direction(s), %d frames, %.1f MiB today\n\n", v.View, v.Streams, v.Frames, float64(v.Total)/(1<<20))
 		if v.Skipped.Frames > 0 {
-			fmt.Fprintf(&b, "Left out (cannot be laid out as topic streams): %d frames, %.2f MiB today; none of the figures below includes them.\n\n",
+			fmt.Fprintf(&b, "Left out (cannot be read, or laid out as topic streams): %d frames, %.2f MiB today; none of the figures below includes them.\n\n",
 				v.Skipped.Frames, float64(v.Skipped.Bytes)/(1<<20))
 		}
 		pt, hasPT := proposalTraffic[v.View]

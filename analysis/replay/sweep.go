@@ -305,7 +305,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 		}
 		rep.Views = append(rep.Views, v.sum)
 		if sk := v.sum.Skipped; sk.Frames > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("view %s: %d frame(s), %d bytes today, cannot be laid out as topic streams and are left out of every configuration and the baseline; the first: %s",
+			rep.Notes = append(rep.Notes, fmt.Sprintf("view %s: %d frame(s), %d bytes today, cannot be read or laid out as the layouts need and are left out of every configuration and the baseline; the first: %s",
 				v.name, sk.Frames, sk.Bytes, strings.Join(sk.First, "; ")))
 		}
 	}
@@ -397,9 +397,21 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 				}
 				name := sc.names[ti][f.Stream]
 				for vi, v := range views {
+					// A frame the view cannot read (a malformed or cut-short RPC) or a layout
+					// cannot carry is left out of every configuration and of the baseline alike,
+					// counted and, the first few, named.
+					skip := func(n int, err error) {
+						sk := &v.sum.Skipped
+						sk.Frames++
+						sk.Bytes += int64(n)
+						if len(sk.First) < skippedExamples {
+							sk.First = append(sk.First, fmt.Sprintf("trace %s stream %d frame #%d at %v: %v", path, f.Stream, index, f.At, err))
+						}
+					}
 					p, kept, err := v.prepare(name, sc.owners[ti][f.Stream], f.Data, wantSSZ[vi], &buf)
 					if err != nil {
-						return fmt.Errorf("view %s stream %s: %w", v.name, name, err)
+						skip(len(f.Data), err)
+						continue
 					}
 					if !kept {
 						continue
@@ -412,12 +424,7 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 							split[1], err = topicSplit(p.ssz)
 						}
 						if err != nil {
-							sk := &v.sum.Skipped
-							sk.Frames++
-							sk.Bytes += int64(len(p.snappy.data))
-							if len(sk.First) < skippedExamples {
-								sk.First = append(sk.First, fmt.Sprintf("trace %s stream %d frame #%d at %v: %v", path, f.Stream, index, f.At, err))
-							}
+							skip(len(p.snappy.data), err)
 							continue
 						}
 						// Both payload modes carry the same messages: the streams this frame

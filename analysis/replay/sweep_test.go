@@ -573,8 +573,12 @@ func TestTopicStreamsLayout(t *testing.T) {
 	// A message with no topic cannot go on a topic stream: the frame is left out of both
 	// layouts and counted.
 	bad, _ := gossip.AppendFrame(nil, &pb.RPC{Publish: []*pb.Message{{Data: []byte("orphan")}}})
-	skippedBytes = int64(len(bad))
+	// A frame cut short: its length prefix says more than it holds.
+	cut, _ := gossip.AppendFrame(nil, &pb.RPC{Publish: []*pb.Message{{Data: []byte("cut"), Topic: &topics[0]}}})
+	cut = cut[:len(cut)-2]
+	skippedBytes = int64(len(bad) + len(cut))
 	write(1, bad)
+	write(2, cut)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -591,11 +595,13 @@ func TestTopicStreamsLayout(t *testing.T) {
 	if v.Total != wantPlain || v.DirTotal != dirPlain {
 		t.Errorf("baseline %d bytes (%v by direction), want %d (%v)", v.Total, v.DirTotal, wantPlain, dirPlain)
 	}
-	if v.Skipped.Frames != 1 || v.Skipped.Bytes != skippedBytes || len(v.Skipped.First) != 1 || !strings.Contains(v.Skipped.First[0], "frame #61") {
-		t.Errorf("skipped %+v, want frame #61 of %d bytes", v.Skipped, skippedBytes)
+	if v.Skipped.Frames != 2 || v.Skipped.Bytes != skippedBytes || len(v.Skipped.First) != 2 ||
+		!strings.Contains(v.Skipped.First[0], "frame #61") || !strings.Contains(v.Skipped.First[0], "no topic") ||
+		!strings.Contains(v.Skipped.First[1], "frame #62") || !strings.Contains(v.Skipped.First[1], "length prefix") {
+		t.Errorf("skipped %+v, want frames #61 (no topic) and #62 (cut short), %d bytes", v.Skipped, skippedBytes)
 	}
-	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "no topic") {
-		t.Errorf("notes %q, want one about the message with no topic", rep.Notes)
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "2 frame(s)") {
+		t.Errorf("notes %q, want one about the two frames left out", rep.Notes)
 	}
 	find := func(layout, config string) *Result {
 		for i := range rep.Results {
@@ -640,7 +646,7 @@ func TestTopicStreamsLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := fmt.Sprintf("| plain | ssz_snappy | topic-streams | %.1f %% |", ts.RelativeTotal)
-	for _, want := range []string{"Stream layouts, view `recorded`", row, "| snappy-stream:64KiB:fast | ssz_snappy | topic-streams | 8 | 1 | 8 |", "Left out (cannot be laid out as topic streams): 1 frames"} {
+	for _, want := range []string{"Stream layouts, view `recorded`", row, "| snappy-stream:64KiB:fast | ssz_snappy | topic-streams | 8 | 1 | 8 |", "Left out (cannot be read, or laid out as topic streams): 2 frames"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
