@@ -59,6 +59,7 @@ type streamReplay struct {
 	touched  bool
 	held     int64
 	enc, dec int64
+	rawBytes int64 // through the stream so far
 }
 
 // heldBytes is the codec state the recording node holds for the stream: the encoder's when
@@ -133,6 +134,7 @@ func (j *job) frames(batch []frameIn) error {
 		}
 		attribute(&j.r, s.feed.len()-before, &f.parts, len(f.data), f.owner.dirIndex())
 		s.lastParts, s.lastLen = f.parts, len(f.data)
+		s.rawBytes += int64(len(f.data))
 		j.mem.touch(s)
 	}
 	cpu1, _ := threadCPU()
@@ -220,7 +222,7 @@ func (j *job) finish(plain TrafficSummary) error {
 			return fmt.Errorf("stream %s: close decoder: %w", name, err)
 		}
 	}
-	j.r.Memory = j.mem.summary(j.streams, j.order)
+	j.r.Memory = j.mem.summary(j.streams, j.order, int64(j.cfg.Spec.HistoryBytes()))
 	for _, name := range j.order {
 		j.streams[name] = nil // its state is released
 	}

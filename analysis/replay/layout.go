@@ -167,6 +167,11 @@ type Memory struct {
 	MeanNodeEncoderBytes float64 `json:"mean_node_encoder_bytes"`
 	MeanNodeDecoderBytes float64 `json:"mean_node_decoder_bytes"`
 	PeakNodeBytes        int64   `json:"peak_node_bytes"`
+	// MeanNodeHistoryBytes is the history a node's streams hold at the end, whatever the
+	// implementation allocates: for each stream it writes or reads, the bytes through it up
+	// to the window (mean over nodes). It is the least any encoder or decoder with that
+	// window must keep; the state above adds tables and allocation slack.
+	MeanNodeHistoryBytes float64 `json:"mean_node_history_bytes"`
 }
 
 // memoryMeter follows a job's per-node codec state as the replay goes.
@@ -203,10 +208,10 @@ func (m *memoryMeter) sample() {
 }
 
 // summary totals the streams' state at the end by peer and node.
-func (m *memoryMeter) summary(streams map[string]*streamReplay, order []string) Memory {
+func (m *memoryMeter) summary(streams map[string]*streamReplay, order []string, windowBytes int64) Memory {
 	type acc struct {
-		enc, dec int64
-		streams  int
+		enc, dec, hist int64
+		streams        int
 	}
 	peers, nodes := map[string]*acc{}, map[string]*acc{}
 	get := func(mp map[string]*acc, k string) *acc {
@@ -232,7 +237,7 @@ func (m *memoryMeter) summary(streams map[string]*streamReplay, order []string) 
 		}
 		p, n := get(peers, s.owner.peer), get(nodes, s.owner.node)
 		p.enc, p.dec, p.streams = p.enc+enc, p.dec+dec, p.streams+1
-		n.enc, n.dec = n.enc+enc, n.dec+dec
+		n.enc, n.dec, n.hist = n.enc+enc, n.dec+dec, n.hist+min(s.rawBytes, windowBytes)
 	}
 	mem.Peers, mem.Nodes, mem.PeakNodeBytes = len(peers), len(nodes), m.peak
 	for _, p := range peers {
@@ -244,6 +249,7 @@ func (m *memoryMeter) summary(streams map[string]*streamReplay, order []string) 
 	for _, n := range nodes {
 		mem.MeanNodeEncoderBytes += float64(n.enc) / float64(len(nodes))
 		mem.MeanNodeDecoderBytes += float64(n.dec) / float64(len(nodes))
+		mem.MeanNodeHistoryBytes += float64(n.hist) / float64(len(nodes))
 	}
 	return mem
 }

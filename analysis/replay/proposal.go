@@ -165,7 +165,8 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		"encode_thread_cpu_ns_per_byte", "decode_thread_cpu_ns_per_byte",
 		"encoder_state_bytes", "decoder_state_bytes", "dict_bytes", "verified",
 		"relative_inbound", "relative_outbound", "live_streams", "peers", "nodes", "max_streams_per_peer",
-		"mean_peer_encoder_bytes", "mean_peer_decoder_bytes", "max_peer_bytes", "mean_node_encoder_bytes", "mean_node_decoder_bytes", "peak_node_bytes")
+		"mean_peer_encoder_bytes", "mean_peer_decoder_bytes", "max_peer_bytes", "mean_node_encoder_bytes", "mean_node_decoder_bytes", "peak_node_bytes",
+		"mean_node_history_bytes")
 	if err := cw.Write(head); err != nil {
 		return fmt.Errorf("sweep csv: %w", err)
 	}
@@ -201,7 +202,8 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		m := r.Memory
 		row = append(row, f(r.DirRelativeTotal[0], 2), f(r.DirRelativeTotal[1], 2), strconv.Itoa(m.Streams), strconv.Itoa(m.Peers),
 			strconv.Itoa(m.Nodes), strconv.Itoa(m.MaxStreamsPerPeer), f(m.MeanPeerEncoderBytes, 0), f(m.MeanPeerDecoderBytes, 0),
-			strconv.FormatInt(m.MaxPeerBytes, 10), f(m.MeanNodeEncoderBytes, 0), f(m.MeanNodeDecoderBytes, 0), strconv.FormatInt(m.PeakNodeBytes, 10))
+			strconv.FormatInt(m.MaxPeerBytes, 10), f(m.MeanNodeEncoderBytes, 0), f(m.MeanNodeDecoderBytes, 0), strconv.FormatInt(m.PeakNodeBytes, 10),
+			f(m.MeanNodeHistoryBytes, 0))
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("sweep csv: %w", err)
 		}
@@ -463,9 +465,10 @@ func layoutTables(b *strings.Builder, rep *Report, v TrafficSummary, cats []goss
 		}
 	}
 	b.WriteString("\nCodec state as the recording node(s) hold it (the encoder of each stream a node writes, the decoder of each it reads), " +
-		"at the end of the trace, and the largest a node's total reaches during the replay (sampled every batch of frames):\n\n" +
-		"| configuration | payload | layout | streams | peers | most streams with one peer | per peer, encoders + decoders (mean) | largest peer | per node at the end, encoders + decoders | largest a node reaches |\n" +
-		"|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		"at the end of the trace, and the largest a node's total reaches during the replay (sampled every batch of frames); " +
+		"\"history in use\" is, over the same streams, the bytes through each up to its window: the least any implementation keeps:\n\n" +
+		"| configuration | payload | layout | streams | peers | most streams with one peer | per peer, encoders + decoders (mean) | largest peer | per node at the end, encoders + decoders | largest a node reaches | history in use per node |\n" +
+		"|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		if r.View != v.View || r.Config == "none" || r.Config == "plain" {
@@ -476,9 +479,9 @@ func layoutTables(b *strings.Builder, rep *Report, v TrafficSummary, cats []goss
 		if payload == "" {
 			payload = gossip.PayloadSSZSnappy
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %d | %s + %s | %s | %s + %s | %s |\n", r.Config, payload, r.Layout, m.Streams, m.Peers,
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %d | %s + %s | %s | %s + %s | %s | %s |\n", r.Config, payload, r.Layout, m.Streams, m.Peers,
 			m.MaxStreamsPerPeer, kib(int64(m.MeanPeerEncoderBytes)), kib(int64(m.MeanPeerDecoderBytes)), kib(m.MaxPeerBytes),
-			kib(int64(m.MeanNodeEncoderBytes)), kib(int64(m.MeanNodeDecoderBytes)), kib(m.PeakNodeBytes))
+			kib(int64(m.MeanNodeEncoderBytes)), kib(int64(m.MeanNodeDecoderBytes)), kib(m.PeakNodeBytes), kib(int64(m.MeanNodeHistoryBytes)))
 	}
 	b.WriteString("\n")
 }

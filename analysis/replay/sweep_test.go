@@ -638,6 +638,11 @@ func TestTopicStreamsLayout(t *testing.T) {
 	if m.MeanNodeEncoderBytes <= 0 || m.MeanNodeDecoderBytes <= 0 || m.PeakNodeBytes < int64(m.MeanNodeEncoderBytes+m.MeanNodeDecoderBytes) {
 		t.Errorf("memory %+v: the node holds encoders and decoders, its peak at least its end", m)
 	}
+	// Every stream carries less than the 64 KiB window: the history in use is every byte
+	// replayed, the node holding the inbound streams' decoders and the outbound ones' encoders.
+	if m.MeanNodeHistoryBytes != float64(snappy.InputBytes) {
+		t.Errorf("history in use %v, want the %d bytes replayed", m.MeanNodeHistoryBytes, snappy.InputBytes)
+	}
 	if om := find(LayoutOneStream, "snappy-stream:64KiB:fast").Memory; om.Streams != 2 || om.MaxPeerBytes >= m.MaxPeerBytes {
 		t.Errorf("one stream memory %+v: want 2 streams holding less than 8 (%d B)", om, m.MaxPeerBytes)
 	}
