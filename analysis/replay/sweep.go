@@ -503,7 +503,7 @@ func trainDicts(paths []string, sc *scan, views []*view, jobs []*job) error {
 				}
 				p, kept, err := v.prepare(sc.names[ti][f.Stream], sc.owners[ti][f.Stream], f.Data, sszS != nil, &buf)
 				if err != nil {
-					return err
+					continue // not a sample; the evaluated part counts the frames it leaves out
 				}
 				if !kept {
 					continue
