@@ -240,16 +240,24 @@ func (m *memoryMeter) summary(streams map[string]*streamReplay, order []string, 
 		n.enc, n.dec, n.hist = n.enc+enc, n.dec+dec, n.hist+min(s.rawBytes, windowBytes)
 	}
 	mem.Peers, mem.Nodes, mem.PeakNodeBytes = len(peers), len(nodes), m.peak
+	// Integer sums, divided once: the maps' order must not change the figures.
+	var all acc
 	for _, p := range peers {
-		mem.MeanPeerEncoderBytes += float64(p.enc) / float64(len(peers))
-		mem.MeanPeerDecoderBytes += float64(p.dec) / float64(len(peers))
+		all.enc, all.dec = all.enc+p.enc, all.dec+p.dec
 		mem.MaxPeerBytes = max(mem.MaxPeerBytes, p.enc+p.dec)
 		mem.MaxStreamsPerPeer = max(mem.MaxStreamsPerPeer, p.streams)
 	}
+	if len(peers) > 0 {
+		mem.MeanPeerEncoderBytes = float64(all.enc) / float64(len(peers))
+		mem.MeanPeerDecoderBytes = float64(all.dec) / float64(len(peers))
+	}
 	for _, n := range nodes {
-		mem.MeanNodeEncoderBytes += float64(n.enc) / float64(len(nodes))
-		mem.MeanNodeDecoderBytes += float64(n.dec) / float64(len(nodes))
-		mem.MeanNodeHistoryBytes += float64(n.hist) / float64(len(nodes))
+		all.hist += n.hist
+	}
+	if len(nodes) > 0 {
+		mem.MeanNodeEncoderBytes = float64(all.enc) / float64(len(nodes))
+		mem.MeanNodeDecoderBytes = float64(all.dec) / float64(len(nodes))
+		mem.MeanNodeHistoryBytes = float64(all.hist) / float64(len(nodes))
 	}
 	return mem
 }
