@@ -3,6 +3,7 @@ package neighbourhood
 import (
 	"context"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -20,28 +21,39 @@ import (
 func TestLatencyModel(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TimeScale = 0.5
-	regions, peers, err := latencyModel(cfg, 45)
+	lb, err := NewLoopback(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := regions.Latency(ObservedRegion, "na_east"); l != 140*time.Millisecond {
+	place, err := placeHosts(cfg, 45)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := lb.Regions.Latency(ObservedRegion, "na_east"); l != 140*time.Millisecond {
 		t.Errorf("europe→na_east at 0.5×: %v, want 140ms (70 ms of simulated time)", l)
 	}
-	if l, _ := regions.Latency("australia", BoundaryRegion); l != 0 {
+	if l, _ := lb.Regions.Latency("australia", BoundaryRegion); l != 0 {
 		t.Errorf("to the boundary: %v, want 0", l)
 	}
-	_, peers2, _ := latencyModel(cfg, 45)
-	if len(peers) != 45 || strings.Join(peers, ",") != strings.Join(peers2, ",") {
-		t.Errorf("peer regions not fixed by the seed: %v / %v", peers, peers2)
+	if place.observed != ObservedRegion || place.boundary != BoundaryRegion {
+		t.Errorf("observed in %q, boundary in %q", place.observed, place.boundary)
+	}
+	place2, _ := placeHosts(cfg, 45)
+	if len(place.peers) != 45 || strings.Join(place.peers, ",") != strings.Join(place2.peers, ",") {
+		t.Errorf("peer regions not fixed by the seed: %v / %v", place.peers, place2.peers)
 	}
 	cfg.Population.Seed = 2
-	_, other, _ := latencyModel(cfg, 45)
-	if strings.Join(peers, ",") == strings.Join(other, ",") {
+	other, _ := placeHosts(cfg, 45)
+	if strings.Join(place.peers, ",") == strings.Join(other.peers, ",") {
 		t.Error("topology seeds 1 and 2 drew the same regions")
 	}
 	cfg.Population.Latency = topology.LatencyOff
-	if _, p, err := latencyModel(cfg, 45); err != nil || p != nil {
-		t.Errorf("latency off: regions %v, %v", p, err)
+	off, err := placeHosts(cfg, 45)
+	if err != nil || off.observed != "" || off.boundary != "" || len(off.peers) != 45 || strings.Join(off.peers, "") != "" {
+		t.Errorf("latency off: placement %+v, %v", off, err)
+	}
+	if lb, err := NewLoopback(cfg); err != nil || len(lb.Regions.Names()) != 0 {
+		t.Errorf("latency off: regions %v, %v", lb.Regions.Names(), err)
 	}
 }
 
@@ -51,17 +63,17 @@ func TestLatencyModel(t *testing.T) {
 func TestHostLatencyIsDilated(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TimeScale = 4
-	regions, _, err := latencyModel(cfg, 1)
+	lb, err := NewLoopback(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rtt := func(from, to string) time.Duration {
-		a, err := newHost(regions, from)
+		a, err := lb.Host(from)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		b, err := newHost(regions, to)
+		b, err := lb.Host(to)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,5 +196,30 @@ func TestDeliverer(t *testing.T) {
 	}
 	if len(seen) != 8 {
 		t.Errorf("copies 0..7 from offset 4 used %d distinct peers, want 8", len(seen))
+	}
+}
+
+// The mesh share: time in each subscribed peer's mesh over the measured time, per category,
+// averaged over (peer, topic) pairs, and summed over peers per topic for the meshes.
+func TestMeshShares(t *testing.T) {
+	att0, att1 := gossip.Topic("8c9f62fe", gossip.AttestationTopic(0)), gossip.Topic("8c9f62fe", gossip.AttestationTopic(1))
+	blk := gossip.Topic("8c9f62fe", "beacon_block")
+	plan := &topology.NeighbourhoodPlan{ObservedTopics: []string{att0, att1, blk},
+		Subscribers: map[string][]int{att0: {0, 1}, att1: {1}, blk: {0, 1}}}
+	before := []map[string]time.Duration{{att0: time.Second}, {}}
+	after := []map[string]time.Duration{{att0: 6 * time.Second, blk: 10 * time.Second}, {att0: 0, att1: 10 * time.Second, blk: 10 * time.Second}}
+	got := meshShares(plan, before, after, 10*time.Second)
+	want := []MeshShare{{Category: "attestation", Share: (0.5 + 0 + 1) / 3, Meshes: 1.5 / 2, Pairs: 3}, {Category: "block", Share: 1, Meshes: 2, Pairs: 2}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Category != w.Category || g.Pairs != w.Pairs || math.Abs(g.Share-w.Share) > 1e-9 || math.Abs(g.Meshes-w.Meshes) > 1e-9 {
+			t.Errorf("%+v, want %+v", g, w)
+		}
+	}
+	if meshShares(plan, before, after, 0) != nil {
+		t.Error("no measured time gave shares")
 	}
 }

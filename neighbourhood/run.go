@@ -11,8 +11,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,13 +22,13 @@ import (
 	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/periphery"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
@@ -112,6 +114,15 @@ type Config struct {
 	// Trace, when set, records the observed node's gossipsub frames (its streams with its
 	// real peers) for offline replay (`streamsim sweep`).
 	Trace *trace.Writer
+	// Network makes the run's hosts (network.go); nil: NewLoopback(cfg), the real clock.
+	Network Network
+	// Regraft is the mean further delay of an outside peer's GRAFT after a PRUNE's backoff
+	// (simulated time; periphery.Config.Regraft); 0: as the backoff ends.
+	Regraft time.Duration
+	// Churn is the mean session of an outside peer (boundary peer or grafter, simulated
+	// time): each leaves after an exponential time of this mean and a new one, with a new
+	// identity, takes its place (outside.go); 0: none.
+	Churn time.Duration
 }
 
 // DefaultConfig is the calibration form.
@@ -121,6 +132,7 @@ func DefaultConfig() Config {
 		Population: topology.DefaultNeighbourhoodParams(),
 		Slots:      10, Warmup: 5, TimeScale: 1, Seed: 1, Validators: 1_000_000,
 		Validation: vd, Arrival: DefaultArrival, Copies: 2, Queue: 30000, Log: slog.Default(),
+		Churn: DefaultChurn,
 	}
 }
 
@@ -146,8 +158,13 @@ type event struct {
 }
 
 type realNode struct {
-	node     *sim.Node
+	node *sim.Node
+	// mu guards the outside peers, which churn replaces while the schedule delivers.
+	mu       sync.RWMutex
 	boundary []*periphery.Peer
+	grafters []*periphery.Peer
+	retired  []periphery.Stats // of the outside peers churn replaced
+	share    *meshShare
 }
 
 // deliverer is the boundary peer (of n) that makes copy k of a message from the rotation
@@ -185,51 +202,74 @@ const ObservedRegion = "europe"
 // periphery's schedule (Arrival) already says when a message reaches a real peer.
 const BoundaryRegion = "boundary"
 
-// latencyModel is the link model of a run: gossipsub-interop's regions plus the boundary's,
-// every latency divided by the time scale (a modelled latency is simulated time), and each
-// real peer's region drawn from the topology seed by the regions' weights. Links carry no
-// rate limit. nil: latency off.
-func latencyModel(cfg Config, peers int) (link.Regions, []string, error) {
-	if cfg.Population.Latency == topology.LatencyOff {
-		return link.Regions{}, nil, nil
-	}
-	base := link.DefaultRegions()
-	shapes, err := link.Assign(cfg.Population.Seed, peers, base, []link.Class{{Name: "unlimited", Weight: 1}})
-	if err != nil {
-		return link.Regions{}, nil, err
-	}
-	withB, err := base.WithRegion(BoundaryRegion, 0)
-	if err != nil {
-		return link.Regions{}, nil, err
-	}
-	dil, err := withB.Dilate(cfg.TimeScale)
-	if err != nil {
-		return link.Regions{}, nil, err
-	}
-	regions := make([]string, peers)
-	for i, sh := range shapes {
-		regions[i] = sh.Region
-	}
-	return dil, regions, nil
+// run is one neighbourhood run's state, passed from phase to phase.
+type run struct {
+	cfg   Config
+	plan  *topology.NeighbourhoodPlan
+	gen   *workload.Generator
+	place placement
+	net   Network
+	rep   *Report
+	ct    *controlTracer
+	// ctx ends every goroutine the run started (subscriptions, periphery, schedule).
+	ctx     context.Context
+	obs     *sim.Node
+	reals   []*realNode
+	closeMu sync.Mutex // churn adds closers while the run goes on
+	closers []func()
+	outsideCounters
 }
 
-// newHost makes a host in region (unshaped when the latency model is off).
-func newHost(regions link.Regions, region string) (*sim.Host, error) {
-	if region == "" {
-		return sim.NewHost("")
-	}
-	lk, err := link.New(link.Shape{Region: region}, regions)
-	if err != nil {
-		return nil, err
-	}
-	return sim.NewShapedHost("", lk)
+// hostSet is every host of a run, made by its Network before any node starts.
+type hostSet struct {
+	observed *sim.Host
+	reals    []*sim.Host
+	boundary [][]*sim.Host // per real peer
+	grafters [][]*sim.Host // per real peer
 }
 
-// Run runs the neighbourhood and reports the observed node's view.
+// Run runs the neighbourhood and reports the observed node's view. Its phases: plan (every
+// refusal, before anything starts), hosts on the network, nodes, periphery, schedule,
+// measure, report.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// The process may make several runs (an A/B makes one per seed and codec): CPU is
 	// counted from here.
 	cpuStart := processCPU()
+	r, err := newRun(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var cancel context.CancelFunc
+	r.ctx, cancel = context.WithCancel(ctx)
+	defer cancel()
+	defer r.close()
+	hs, err := r.hosts()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.nodes(hs); err != nil {
+		return nil, err
+	}
+	if err := r.periphery(hs); err != nil {
+		return nil, err
+	}
+	slots, genErr := r.schedule()
+	m, err := r.measure(slots)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case err := <-genErr:
+		return nil, fmt.Errorf("workload: %w", err)
+	default:
+	}
+	return r.report(m, cpuStart), nil
+}
+
+// newRun is the plan phase: it checks the configuration, plans the population, checks the
+// periphery fits in memory, places the hosts in the latency model, makes the workload
+// generator and chooses the network. Nothing has started when it refuses.
+func newRun(cfg Config) (*run, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
@@ -238,6 +278,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.Copies < 1 {
 		return nil, fmt.Errorf("neighbourhood: copies %d: want at least 1", cfg.Copies)
+	}
+	if err := CheckOutside(cfg.Regraft, cfg.Churn); err != nil {
+		return nil, err
 	}
 	for _, r := range []sim.DelayRange{cfg.Arrival.First, cfg.Arrival.Spread} {
 		if r.Min < 0 || r.Max < r.Min {
@@ -266,157 +309,216 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	// Real nodes.
-	spec, _ := topology.ClientProfile("spec")
-	dil := sim.Dilate(spec, cfg.TimeScale)
-	ct := newControlTracer()
-	ct.obs = newObserver(cfg.TimeScale)
-	nodeOpts := func(cl topology.Client, pos int, extra ...sim.Option) []sim.Option {
-		stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(plan.Peers)+1)
-		return append([]sim.Option{sim.WithClient(cl), sim.WithTimeScale(cfg.TimeScale), sim.WithValidationDelay(cfg.Validation),
-			sim.WithNodeSeed(cfg.Seed, pos), sim.WithFlowControl(false), sim.WithQueueSize(cfg.Queue), sim.WithHeartbeatDelay(stagger),
-			sim.WithLogger(cfg.Log)}, extra...)
-	}
-	var closers []func()
-	defer func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}()
-	regions, peerRegions, err := latencyModel(cfg, len(plan.Peers))
+	place, err := placeHosts(cfg, len(plan.Peers))
 	if err != nil {
 		return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
 	}
-	region := func(r string) string {
-		if peerRegions == nil {
-			return ""
+	net := cfg.Network
+	if net == nil {
+		lb, err := NewLoopback(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
 		}
-		return r
+		net = lb
 	}
-	oh, err := newHost(regions, region(ObservedRegion))
-	if err != nil {
-		return nil, err
+	ct := newControlTracer()
+	ct.obs = newObserver(cfg.TimeScale)
+	return &run{cfg: cfg, plan: plan, gen: gen, place: place, net: net, ct: ct,
+		rep: &Report{Config: cfg, Plan: plan, Network: net.Name()}}, nil
+}
+
+// close stops what the run started, last first.
+func (r *run) close() {
+	r.closeMu.Lock()
+	defer r.closeMu.Unlock()
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
 	}
+}
+
+// hosts is the network phase: every host of the run, placed in the latency model.
+func (r *run) hosts() (hostSet, error) {
+	mk := func(region string) (*sim.Host, error) {
+		h, err := r.net.Host(region)
+		if err != nil {
+			return nil, err
+		}
+		r.closeMu.Lock()
+		r.closers = append(r.closers, func() { h.Close() })
+		r.closeMu.Unlock()
+		return h, nil
+	}
+	var hs hostSet
+	var err error
+	if hs.observed, err = mk(r.place.observed); err != nil {
+		return hs, err
+	}
+	hs.reals = make([]*sim.Host, len(r.plan.Peers))
+	hs.boundary = make([][]*sim.Host, len(r.plan.Peers))
+	hs.grafters = make([][]*sim.Host, len(r.plan.Peers))
+	for i, p := range r.plan.Peers {
+		if hs.reals[i], err = mk(r.place.peers[i]); err != nil {
+			return hs, err
+		}
+		for range p.Boundary {
+			h, err := mk(r.place.boundary)
+			if err != nil {
+				return hs, err
+			}
+			hs.boundary[i] = append(hs.boundary[i], h)
+		}
+		for range p.Grafters {
+			h, err := mk(r.place.boundary)
+			if err != nil {
+				return hs, err
+			}
+			hs.grafters[i] = append(hs.grafters[i], h)
+		}
+	}
+	return hs, nil
+}
+
+// nodes is the nodes phase: GossipSub on the observed node's and the real peers' hosts, the
+// observed node linked to each real peer (dialled or dialling as the plan says), and every
+// node subscribed to its topics.
+func (r *run) nodes(hs hostSet) error {
+	cfg, plan := r.cfg, r.plan
 	var codecs []codec.Spec
 	if !cfg.Codec.IsPlain() {
 		codecs = []codec.Spec{cfg.Codec}
 	}
-	obsOpts := []sim.Option{sim.WithRawTracers(ct), sim.WithCodecs(codecs...)}
+	obsOpts := []sim.Option{sim.WithRawTracers(r.ct), sim.WithCodecs(codecs...)}
 	if cfg.Trace != nil {
 		obsOpts = append(obsOpts, sim.WithRecorder(cfg.Trace))
 	}
-	obs, err := sim.NewNode(oh, nodeOpts(plan.ObservedClient, 0, obsOpts...)...)
+	obs, err := sim.NewNode(hs.observed, r.nodeOptions(plan.ObservedClient, 0, obsOpts...)...)
 	if err != nil {
-		oh.Close()
-		return nil, err
+		return err
 	}
-	closers = append(closers, func() { obs.Close() })
-	reals := make([]*realNode, len(plan.Peers))
+	r.closers = append(r.closers, func() { obs.Close() })
+	r.obs = obs
+	r.reals = make([]*realNode, len(plan.Peers))
 	for i, p := range plan.Peers {
-		var r string
-		if peerRegions != nil {
-			r = peerRegions[i]
-		}
-		h, err := newHost(regions, r)
+		share := newMeshShare(obs.ID())
+		n, err := sim.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, sim.WithCodecs(codecs...), sim.WithRawTracers(share))...)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		n, err := sim.NewNode(h, nodeOpts(p.Client, i+1, sim.WithCodecs(codecs...))...)
-		if err != nil {
-			h.Close()
-			return nil, err
-		}
-		closers = append(closers, func() { n.Close() })
-		reals[i] = &realNode{node: n}
-		ct.names[n.ID()] = i
+		r.closers = append(r.closers, func() { n.Close() })
+		r.reals[i] = &realNode{node: n, share: share}
+		r.ct.names[n.ID()] = i
 	}
 	for i, p := range plan.Peers {
 		var err error
 		if p.Dialled {
-			err = obs.Host().Connect(runCtx, reals[i].node.AddrInfo())
+			err = obs.Host().Connect(r.ctx, r.reals[i].node.AddrInfo())
 		} else {
-			err = reals[i].node.Host().Connect(runCtx, obs.AddrInfo())
+			err = r.reals[i].node.Host().Connect(r.ctx, obs.AddrInfo())
 		}
 		if err != nil {
-			return nil, fmt.Errorf("link observed–peer %d: %w", i, err)
+			return fmt.Errorf("link observed–peer %d: %w", i, err)
 		}
 	}
-	// Subscriptions: every real node joins its topics and drains its deliveries.
-	subscribe := func(n *sim.Node, topics []string) error {
-		for _, t := range topics {
-			tp, err := n.Topic(t)
-			if err != nil {
-				return err
-			}
-			sub, err := tp.Subscribe(pubsub.WithBufferSize(4096))
-			if err != nil {
-				return err
-			}
-			go func() {
-				for {
-					if _, err := sub.Next(runCtx); err != nil {
-						return
-					}
+	if err := r.subscribe(obs, plan.ObservedTopics); err != nil {
+		return err
+	}
+	for i, p := range plan.Peers {
+		if err := r.subscribe(r.reals[i].node, p.Topics); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeOptions are a real node's options; pos staggers the heartbeats over one interval.
+func (r *run) nodeOptions(cl topology.Client, pos int, extra ...sim.Option) []sim.Option {
+	cfg := r.cfg
+	stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(r.plan.Peers)+1)
+	return append([]sim.Option{sim.WithClient(cl), sim.WithTimeScale(cfg.TimeScale), sim.WithValidationDelay(cfg.Validation),
+		sim.WithNodeSeed(cfg.Seed, pos), sim.WithFlowControl(false), sim.WithQueueSize(cfg.Queue), sim.WithHeartbeatDelay(stagger),
+		sim.WithLogger(cfg.Log)}, extra...)
+}
+
+// subscribe joins n to topics and drains its deliveries until the run ends.
+func (r *run) subscribe(n *sim.Node, topics []string) error {
+	for _, t := range topics {
+		tp, err := n.Topic(t)
+		if err != nil {
+			return err
+		}
+		sub, err := tp.Subscribe(pubsub.WithBufferSize(4096))
+		if err != nil {
+			return err
+		}
+		go func() {
+			for {
+				if _, err := sub.Next(r.ctx); err != nil {
+					return
 				}
-			}()
-		}
-		return nil
-	}
-	if err := subscribe(obs, plan.ObservedTopics); err != nil {
-		return nil, err
-	}
-	for i, p := range plan.Peers {
-		if err := subscribe(reals[i].node, p.Topics); err != nil {
-			return nil, err
-		}
-	}
-	// The periphery: each real peer dials its boundary peers (so at Dhi it still accepts
-	// their GRAFTs: the pressure), which then subscribe and graft.
-	for i, p := range plan.Peers {
-		for range p.Boundary {
-			h, err := newHost(regions, region(BoundaryRegion))
-			if err != nil {
-				return nil, err
 			}
-			closers = append(closers, func() { h.Close() })
-			bp, err := periphery.New(h.Host, periphery.Config{Topics: p.Topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff,
-				MaxRPC: sim.MaxMessageBytes, Pressure: cfg.Population.Presses})
-			if err != nil {
-				return nil, err
+		}()
+	}
+	return nil
+}
+
+// periphery is the periphery phase: each real peer dials its boundary peers and outside
+// grafters (so at Dhi it still accepts their GRAFTs: the pressure), which then subscribe and
+// graft, spread over one backoff; churn starts; it returns once the first meshes have formed.
+func (r *run) periphery(hs hostSet) error {
+	cfg := r.cfg
+	for i := range r.plan.Peers {
+		for k, hosts := range [][]*sim.Host{hs.boundary[i], hs.grafters[i]} {
+			grafter := k == 1
+			for j, h := range hosts {
+				serial := uint64(j)
+				if grafter {
+					serial += 1 << 20
+				}
+				bp, err := periphery.New(h.Host, r.outsideConfig(i, grafter, false, serial))
+				if err != nil {
+					return err
+				}
+				if err := r.reals[i].node.Host().Connect(r.ctx, h.AddrInfo()); err != nil {
+					return fmt.Errorf("peer %d to its outside peer: %w", i, err)
+				}
+				if grafter {
+					r.reals[i].grafters = append(r.reals[i].grafters, bp)
+				} else {
+					r.reals[i].boundary = append(r.reals[i].boundary, bp)
+				}
 			}
-			if err := reals[i].node.Host().Connect(runCtx, h.AddrInfo()); err != nil {
-				return nil, fmt.Errorf("peer %d to its boundary: %w", i, err)
-			}
-			reals[i].boundary = append(reals[i].boundary, bp)
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // the real peers' streams to the boundary open
-	for i := range reals {
-		for _, bp := range reals[i].boundary {
-			if err := bp.Start(runCtx, reals[i].node.ID()); err != nil {
-				return nil, err
+	for _, rn := range r.reals {
+		for _, bp := range append(append([]*periphery.Peer(nil), rn.boundary...), rn.grafters...) {
+			if err := bp.Start(r.ctx, rn.node.ID()); err != nil {
+				return err
 			}
 		}
 	}
+	go r.churn(r.outsideSlots())
 	time.Sleep(time.Duration(float64(3*time.Second) / cfg.TimeScale)) // first meshes
+	return nil
+}
 
-	// Who gets what: topic → real peers subscribed.
-	subs := map[string][]int{}
-	for i, p := range plan.Peers {
+// schedule is the schedule phase: a goroutine generates the workload one slot ahead and
+// turns each message into its deliveries by boundary peers (the arrival model), sorted by
+// time; a nil slot is the drain slot after the last. The messages of the observed node's
+// topics in the measured slots are what it is expected to receive. An error of the
+// generator closes the channel early and is sent on the second.
+func (r *run) schedule() (<-chan []event, <-chan error) {
+	cfg := r.cfg
+	subs := map[string][]int{} // topic → real peers subscribed
+	for i, p := range r.plan.Peers {
 		for _, t := range p.Topics {
 			subs[t] = append(subs[t], i)
 		}
 	}
 	observedTopics := map[string]bool{}
-	for _, t := range plan.ObservedTopics {
+	for _, t := range r.plan.ObservedTopics {
 		observedTopics[t] = true
 	}
-
-	// Schedule, slot by slot, generated one slot ahead.
-	rep := &Report{Config: cfg, Plan: plan}
 	slots := make(chan []event, 1)
 	genErr := make(chan error, 1)
 	go func() {
@@ -426,7 +528,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				slots <- nil
 				break
 			}
-			msgs, err := gen.NextSlot()
+			msgs, err := r.gen.NextSlot()
 			if err != nil {
 				genErr <- err
 				return
@@ -440,104 +542,152 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				mid := gossip.MessageID(m.Topic, m.Data)
 				if observedTopics[m.Topic] && s >= cfg.Warmup {
-					rep.expected[m.Category]++
-					ct.obs.expect(string(mid[:]), m.At, m.Category)
+					r.rep.expected[m.Category]++
+					r.ct.obs.expect(string(mid[:]), m.At, m.Category)
 				}
 				for _, i := range peers {
-					r := drawRng(cfg.Seed, mid, i)
-					at := m.At + draw(r, cfg.Arrival.First)
-					offset := r.IntN(len(reals[i].boundary))
+					rng := drawRng(cfg.Seed, mid, i)
+					at := m.At + draw(rng, cfg.Arrival.First)
+					offset := rng.IntN(len(r.reals[i].boundary))
 					for k := range cfg.Copies {
 						evs = append(evs, event{at: at, peer: i, offset: offset, k: k, m: m, id: string(mid[:])})
-						at += draw(r, cfg.Arrival.Spread)
+						at += draw(rng, cfg.Arrival.Spread)
 					}
 				}
 			}
 			sort.SliceStable(evs, func(a, b int) bool { return evs[a].at < evs[b].at })
 			select {
 			case slots <- evs:
-			case <-runCtx.Done():
+			case <-r.ctx.Done():
 				return
 			}
 		}
 	}()
-	start := time.Now()
-	ct.obs.begin(start)
-	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
-	var before snapshot
-	var maxLag time.Duration
-	var cpuBefore time.Duration
-	var measureStart time.Time
-	dropsTo := func() int64 { // RPCs the real peers dropped on their way to the observed node
-		var n int64
-		for _, r := range reals {
-			n += r.node.PubsubStats().DroppedTo[obs.ID().String()]
-		}
-		return n
+	return slots, genErr
+}
+
+// measured is what the measure phase hands the report: the observed node's counters when
+// the measured slots began, and the clock and CPU readings around them.
+type measured struct {
+	before        snapshot
+	start         time.Time // of slot 0 (warm-up included)
+	measureStart  time.Time
+	cpuBefore     time.Duration
+	dropsToBefore int64
+	maxLag        time.Duration
+	// inMesh: per real peer, the time the observed node had spent in its mesh per topic
+	// when the measured slots began.
+	inMesh []map[string]time.Duration
+}
+
+// inMesh reads every real peer's in-mesh times of the observed node.
+func (r *run) inMesh(now time.Time) []map[string]time.Duration {
+	out := make([]map[string]time.Duration, len(r.reals))
+	for i, rn := range r.reals {
+		out[i] = rn.share.inMesh(now)
 	}
-	var dropsToBefore int64
+	return out
+}
+
+// dropsTo counts the RPCs the real peers dropped on their way to the observed node.
+func (r *run) dropsTo() int64 {
+	var n int64
+	for _, rn := range r.reals {
+		n += rn.node.PubsubStats().DroppedTo[r.obs.ID().String()]
+	}
+	return n
+}
+
+// measure is the measure phase: it plays the schedule on the clock (each delivery made by
+// the boundary peer the rotation names), snapshots the observed node's counters when the
+// warm-up ends and samples its mesh once per measured slot, and returns after the drain slot.
+func (r *run) measure(slots <-chan []event) (measured, error) {
+	cfg := r.cfg
+	m := measured{start: time.Now()}
+	r.ct.obs.begin(m.start)
+	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
 	slot := 0
 	for evs := range slots {
 		if slot == cfg.Warmup {
-			before = snapshotOf(obs.Stats(), obs.PubsubStats())
-			ct.measuring.Store(true)
-			cpuBefore, measureStart, dropsToBefore = processCPU(), time.Now(), dropsTo()
+			m.before = snapshotOf(r.obs.Stats(), r.obs.PubsubStats())
+			r.ct.measuring.Store(true)
+			m.cpuBefore, m.measureStart, m.dropsToBefore = processCPU(), time.Now(), r.dropsTo()
+			m.inMesh = r.inMesh(m.measureStart)
 		}
 		if slot >= cfg.Warmup && evs != nil {
-			ct.obs.sampleMesh(obs.PubsubStats().MeshPeers, plan.ObservedTopics)
+			r.ct.obs.sampleMesh(r.obs.PubsubStats().MeshPeers, r.plan.ObservedTopics)
 		}
 		if evs == nil { // drain
 			time.Sleep(scaled(workload.SlotDuration))
 			break
 		}
 		for _, e := range evs {
-			target := start.Add(scaled(e.at))
+			target := m.start.Add(scaled(e.at))
 			if d := time.Until(target); d > time.Millisecond {
 				select {
 				case <-time.After(d):
-				case <-runCtx.Done():
-					return nil, runCtx.Err()
+				case <-r.ctx.Done():
+					return m, r.ctx.Err()
 				}
 			}
 			lag := max(0, time.Since(target))
-			maxLag = max(maxLag, lag)
+			m.maxLag = max(m.maxLag, lag)
 			if slot >= cfg.Warmup {
-				ct.obs.lag(lag)
+				r.ct.obs.lag(lag)
 			}
 			// A boundary peer whose link failed (a real node that stopped reading for
 			// yamux's write timeout) delivers no more; the run goes on and the report
 			// counts it (delivery completeness says whether the observed node lost anything).
-			bps := reals[e.peer].boundary
+			rn := r.reals[e.peer]
+			rn.mu.RLock()
+			bps := rn.boundary
 			bp := bps[deliverer(len(bps), func(i int) bool { return bps[i].InMesh(e.m.Topic) }, e.offset, e.k)]
+			rn.mu.RUnlock()
 			if err := bp.PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
-				if rep.BoundaryErrors == 0 {
+				if r.rep.BoundaryErrors == 0 {
 					cfg.Log.Warn("boundary delivery failed", "peer", e.peer, "err", err)
 				}
-				rep.BoundaryErrors++
+				r.rep.BoundaryErrors++
 			}
 		}
 		slot++
 	}
-	select {
-	case err := <-genErr:
-		return nil, fmt.Errorf("workload: %w", err)
-	default:
-	}
-	ct.measuring.Store(false)
-	// The meters stop here, and with them the recording: the summary's streams and the
-	// trace hold exactly the same frames.
-	streams := obs.FreezeStats()
-	after := snapshotOf(streams, obs.PubsubStats())
+	r.ct.measuring.Store(false)
+	return m, nil
+}
+
+// report is the report phase: the observed node's meters stop here, and with them the
+// recording (the summary's streams and the trace hold exactly the same frames); the
+// measured slots' figures are the differences from the warm-up's end.
+func (r *run) report(m measured, cpuStart time.Duration) *Report {
+	rep := r.rep
+	streams := r.obs.FreezeStats()
+	after := snapshotOf(streams, r.obs.PubsubStats())
 	rep.Streams, rep.Pubsub = streams, after.ps
-	rep.fill(before, after, ct, maxLag, time.Since(start))
-	rep.Timing = ct.obs.timing(maxLag, processCPU()-cpuBefore, time.Since(measureStart))
+	rep.fill(m.before, after, r.ct, m.maxLag, time.Since(m.start))
+	rep.Timing = r.ct.obs.timing(m.maxLag, processCPU()-m.cpuBefore, time.Since(m.measureStart))
 	rep.CPU = processCPU() - cpuStart
-	rep.Timing.ObservedDrops = after.ps.Drops() - before.ps.Drops()
-	rep.Timing.DropsToObserved = dropsTo() - dropsToBefore
-	rep.ObservedPeers = len(obs.Host().Network().Peers())
-	for _, r := range reals {
-		for _, bp := range r.boundary {
+	rep.Timing.ObservedDrops = after.ps.Drops() - m.before.ps.Drops()
+	rep.Timing.DropsToObserved = r.dropsTo() - m.dropsToBefore
+	rep.ObservedPeers = len(r.obs.Host().Network().Peers())
+	end := time.Now()
+	if m.inMesh != nil {
+		rep.MeshShares = meshShares(r.plan, m.inMesh, r.inMesh(end), end.Sub(m.measureStart))
+	}
+	for _, rn := range r.reals {
+		rn.mu.RLock()
+		stats := append([]periphery.Stats(nil), rn.retired...)
+		for _, bp := range rn.boundary {
+			stats = append(stats, bp.Stats())
+		}
+		for _, bp := range rn.grafters {
 			st := bp.Stats()
+			stats = append(stats, st)
+			rep.Grafters.GraftsSent += st.GraftsSent
+			rep.Grafters.PrunesIn += st.PrunesIn
+		}
+		rn.mu.RUnlock()
+		for _, st := range stats {
 			rep.Boundary.Published += st.Published
 			rep.Boundary.IWantAnswered += st.IWantAnswered
 			rep.Boundary.IHaveIDs += st.IHaveIDs
@@ -546,7 +696,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			rep.Boundary.MessagesIn += st.MessagesIn
 		}
 	}
-	return rep, nil
+	rep.Churned, rep.ChurnErrors = r.churned.Load(), r.churnErrors.Load()
+	return rep
 }
 
 // drawRng seeds the draws of one message's deliveries to one real peer.
@@ -580,10 +731,32 @@ type controlTracer struct {
 	ihaveB    [gossip.NumCategories]int64
 	full      map[string]map[peer.ID]bool
 	gossiped  map[string]map[peer.ID]bool
+	// forwarded: per topic, peers that sent a message the observed node had not asked them
+	// for (a forward from their mesh); asked: per message id, the peers it sent IWANT to.
+	forwarded map[string]map[peer.ID]bool
+	asked     map[string][]peer.ID
+	// sentTo: the peers the observed node sent each message to (by a hash of topic and
+	// data); echoes: per category, copies received from a peer the observed node had
+	// already sent the message to. A rust-libp2p or nim-libp2p peer that got the observed
+	// node's copy while validating its own does not forward the message back; go and jvm
+	// peers do, so an all-go neighbourhood over-counts by up to these.
+	sentTo map[uint64][]peer.ID
+	echoes [gossip.NumCategories]int64
+}
+
+var echoSeed = maphash.MakeSeed()
+
+func messageKey(m *pb.Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(echoSeed)
+	h.WriteString(m.GetTopic())
+	h.Write(m.Data)
+	return h.Sum64()
 }
 
 func newControlTracer() *controlTracer {
-	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{}}
+	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{},
+		sentTo: map[uint64][]peer.ID{}, forwarded: map[string]map[peer.ID]bool{}, asked: map[string][]peer.ID{}}
 }
 
 func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
@@ -601,6 +774,12 @@ func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
 	}
 	for _, m := range rpc.Publish {
 		mark(c.full, m.GetTopic())
+		if !slices.Contains(c.asked[gossip.PubsubMsgID(m)], from) {
+			mark(c.forwarded, m.GetTopic())
+		}
+		if slices.Contains(c.sentTo[messageKey(m)], from) {
+			c.echoes[gossip.TopicCategory(m.GetTopic())]++
+		}
 	}
 	if rpc.Control == nil {
 		return
@@ -627,47 +806,57 @@ func (c *controlTracer) DeliverMessage(m *pubsub.Message) {
 		c.obs.deliver(m.ID)
 	}
 }
-func (*controlTracer) RejectMessage(*pubsub.Message, string)                {}
-func (*controlTracer) DuplicateMessage(*pubsub.Message)                     {}
-func (*controlTracer) ThrottlePeer(peer.ID)                                 {}
-func (*controlTracer) SendRPC(*pubsub.RPC, peer.ID)                         {}
+func (*controlTracer) RejectMessage(*pubsub.Message, string) {}
+func (*controlTracer) DuplicateMessage(*pubsub.Message)      {}
+func (*controlTracer) ThrottlePeer(peer.ID)                  {}
+func (c *controlTracer) SendRPC(rpc *pubsub.RPC, to peer.ID) {
+	if !c.measuring.Load() || (len(rpc.Publish) == 0 && len(rpc.GetControl().GetIwant()) == 0) {
+		return
+	}
+	c.mu.Lock()
+	for _, m := range rpc.Publish {
+		k := messageKey(m)
+		c.sentTo[k] = append(c.sentTo[k], to)
+	}
+	for _, w := range rpc.GetControl().GetIwant() {
+		for _, id := range w.MessageIDs {
+			c.asked[id] = append(c.asked[id], to)
+		}
+	}
+	c.mu.Unlock()
+}
 func (*controlTracer) SendRPCCompleted(*pubsub.RPC, peer.ID, time.Duration) {}
 func (*controlTracer) DropRPC(*pubsub.RPC, peer.ID)                         {}
 func (*controlTracer) UndeliverableMessage(*pubsub.Message)                 {}
 
 // snapshot is the observed node's counters at one moment.
 type snapshot struct {
-	in, out map[gossip.Category]result.CategoryBytes
-	control map[string]result.ControlBytes
-	ps      result.Pubsub
+	in, out             map[gossip.Category]result.CategoryBytes
+	control, controlOut map[string]result.ControlBytes // received, sent
+	ps                  result.Pubsub
 }
 
 func snapshotOf(streams []result.StreamStats, ps result.Pubsub) snapshot {
 	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: ps}
-	s.out = map[gossip.Category]result.CategoryBytes{}
+	s.out, s.controlOut = map[gossip.Category]result.CategoryBytes{}, map[string]result.ControlBytes{}
 	for _, st := range streams {
+		cats, ctl := s.in, s.control
 		if st.Direction != "in" {
-			for c, b := range st.Categories {
-				v := s.out[c]
-				v.RawBytes += b.RawBytes
-				v.WireBytes += b.WireBytes
-				s.out[c] = v
-			}
-			continue
+			cats, ctl = s.out, s.controlOut
 		}
 		for c, b := range st.Categories {
-			v := s.in[c]
+			v := cats[c]
 			v.RawBytes += b.RawBytes
 			v.WireBytes += b.WireBytes
-			s.in[c] = v
+			cats[c] = v
 		}
 		for k, b := range st.Control {
-			v := s.control[k]
+			v := ctl[k]
 			v.RawBytes += b.RawBytes
 			v.WireBytes += b.WireBytes
 			v.Entries += b.Entries
 			v.IDs += b.IDs
-			s.control[k] = v
+			ctl[k] = v
 		}
 	}
 	return s
