@@ -29,8 +29,8 @@ func (rep *Report) historySeries(view, payload string) []historyPoint {
 	var out []historyPoint
 	for i := range rep.Results {
 		r := &rep.Results[i]
-		if r.View != view || r.Payload != payload {
-			continue
+		if r.View != view || r.Payload != payload || r.Layout != LayoutOneStream {
+			continue // the charts are today's layout
 		}
 		c, err := ParseConfig(r.Config)
 		if err != nil || c.Dict || !c.Spec.SameExceptWindow(snappyFast) || c.Spec.HistoryBytes() == 0 {
@@ -143,7 +143,7 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 		// plain's figures are the replay's own cost, the floor under every codec's.
 		for i := range rep.Results {
 			r := &rep.Results[i]
-			if r.View == v.View && r.Config == "plain" {
+			if r.View == v.View && r.Config == "plain" && r.Layout == LayoutOneStream {
 				lo, hi := float64(cpuPts[0].window), float64(cpuPts[len(cpuPts)-1].window)
 				cpuArgs = append(cpuArgs, "plain encode+decode (replay floor)",
 					plotter.XYs{{X: lo, Y: r.EncodeCPUNsPerB + r.DecodeCPUNsPerB}, {X: hi, Y: r.EncodeCPUNsPerB + r.DecodeCPUNsPerB}})

@@ -39,6 +39,8 @@ type scan struct {
 	keep []map[uint32]bool
 	// names labels a stream: "<trace index>/<stream id>".
 	names []map[uint32]string
+	// owners tells, per trace, each stream's node, peer and direction.
+	owners []map[uint32]*owner
 	// anyIDs: some frame carries IWANT or IDONTWANT, which views filter by message id.
 	anyIDs bool
 	// topics maps the pubsub id of every published message to its topic (interned).
@@ -52,7 +54,7 @@ func scanTraces(paths []string, trainSplit float64, direction string) (*scan, er
 	sc := &scan{}
 	for ti, path := range paths {
 		var info TraceInfo
-		keep, names := map[uint32]bool{}, map[uint32]string{}
+		keep, names, owners := map[uint32]bool{}, map[uint32]string{}, map[uint32]*owner{}
 		err := readTrace(path, func(r *trace.Reader) {
 			h := r.Header()
 			info = TraceInfo{Path: path, Source: h.Source, Params: h.Params}
@@ -60,6 +62,7 @@ func scanTraces(paths []string, trainSplit float64, direction string) (*scan, er
 			if _, seen := keep[f.Stream]; !seen {
 				s, _ := r.Stream(f.Stream)
 				keep[f.Stream] = direction == "" || s.Direction == direction
+				owners[f.Stream] = newOwner(ti, s)
 				names[f.Stream] = strconv.Itoa(ti) + "/" + strconv.FormatUint(uint64(f.Stream), 10)
 				info.Streams++
 			}
@@ -82,6 +85,7 @@ func scanTraces(paths []string, trainSplit float64, direction string) (*scan, er
 		sc.split = append(sc.split, time.Duration(trainSplit*float64(info.Duration)))
 		sc.keep = append(sc.keep, keep)
 		sc.names = append(sc.names, names)
+		sc.owners = append(sc.owners, owners)
 	}
 	if !sc.anyIDs {
 		return sc, nil
@@ -140,10 +144,11 @@ func forFrames(r *trace.Reader, fn func(trace.Frame) error) error {
 	}
 }
 
-// corpusKey names what a configuration replays: one view in one payload mode.
+// corpusKey names what a configuration replays: one view in one payload mode and layout.
 type corpusKey struct {
 	view    int // index into the sweep's views
 	payload string
+	layout  string
 }
 
 // frameIn is one frame as a configuration sees it: the stream it belongs to, its bytes in
@@ -152,6 +157,8 @@ type frameIn struct {
 	stream string
 	data   []byte
 	parts  [gossip.NumCategories]int
+	owner  *owner // nil in tests that replay frames without a trace
+	topic  string // of a topic stream's frame, "" on a recorded stream
 }
 
 // view is one of the sweep's views of the traces.
@@ -160,6 +167,8 @@ type view struct {
 	filter *TopicFilter // nil: as recorded
 	sum    TrafficSummary
 	seen   map[string]bool // streams with an evaluated frame
+	// opened holds the topic streams the view has opened (their header sent).
+	opened map[string]bool
 }
 
 // prepare turns one recorded frame into what each payload mode of a view replays: filtered to
@@ -170,7 +179,7 @@ type prepared struct {
 	messages    [gossip.NumCategories]int // published messages and control entries
 }
 
-func (v *view) prepare(stream string, frame []byte, wantSSZ bool, buf *[]byte) (p prepared, kept bool, err error) {
+func (v *view) prepare(stream string, o *owner, frame []byte, wantSSZ bool, buf *[]byte) (p prepared, kept bool, err error) {
 	if v.filter != nil {
 		var ok bool
 		*buf, ok, err = v.filter.AppendFiltered((*buf)[:0], frame)
@@ -179,7 +188,7 @@ func (v *view) prepare(stream string, frame []byte, wantSSZ bool, buf *[]byte) (
 		}
 		frame = *buf
 	}
-	p.snappy = frameIn{stream: stream, data: append([]byte(nil), frame...)}
+	p.snappy = frameIn{stream: stream, data: append([]byte(nil), frame...), owner: o}
 	parts, err := gossip.SplitFrame(frame)
 	if err != nil {
 		return p, false, err
@@ -194,7 +203,7 @@ func (v *view) prepare(stream string, frame []byte, wantSSZ bool, buf *[]byte) (
 		if err != nil {
 			return p, false, err
 		}
-		p.ssz = frameIn{stream: stream, data: ssz, parts: sszParts.Bytes}
+		p.ssz = frameIn{stream: stream, data: ssz, parts: sszParts.Bytes, owner: o}
 	}
 	return p, true, nil
 }
@@ -207,6 +216,7 @@ func (v *view) count(p *prepared) {
 		v.sum.SSZBytes[c] += int64(p.ssz.parts[c])
 		v.sum.Messages[c] += int64(p.messages[c])
 		v.sum.Total += int64(b)
+		v.sum.DirTotal[p.snappy.owner.dirIndex()] += int64(b)
 	}
 	if !v.seen[p.snappy.stream] {
 		v.seen[p.snappy.stream] = true
@@ -225,6 +235,10 @@ type TrafficSummary struct {
 	Duration time.Duration                 `json:"duration_ns"` // evaluated time, summed over traces
 	PerHour  [gossip.NumCategories]float64 `json:"mib_per_hour"`
 	Total    int64                         `json:"total_bytes"`
+	// DirTotal splits Total by direction: inbound, outbound (the recording node's view).
+	DirTotal [2]int64 `json:"direction_total_bytes"`
+	// Skipped are frames left out because a layout cannot carry them.
+	Skipped Skipped `json:"skipped"`
 }
 
 // trainSampler keeps an even sample of a corpus's training frames within trainKeepBytes,

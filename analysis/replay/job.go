@@ -53,6 +53,22 @@ type streamReplay struct {
 	rd        io.ReadCloser
 	lastParts [gossip.NumCategories]int // the last frame's, for the stream's closing bytes
 	lastLen   int
+	owner     *owner
+	// Memory: whether the stream is due for the meter's next sample, the state the meter
+	// counted for it last, and its encoder's and decoder's state at the end.
+	touched  bool
+	held     int64
+	enc, dec int64
+	rawBytes int64 // through the stream so far
+}
+
+// heldBytes is the codec state the recording node holds for the stream: the encoder's when
+// it writes the stream, the decoder's when it reads it.
+func (s *streamReplay) heldBytes() int64 {
+	if s.owner != nil && s.owner.out {
+		return s.w.(codec.Meter).Stats().StateBytes
+	}
+	return s.rd.(codec.Meter).Stats().StateBytes
 }
 
 // job is one configuration replaying one corpus (view and payload mode), one batch of frames
@@ -60,6 +76,7 @@ type streamReplay struct {
 type job struct {
 	cfg     Config
 	key     corpusKey
+	mem     memoryMeter
 	dict    []byte
 	r       Result
 	streams map[string]*streamReplay
@@ -74,17 +91,17 @@ type job struct {
 
 func newJob(cfg Config, key corpusKey, viewName string) *job {
 	j := &job{cfg: cfg, key: key, streams: map[string]*streamReplay{}}
-	j.r = Result{View: viewName, Payload: key.payload, Config: cfg.Name, Verified: true}
+	j.r = Result{View: viewName, Payload: key.payload, Config: cfg.Name, Layout: key.layout, Verified: true}
 	if cfg.Spec.IsPlain() && !cfg.None {
 		j.r.Payload = ""
 	}
 	return j
 }
 
-func (j *job) stream(name string) *streamReplay {
+func (j *job) stream(name string, o *owner) *streamReplay {
 	s := j.streams[name]
 	if s == nil {
-		s = &streamReplay{feed: &feed{}}
+		s = &streamReplay{feed: &feed{}, owner: o}
 		var opts []codec.Option
 		if j.cfg.Dict {
 			opts = append(opts, codec.WithDict(j.dict))
@@ -110,13 +127,15 @@ func (j *job) frames(batch []frameIn) error {
 	cpu0, _ := threadCPU()
 	for i := range batch {
 		f := &batch[i]
-		s := j.stream(f.stream)
+		s := j.stream(f.stream, f.owner)
 		before := s.feed.len()
 		if _, err := s.w.Write(f.data); err != nil {
 			return fmt.Errorf("stream %s: encode frame %d: %w", f.stream, j.r.Frames, err)
 		}
-		attribute(&j.r, s.feed.len()-before, &f.parts, len(f.data))
+		attribute(&j.r, s.feed.len()-before, &f.parts, len(f.data), f.owner.dirIndex())
 		s.lastParts, s.lastLen = f.parts, len(f.data)
+		s.rawBytes += int64(len(f.data))
+		j.mem.touch(s)
 	}
 	cpu1, _ := threadCPU()
 	j.r.encodeCPU += cpu1 - cpu0
@@ -140,6 +159,7 @@ func (j *job) frames(batch []frameIn) error {
 	}
 	cpu1, _ = threadCPU()
 	j.r.decodeCPU += cpu1 - cpu0
+	j.mem.sample()
 	return nil
 }
 
@@ -153,7 +173,7 @@ func (j *job) none(batch []frameIn) error {
 			j.streams[f.stream] = nil
 			j.order = append(j.order, f.stream)
 		}
-		attribute(&j.r, len(f.data), &f.parts, len(f.data))
+		attribute(&j.r, len(f.data), &f.parts, len(f.data), f.owner.dirIndex())
 		var err error
 		if j.snappied, err = gossip.AppendSnappyFrame(j.snappied[:0], f.data); err != nil {
 			return fmt.Errorf("stream %s: %w", f.stream, err)
@@ -182,7 +202,8 @@ func (j *job) finish(plain TrafficSummary) error {
 		if err := s.w.Close(); err != nil {
 			return fmt.Errorf("stream %s: close encoder: %w", name, err)
 		}
-		attribute(&j.r, s.feed.len()-before, &s.lastParts, s.lastLen)
+		attribute(&j.r, s.feed.len()-before, &s.lastParts, s.lastLen, s.owner.dirIndex())
+		s.enc = encStats.StateBytes
 		if closed := s.w.(codec.Meter).Stats(); closed.Time > encStats.Time {
 			encStats.Time = closed.Time
 		}
@@ -194,11 +215,15 @@ func (j *job) finish(plain TrafficSummary) error {
 			return fmt.Errorf("stream %s: after the last frame: %d more bytes, %v: %w", name, n, err, ErrMismatch)
 		}
 		decStats := s.rd.(codec.Meter).Stats()
+		s.dec = decStats.StateBytes
 		j.r.DecodeTime += decStats.Time
 		j.r.DecoderStateBytes = max(j.r.DecoderStateBytes, decStats.StateBytes)
 		if err := s.rd.Close(); err != nil {
 			return fmt.Errorf("stream %s: close decoder: %w", name, err)
 		}
+	}
+	j.r.Memory = j.mem.summary(j.streams, j.order, int64(j.cfg.Spec.HistoryBytes()))
+	for _, name := range j.order {
 		j.streams[name] = nil // its state is released
 	}
 	r := &j.r
@@ -211,6 +236,15 @@ func (j *job) finish(plain TrafficSummary) error {
 	}
 	if pct, ok := percentOf(r.Total, float64(r.PlainTotal)); ok {
 		r.RelativeTotal = pct
+	}
+	for d := range r.DirBytes {
+		r.DirPlainTotal[d] = plain.DirTotal[d]
+		for _, b := range r.DirBytes[d] {
+			r.DirTotal[d] += b
+		}
+		if pct, ok := percentOf(r.DirTotal[d], float64(r.DirPlainTotal[d])); ok {
+			r.DirRelativeTotal[d] = pct
+		}
 	}
 	if r.InputBytes > 0 && !j.cfg.None {
 		r.EncodeNsPerB = float64(r.EncodeTime.Nanoseconds()) / float64(r.InputBytes)
@@ -227,8 +261,8 @@ func (j *job) finish(plain TrafficSummary) error {
 	return nil
 }
 
-// attribute shares n wire bytes out like the frame's categories.
-func attribute(r *Result, n int, parts *[gossip.NumCategories]int, frameLen int) {
+// attribute shares n wire bytes of direction dir out like the frame's categories.
+func attribute(r *Result, n int, parts *[gossip.NumCategories]int, frameLen int, dir int) {
 	if n == 0 || frameLen == 0 {
 		return
 	}
@@ -236,6 +270,7 @@ func attribute(r *Result, n int, parts *[gossip.NumCategories]int, frameLen int)
 	for cat, b := range parts {
 		if b != 0 {
 			r.Bytes[cat] += float64(b) * scale
+			r.DirBytes[dir][cat] += float64(b) * scale
 		}
 	}
 }
@@ -244,7 +279,7 @@ func attribute(r *Result, n int, parts *[gossip.NumCategories]int, frameLen int)
 // calling goroutine: what Sweep does for each corpus, without the traces (benchmarks and
 // tests).
 func replayFrames(cfg Config, payload string, frames []frameIn, plain TrafficSummary, afterEncode func([]frameIn)) (Result, error) {
-	j := newJob(cfg, corpusKey{payload: payload}, plain.View)
+	j := newJob(cfg, corpusKey{payload: payload, layout: LayoutOneStream}, plain.View)
 	j.afterEncode = afterEncode
 	for len(frames) > 0 {
 		n := min(len(frames), batchFrames)

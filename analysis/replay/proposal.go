@@ -156,14 +156,17 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 func (rep *Report) WriteCSV(w io.Writer) error {
 	cats := rep.reportCategories()
 	cw := csv.NewWriter(w)
-	head := []string{"view", "payload", "config", "streams", "frames", "input_bytes", "plain_bytes", "wire_bytes",
+	head := []string{"view", "payload", "config", "layout", "streams", "frames", "input_bytes", "plain_bytes", "wire_bytes",
 		"relative_total", "proposal_total", "diff_total", "at_proposal_mix"}
 	for _, c := range cats {
 		head = append(head, "relative_"+c.String(), "proposal_"+c.String(), "diff_"+c.String())
 	}
 	head = append(head, "encode_ns_per_byte", "encode_mb_per_s", "decode_ns_per_byte", "decode_mb_per_s",
 		"encode_thread_cpu_ns_per_byte", "decode_thread_cpu_ns_per_byte",
-		"encoder_state_bytes", "decoder_state_bytes", "dict_bytes", "verified")
+		"encoder_state_bytes", "decoder_state_bytes", "dict_bytes", "verified",
+		"relative_inbound", "relative_outbound", "live_streams", "peers", "nodes", "max_streams_per_peer",
+		"mean_peer_encoder_bytes", "mean_peer_decoder_bytes", "max_peer_bytes", "mean_node_encoder_bytes", "mean_node_decoder_bytes", "peak_node_bytes",
+		"mean_node_history_bytes")
 	if err := cw.Write(head); err != nil {
 		return fmt.Errorf("sweep csv: %w", err)
 	}
@@ -178,7 +181,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		pt, dt := cmp(r, "total")
-		row := []string{r.View, r.Payload, r.Config, strconv.Itoa(r.Streams), strconv.FormatInt(r.Frames, 10),
+		row := []string{r.View, r.Payload, r.Config, r.Layout, strconv.Itoa(r.Streams), strconv.FormatInt(r.Frames, 10),
 			strconv.FormatInt(r.InputBytes, 10), strconv.FormatInt(r.PlainTotal, 10), f(r.Total, 0),
 			f(r.RelativeTotal, 2), pt, dt, ""}
 		if r.AtProposalMix != 0 {
@@ -196,6 +199,11 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 			f(r.EncodeCPUNsPerB, 3), f(r.DecodeCPUNsPerB, 3),
 			strconv.FormatInt(r.EncoderStateBytes, 10), strconv.FormatInt(r.DecoderStateBytes, 10),
 			strconv.Itoa(r.DictBytes), strconv.FormatBool(r.Verified))
+		m := r.Memory
+		row = append(row, f(r.DirRelativeTotal[0], 2), f(r.DirRelativeTotal[1], 2), strconv.Itoa(m.Streams), strconv.Itoa(m.Peers),
+			strconv.Itoa(m.Nodes), strconv.Itoa(m.MaxStreamsPerPeer), f(m.MeanPeerEncoderBytes, 0), f(m.MeanPeerDecoderBytes, 0),
+			strconv.FormatInt(m.MaxPeerBytes, 10), f(m.MeanNodeEncoderBytes, 0), f(m.MeanNodeDecoderBytes, 0), strconv.FormatInt(m.PeakNodeBytes, 10),
+			f(m.MeanNodeHistoryBytes, 0))
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("sweep csv: %w", err)
 		}
@@ -231,6 +239,10 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	}
 	for _, v := range rep.Views {
 		fmt.Fprintf(&b, "### View `%s`: %d stream direction(s), %d frames, %.1f MiB today\n\n", v.View, v.Streams, v.Frames, float64(v.Total)/(1<<20))
+		if v.Skipped.Frames > 0 {
+			fmt.Fprintf(&b, "Left out (cannot be read, or laid out as topic streams): %d frames, %.2f MiB today; none of the figures below includes them.\n\n",
+				v.Skipped.Frames, float64(v.Skipped.Bytes)/(1<<20))
+		}
 		pt, hasPT := proposalTraffic[v.View]
 		b.WriteString("| category | messages | MiB today | MiB raw SSZ | MiB/h | share |")
 		if hasPT {
@@ -268,11 +280,18 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		} else {
 			b.WriteString("Relative bytes, % of today's (the proposal published no figures for this view).\n\n")
 		}
+		layouts := rep.hasLayouts()
 		b.WriteString("| configuration | payload | total |")
+		if layouts {
+			b.WriteString(" layout |")
+		}
 		for _, c := range cats {
 			fmt.Fprintf(&b, " %s |", c)
 		}
 		b.WriteString(" encode ns/B | encode MB/s | decode ns/B | decode MB/s | thread CPU ns/B enc / dec | state per direction (enc + dec) |\n|---|---|---:|")
+		if layouts {
+			b.WriteString("---|")
+		}
 		for range cats {
 			b.WriteString("---:|")
 		}
@@ -287,6 +306,9 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 				payload = gossip.PayloadSSZSnappy
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s |", r.Config, payload, cell(r.RelativeTotal, r.Proposal, "total", r.PlainTotal > 0))
+			if layouts {
+				fmt.Fprintf(&b, " %s |", r.Layout)
+			}
 			for _, c := range cats {
 				fmt.Fprintf(&b, " %s |", cell(r.Relative[c], r.Proposal, c.String(), r.PlainBytes[c] > 0))
 			}
@@ -306,6 +328,9 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 		mixTable(&b, rep, v.View)
+		if layouts {
+			layoutTables(&b, rep, v, cats)
+		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("sweep markdown: %w", err)
@@ -371,4 +396,92 @@ func cell(v float64, cmp map[string]Comparison, key string, has bool) string {
 		s += fmt.Sprintf(" (%s; %+.1f)", c.published(), c.Diff)
 	}
 	return s
+}
+
+// hasLayouts reports whether the report has a layout other than today's.
+func (rep *Report) hasLayouts() bool {
+	for _, l := range rep.Layouts {
+		if l != LayoutOneStream {
+			return true
+		}
+	}
+	return false
+}
+
+// layoutTables writes, for one view, each configuration under each layout: bytes in total
+// and by direction against today's plain bytes on one stream, what the codec adds on top of
+// its layout's plain bytes, and the codec state the recording nodes hold.
+func layoutTables(b *strings.Builder, rep *Report, v TrafficSummary, cats []gossip.Category) {
+	plainOf := map[string]*Result{}
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if r.View == v.View && r.Config == "plain" {
+			plainOf[r.Layout] = r
+		}
+	}
+	fmt.Fprintf(b, "Stream layouts, view `%s`: %% of today's plain bytes on one stream (in %.1f MiB, out %.1f MiB); "+
+		"\"on its layout's plain\" is the codec's own gain, the layout's plain bytes being 100 %%; \"control stream only\" is "+
+		"topic streams with the codec on the control stream alone (its frames are the control and other categories, each stream having its own codec, so the figure is exact).\n\n",
+		v.View, float64(v.DirTotal[0])/(1<<20), float64(v.DirTotal[1])/(1<<20))
+	b.WriteString("| configuration | payload | layout | total | inbound | outbound |")
+	for _, c := range cats {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	b.WriteString(" on its layout's plain | control stream only |\n|---|---|---|---:|---:|---:|")
+	for range cats {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|---:|\n")
+	pct := func(v float64, has bool) string {
+		if !has {
+			return "–"
+		}
+		return strconv.FormatFloat(v, 'f', 1, 64) + " %"
+	}
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if r.View != v.View || r.Config == "none" {
+			continue
+		}
+		payload := r.Payload
+		if payload == "" {
+			payload = gossip.PayloadSSZSnappy
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |", r.Config, payload, r.Layout, pct(r.RelativeTotal, r.PlainTotal > 0),
+			pct(r.DirRelativeTotal[0], r.DirPlainTotal[0] > 0), pct(r.DirRelativeTotal[1], r.DirPlainTotal[1] > 0))
+		for _, c := range cats {
+			fmt.Fprintf(b, " %s |", pct(r.Relative[c], r.PlainBytes[c] > 0))
+		}
+		p := plainOf[r.Layout]
+		fmt.Fprintf(b, " %s |", pct(100*r.Total/p.Total, p != nil && p.Total > 0))
+		if r.Layout == LayoutTopicStreams && p != nil && r.PlainTotal > 0 {
+			ctl := p.Total
+			for _, c := range []gossip.Category{gossip.Control, gossip.Other} {
+				ctl += r.Bytes[c] - p.Bytes[c]
+			}
+			fmt.Fprintf(b, " %s |\n", pct(100*ctl/float64(r.PlainTotal), true))
+		} else {
+			b.WriteString(" – |\n")
+		}
+	}
+	b.WriteString("\nCodec state as the recording node(s) hold it (the encoder of each stream a node writes, the decoder of each it reads), " +
+		"at the end of the trace, and the largest a node's total reaches during the replay (sampled every batch of frames); " +
+		"\"history in use\" is, over the same streams, the bytes through each up to its window: the least any implementation keeps:\n\n" +
+		"| configuration | payload | layout | streams | peers | most streams with one peer | per peer, encoders + decoders (mean) | largest peer | per node at the end, encoders + decoders | largest a node reaches | history in use per node |\n" +
+		"|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if r.View != v.View || r.Config == "none" || r.Config == "plain" {
+			continue
+		}
+		m := r.Memory
+		payload := r.Payload
+		if payload == "" {
+			payload = gossip.PayloadSSZSnappy
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %d | %s + %s | %s | %s + %s | %s | %s |\n", r.Config, payload, r.Layout, m.Streams, m.Peers,
+			m.MaxStreamsPerPeer, kib(int64(m.MeanPeerEncoderBytes)), kib(int64(m.MeanPeerDecoderBytes)), kib(m.MaxPeerBytes),
+			kib(int64(m.MeanNodeEncoderBytes)), kib(int64(m.MeanNodeDecoderBytes)), kib(m.PeakNodeBytes), kib(int64(m.MeanNodeHistoryBytes)))
+	}
+	b.WriteString("\n")
 }

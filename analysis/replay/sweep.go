@@ -105,6 +105,10 @@ type Options struct {
 	// trace.DirectionOut, from the recording node's view); "" keeps all. The proposal's
 	// figures are inbound.
 	Direction string
+	// Layouts are the stream layouts replayed (LayoutOneStream, LayoutTopicStreams; default
+	// one-stream). Every layout is measured against the same baseline: today's plain bytes
+	// on one stream.
+	Layouts []string
 	// Workers run configurations in parallel (default GOMAXPROCS).
 	Workers int
 	// Progress, if set, is called after each configuration finishes.
@@ -116,6 +120,7 @@ type Result struct {
 	View    string `json:"view"`
 	Payload string `json:"payload"` // "" for plain, "ssz" for none
 	Config  string `json:"config"`
+	Layout  string `json:"layout"`
 	Streams int    `json:"streams"`
 	Frames  int64  `json:"frames"`
 	// InputBytes went into the encoders (and came out of the decoders).
@@ -130,6 +135,11 @@ type Result struct {
 	// and RelativeTotal the same in total.
 	Relative      [gossip.NumCategories]float64 `json:"relative"`
 	RelativeTotal float64                       `json:"relative_total"`
+	// The same by direction, inbound then outbound (the recording node's view).
+	DirBytes         [2][gossip.NumCategories]float64 `json:"direction_wire_bytes"`
+	DirTotal         [2]float64                       `json:"direction_wire_total"`
+	DirPlainTotal    [2]int64                         `json:"direction_plain_total"`
+	DirRelativeTotal [2]float64                       `json:"direction_relative_total"`
 	// Codec CPU over the whole replay, per input byte.
 	EncodeTime     time.Duration `json:"encode_ns"`
 	DecodeTime     time.Duration `json:"decode_ns"`
@@ -149,7 +159,9 @@ type Result struct {
 	EncoderStateBytes int64 `json:"encoder_state_bytes"`
 	DecoderStateBytes int64 `json:"decoder_state_bytes"`
 	DictBytes         int   `json:"dict_bytes,omitempty"`
-	Verified          bool  `json:"verified"` // decoded output equals the input, frame for frame
+	// Memory is the codec state by peer and node, as the recording nodes hold it.
+	Memory   Memory `json:"memory"`
+	Verified bool   `json:"verified"` // decoded output equals the input, frame for frame
 	// Proposal holds the proposal's published figure where one exists, by "total" or
 	// category name, with the difference.
 	Proposal map[string]Comparison `json:"proposal,omitempty"`
@@ -167,6 +179,7 @@ type Report struct {
 	TrainSplit float64          `json:"train_split"`
 	Grid       []string         `json:"grid"`
 	Payloads   []string         `json:"payloads"`
+	Layouts    []string         `json:"layouts"`
 	Views      []TrafficSummary `json:"views"`
 	Results    []Result         `json:"results"`
 	Workers    int              `json:"workers"`
@@ -211,6 +224,12 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
+	if len(o.Layouts) == 0 {
+		o.Layouts = []string{LayoutOneStream}
+	}
+	if _, err := ParseLayouts(strings.Join(o.Layouts, ",")); err != nil {
+		return nil, err
+	}
 	switch o.Direction {
 	case "", trace.DirectionIn, trace.DirectionOut:
 	default:
@@ -223,7 +242,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	if o.Direction != "" && sc.frames == 0 {
 		return nil, fmt.Errorf("no %s stream directions in the traces", o.Direction)
 	}
-	rep := &Report{Traces: sc.infos, Direction: o.Direction, TrainSplit: o.TrainSplit, Payloads: o.Payloads, Workers: o.Workers}
+	rep := &Report{Traces: sc.infos, Direction: o.Direction, TrainSplit: o.TrainSplit, Payloads: o.Payloads, Layouts: o.Layouts, Workers: o.Workers}
 	_, rep.Build = result.BuildOptimized()
 	rep.Origin = result.CurrentOrigin()
 	for _, c := range o.Grid {
@@ -239,7 +258,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	var views []*view
 	var jobs []*job
 	for _, name := range o.Profiles {
-		v := &view{name: name, seen: map[string]bool{}}
+		v := &view{name: name, seen: map[string]bool{}, opened: map[string]bool{}}
 		if name == "" || name == "recorded" {
 			v.name = "recorded"
 		} else {
@@ -253,15 +272,20 @@ func Sweep(paths []string, o Options) (*Report, error) {
 		v.sum.View = v.name
 		vi := len(views)
 		views = append(views, v)
-		for _, c := range o.Grid {
-			switch {
-			case c.None:
-				jobs = append(jobs, newJob(c, corpusKey{vi, gossip.PayloadSSZ}, v.name))
-			case c.Spec.IsPlain() && !c.Dict:
-				jobs = append(jobs, newJob(c, corpusKey{vi, gossip.PayloadSSZSnappy}, v.name))
-			default:
-				for _, p := range o.Payloads {
-					jobs = append(jobs, newJob(c, corpusKey{vi, p}, v.name))
+		for _, layout := range o.Layouts {
+			for _, c := range o.Grid {
+				switch {
+				case c.None && layout != LayoutOneStream:
+					// none un-Snappies the payloads of RPC frames; a topic stream's TopicRPC
+					// frames are not RPC frames. Today's layout carries the figure.
+				case c.None:
+					jobs = append(jobs, newJob(c, corpusKey{vi, gossip.PayloadSSZ, layout}, v.name))
+				case c.Spec.IsPlain() && !c.Dict:
+					jobs = append(jobs, newJob(c, corpusKey{vi, gossip.PayloadSSZSnappy, layout}, v.name))
+				default:
+					for _, p := range o.Payloads {
+						jobs = append(jobs, newJob(c, corpusKey{vi, p, layout}, v.name))
+					}
 				}
 			}
 		}
@@ -283,11 +307,18 @@ func Sweep(paths []string, o Options) (*Report, error) {
 			}
 		}
 		rep.Views = append(rep.Views, v.sum)
+		if sk := v.sum.Skipped; sk.Frames > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("view %s: %d frame(s), %d bytes today, cannot be read or laid out as the layouts need and are left out of every configuration and the baseline; the first: %s",
+				v.name, sk.Frames, sk.Bytes, strings.Join(sk.First, "; ")))
+		}
 	}
 	for _, j := range jobs {
 		r := j.r
-		r.Proposal = compare(&r)
-		r.AtProposalMix = atProposalMix(&r)
+		if r.Layout == LayoutOneStream {
+			// The proposal's figures are for one stream per direction.
+			r.Proposal = compare(&r)
+			r.AtProposalMix = atProposalMix(&r)
+		}
 		rep.Results = append(rep.Results, r)
 	}
 	rep.Elapsed = time.Since(start)
@@ -304,10 +335,14 @@ const batchFrames = 512
 func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Options) error {
 	byCorpus := map[corpusKey][]int{}
 	wantSSZ := make([]bool, len(views))
+	wantTopics := make([]bool, len(views))
 	for i, j := range jobs {
 		byCorpus[j.key] = append(byCorpus[j.key], i)
 		if j.key.payload == gossip.PayloadSSZ {
 			wantSSZ[j.key.view] = true
+		}
+		if j.key.layout == LayoutTopicStreams {
+			wantTopics[j.key.view] = true
 		}
 	}
 	chans := make([]chan []frameIn, len(jobs))
@@ -350,7 +385,9 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 		var done int64
 		var buf []byte
 		for ti, path := range paths {
+			var index int64 // of the frame in its trace
 			err := readTrace(path, nil, func(_ *trace.Reader, f trace.Frame) error {
+				index++
 				if !sc.keep[ti][f.Stream] {
 					return nil
 				}
@@ -363,26 +400,60 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 				}
 				name := sc.names[ti][f.Stream]
 				for vi, v := range views {
-					p, kept, err := v.prepare(name, f.Data, wantSSZ[vi], &buf)
+					// A frame the view cannot read (a malformed or cut-short RPC) or a layout
+					// cannot carry is left out of every configuration and of the baseline alike,
+					// counted and, the first few, named.
+					skip := func(n int, err error) {
+						sk := &v.sum.Skipped
+						sk.Frames++
+						sk.Bytes += int64(n)
+						if len(sk.First) < skippedExamples {
+							sk.First = append(sk.First, fmt.Sprintf("trace %s stream %d frame #%d at %v: %v", path, f.Stream, index, f.At, err))
+						}
+					}
+					p, kept, err := v.prepare(name, sc.owners[ti][f.Stream], f.Data, wantSSZ[vi], &buf)
 					if err != nil {
-						return fmt.Errorf("view %s stream %s: %w", v.name, name, err)
+						skip(len(f.Data), err)
+						continue
 					}
 					if !kept {
 						continue
 					}
-					v.count(&p)
-					for _, payload := range []string{gossip.PayloadSSZSnappy, gossip.PayloadSSZ} {
-						k := corpusKey{vi, payload}
-						if len(byCorpus[k]) == 0 {
+					var split [2][]frameIn // per payload mode, under topic streams
+					if wantTopics[vi] {
+						var err error
+						split[0], err = topicSplit(p.snappy)
+						if err == nil && wantSSZ[vi] {
+							split[1], err = topicSplit(p.ssz)
+						}
+						if err != nil {
+							skip(len(p.snappy.data), err)
 							continue
 						}
-						in := p.snappy
-						if payload == gossip.PayloadSSZ {
-							in = p.ssz
+						// Both payload modes carry the same messages: the streams this frame
+						// opens get their header in both.
+						fresh := v.open(split[0])
+						for i := range split {
+							split[i] = withHeaders(split[i], fresh)
 						}
-						pending[k] = append(pending[k], in)
-						if len(pending[k]) == batchFrames {
-							flush(k)
+					}
+					v.count(&p)
+					for _, layout := range Layouts {
+						for pi, payload := range []string{gossip.PayloadSSZSnappy, gossip.PayloadSSZ} {
+							k := corpusKey{vi, payload, layout}
+							if len(byCorpus[k]) == 0 {
+								continue
+							}
+							if layout == LayoutTopicStreams {
+								pending[k] = append(pending[k], split[pi]...)
+							} else if payload == gossip.PayloadSSZ {
+								pending[k] = append(pending[k], p.ssz)
+							} else {
+								pending[k] = append(pending[k], p.snappy)
+							}
+							if len(pending[k]) >= batchFrames {
+								flush(k)
+							}
 						}
 					}
 				}
@@ -410,10 +481,13 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 // trainDicts trains the dictionary of every job that needs one on its corpus's training
 // part (the frames before each trace's split), read in one pass and sampled evenly.
 func trainDicts(paths []string, sc *scan, views []*view, jobs []*job) error {
+	// A dictionary is trained on a view's recorded frames in one payload mode, whatever
+	// the layout it then serves (under topic streams, every stream loads it).
+	dictKey := func(k corpusKey) corpusKey { return corpusKey{k.view, k.payload, LayoutOneStream} }
 	need := map[corpusKey]*trainSampler{}
 	for _, j := range jobs {
 		if j.cfg.Dict {
-			need[j.key] = &trainSampler{}
+			need[dictKey(j.key)] = &trainSampler{}
 		}
 	}
 	if len(need) == 0 {
@@ -426,13 +500,13 @@ func trainDicts(paths []string, sc *scan, views []*view, jobs []*job) error {
 				return nil
 			}
 			for vi, v := range views {
-				s, sszS := need[corpusKey{vi, gossip.PayloadSSZSnappy}], need[corpusKey{vi, gossip.PayloadSSZ}]
+				s, sszS := need[corpusKey{vi, gossip.PayloadSSZSnappy, LayoutOneStream}], need[corpusKey{vi, gossip.PayloadSSZ, LayoutOneStream}]
 				if s == nil && sszS == nil {
 					continue
 				}
-				p, kept, err := v.prepare(sc.names[ti][f.Stream], f.Data, sszS != nil, &buf)
+				p, kept, err := v.prepare(sc.names[ti][f.Stream], sc.owners[ti][f.Stream], f.Data, sszS != nil, &buf)
 				if err != nil {
-					return err
+					continue // not a sample; the evaluated part counts the frames it leaves out
 				}
 				if !kept {
 					continue
@@ -450,13 +524,23 @@ func trainDicts(paths []string, sc *scan, views []*view, jobs []*job) error {
 			return fmt.Errorf("training part: %w", err)
 		}
 	}
+	type dictID struct {
+		k     corpusKey
+		level int
+	}
+	trained := map[dictID][]byte{}
 	for _, j := range jobs {
 		if !j.cfg.Dict {
 			continue
 		}
-		d, err := trainDict(need[j.key].frames(), j.cfg.Spec.ZstdLevel)
-		if err != nil {
-			return fmt.Errorf("%s (%s, %s): %w", j.cfg.Name, views[j.key.view].name, j.key.payload, err)
+		id := dictID{dictKey(j.key), j.cfg.Spec.ZstdLevel}
+		d, ok := trained[id]
+		if !ok {
+			var err error
+			if d, err = trainDict(need[id.k].frames(), j.cfg.Spec.ZstdLevel); err != nil {
+				return fmt.Errorf("%s (%s, %s): %w", j.cfg.Name, views[j.key.view].name, j.key.payload, err)
+			}
+			trained[id] = d
 		}
 		j.dict, j.r.DictBytes = d, len(d)
 	}

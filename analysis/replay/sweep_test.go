@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/golang/snappy"
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/streamsim/streamsim/gossip"
@@ -496,5 +498,162 @@ func TestTimeScaleOf(t *testing.T) {
 	}
 	if got := timeScaleOf(TraceInfo{}); got != 1 {
 		t.Errorf("no header params: %g", got)
+	}
+}
+
+// TestTopicStreamsLayout replays a recording of three topics and control, inbound and
+// outbound, under both layouts and checks the topic streams' streams, frames and bytes
+// against what the protobuf rules give, worked out here from the messages.
+func TestTopicStreamsLayout(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "three.trace")
+	w, err := trace.Create(path, trace.Header{Version: trace.Version, Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, d := range map[uint32]string{1: trace.DirectionIn, 2: trace.DirectionOut} {
+		if err := w.AddStream(trace.Stream{ID: id, Node: "n", Peer: "p", Direction: d, Protocol: "/meshsub/1.2.0", Codec: "plain"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topics := []string{gossip.Topic(testDigest, gossip.AttestationTopic(1)), gossip.Topic(testDigest, gossip.TopicBeaconBlock), gossip.Topic(testDigest, gossip.TopicAggregateAndProof)}
+	rng := rand.New(rand.NewSource(3))
+	var (
+		wantPlain    int64 // one stream, as recorded
+		wantTopic    int64 // topic streams
+		wantFrames   int64
+		dirPlain     [2]int64
+		at           time.Duration
+		skippedBytes int64
+		opened       = map[string]bool{}
+		frameSize    = func(body int) int64 { return int64(protowire.SizeVarint(uint64(body)) + body) }
+		write        = func(stream uint32, frame []byte) {
+			at += 10 * time.Millisecond
+			if err := w.WriteFrame(trace.Frame{At: at, Stream: stream, Data: frame}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	)
+	yes := true
+	for i := range 60 {
+		stream := uint32(1 + i%2)
+		var rpc pb.RPC
+		// Two messages per RPC on two topics, a control entry every third RPC.
+		for k := range 2 {
+			topic := topics[(i+k)%3]
+			data := make([]byte, 100+rng.Intn(200))
+			rng.Read(data[:20])
+			rpc.Publish = append(rpc.Publish, &pb.Message{Data: data, Topic: &topic, Seqno: []byte{byte(i)}})
+			scoped := proto.Size(&pb.Message{Data: data, Seqno: []byte{byte(i)}})
+			wantTopic += frameSize(protowire.SizeTag(1) + protowire.SizeBytes(scoped))
+			wantFrames++
+			if name := strconv.Itoa(int(stream)) + topic; !opened[name] {
+				opened[name] = true
+				wantTopic += frameSize(protowire.SizeTag(1) + protowire.SizeBytes(len(topic)))
+				wantFrames++
+			}
+		}
+		if i%3 == 0 {
+			rpc.Subscriptions = []*pb.RPC_SubOpts{{Subscribe: &yes, Topicid: &topics[i%3]}}
+			rest, err := gossip.AppendFrame(nil, &pb.RPC{Subscriptions: rpc.Subscriptions})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantTopic += int64(len(rest))
+			wantFrames++
+		}
+		frame, err := gossip.AppendFrame(nil, &rpc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPlain += int64(len(frame))
+		dirPlain[i%2] += int64(len(frame))
+		write(stream, frame)
+	}
+	// A message with no topic cannot go on a topic stream: the frame is left out of both
+	// layouts and counted.
+	bad, _ := gossip.AppendFrame(nil, &pb.RPC{Publish: []*pb.Message{{Data: []byte("orphan")}}})
+	// A frame cut short: its length prefix says more than it holds.
+	cut, _ := gossip.AppendFrame(nil, &pb.RPC{Publish: []*pb.Message{{Data: []byte("cut"), Topic: &topics[0]}}})
+	cut = cut[:len(cut)-2]
+	skippedBytes = int64(len(bad) + len(cut))
+	write(1, bad)
+	write(2, cut)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	rep, err := Sweep([]string{path}, Options{
+		Grid:     mustGrid(t, "plain,snappy-stream:64KiB:fast"),
+		Profiles: []string{"recorded"}, Payloads: []string{gossip.PayloadSSZSnappy},
+		Layouts: []string{LayoutOneStream, LayoutTopicStreams},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := rep.Views[0]
+	if v.Total != wantPlain || v.DirTotal != dirPlain {
+		t.Errorf("baseline %d bytes (%v by direction), want %d (%v)", v.Total, v.DirTotal, wantPlain, dirPlain)
+	}
+	if v.Skipped.Frames != 2 || v.Skipped.Bytes != skippedBytes || len(v.Skipped.First) != 2 ||
+		!strings.Contains(v.Skipped.First[0], "frame #61") || !strings.Contains(v.Skipped.First[0], "no topic") ||
+		!strings.Contains(v.Skipped.First[1], "frame #62") || !strings.Contains(v.Skipped.First[1], "length prefix") {
+		t.Errorf("skipped %+v, want frames #61 (no topic) and #62 (cut short), %d bytes", v.Skipped, skippedBytes)
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "2 frame(s)") {
+		t.Errorf("notes %q, want one about the two frames left out", rep.Notes)
+	}
+	find := func(layout, config string) *Result {
+		for i := range rep.Results {
+			if r := &rep.Results[i]; r.Layout == layout && r.Config == config {
+				return r
+			}
+		}
+		t.Fatalf("no %s result for %s", layout, config)
+		return nil
+	}
+	one, ts := find(LayoutOneStream, "plain"), find(LayoutTopicStreams, "plain")
+	if one.Total != float64(wantPlain) || one.Streams != 2 || one.Frames != 60 {
+		t.Errorf("one stream: %v bytes, %d streams, %d frames; want %d, 2, 60", one.Total, one.Streams, one.Frames, wantPlain)
+	}
+	// Each direction: a control stream and three topic streams.
+	if math.Abs(ts.Total-float64(wantTopic)) > 1e-6 || ts.Streams != 8 || ts.Frames != wantFrames {
+		t.Errorf("topic streams: %v bytes, %d streams, %d frames; want %d, 8, %d", ts.Total, ts.Streams, ts.Frames, wantTopic, wantFrames)
+	}
+	if want := 100 * float64(wantTopic) / float64(wantPlain); math.Abs(ts.RelativeTotal-want) > 1e-9 || ts.RelativeTotal >= 100 {
+		t.Errorf("topic streams plain at %v %% of today, want %v %% (< 100: no topic per message)", ts.RelativeTotal, want)
+	}
+	if d := ts.DirTotal[0] + ts.DirTotal[1]; math.Abs(d-ts.Total) > 1e-6 {
+		t.Errorf("directions add up to %v, total %v", d, ts.Total)
+	}
+	t.Logf("plain %v, topic streams %v (%.1f %%), frames %d, streams %d", one.Total, ts.Total, ts.RelativeTotal, ts.Frames, ts.Streams)
+	snappy := find(LayoutTopicStreams, "snappy-stream:64KiB:fast")
+	if !snappy.Verified || snappy.Streams != 8 {
+		t.Errorf("snappy-stream under topic streams: verified %v, %d streams", snappy.Verified, snappy.Streams)
+	}
+	m := snappy.Memory
+	if m.Streams != 8 || m.Peers != 1 || m.Nodes != 1 || m.MaxStreamsPerPeer != 8 {
+		t.Errorf("memory %+v: want 8 streams, 1 peer, 1 node, 8 streams for the peer", m)
+	}
+	if m.MeanNodeEncoderBytes <= 0 || m.MeanNodeDecoderBytes <= 0 || m.PeakNodeBytes < int64(m.MeanNodeEncoderBytes+m.MeanNodeDecoderBytes) {
+		t.Errorf("memory %+v: the node holds encoders and decoders, its peak at least its end", m)
+	}
+	// Every stream carries less than the 64 KiB window: the history in use is every byte
+	// replayed, the node holding the inbound streams' decoders and the outbound ones' encoders.
+	if m.MeanNodeHistoryBytes != float64(snappy.InputBytes) {
+		t.Errorf("history in use %v, want the %d bytes replayed", m.MeanNodeHistoryBytes, snappy.InputBytes)
+	}
+	if om := find(LayoutOneStream, "snappy-stream:64KiB:fast").Memory; om.Streams != 2 || om.MaxPeerBytes >= m.MaxPeerBytes {
+		t.Errorf("one stream memory %+v: want 2 streams holding less than 8 (%d B)", om, m.MaxPeerBytes)
+	}
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	row := fmt.Sprintf("| plain | ssz_snappy | topic-streams | %.1f %% |", ts.RelativeTotal)
+	for _, want := range []string{"Stream layouts, view `recorded`", row, "| snappy-stream:64KiB:fast | ssz_snappy | topic-streams | 8 | 1 | 8 |", "Left out (cannot be read, or laid out as topic streams): 2 frames"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
 	}
 }

@@ -40,6 +40,8 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 	profiles := fs.String("profile", "all-subnets,default", "views, each the traces filtered to a profile's topics ("+strings.Join(workload.ProfileNames, ", ")+", or recorded: unfiltered)")
 	split := fs.Float64("train-split", 0.25, "share of each trace's time that only trains dictionaries (0 <= split < 1); all configurations are measured on the rest")
 	direction := fs.String("direction", "all", "stream directions to replay, from the recording node's view: in, out or all (the proposal's figures are inbound)")
+	layout := fs.String("layout", replay.LayoutOneStream, "stream layouts, comma-separated: "+strings.Join(replay.Layouts, ", ")+
+		" (the Topic Streams extension, libp2p/specs #729: a control stream and one stream per topic per peer and direction); each measured against today's plain bytes on one stream")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "configurations replayed in parallel")
 	fs.Usage = func() {
 		out := fs.Output()
@@ -97,6 +99,10 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 	default:
 		return usageError{fmt.Errorf("--direction %q: allowed in, out, all", *direction)}
 	}
+	layouts, err := replay.ParseLayouts(*layout)
+	if err != nil {
+		return usageError{fmt.Errorf("--layout: %w", err)}
+	}
 	if *workers < 1 {
 		return usageError{fmt.Errorf("--workers %d: want at least 1", *workers)}
 	}
@@ -106,7 +112,7 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 		}
 	}
 
-	opts := replay.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Direction: dir, Workers: *workers}
+	opts := replay.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Direction: dir, Layouts: layouts, Workers: *workers}
 	if progress != nil {
 		start := time.Now()
 		opts.Progress = func(done, total int, last string) {

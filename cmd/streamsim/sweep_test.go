@@ -139,6 +139,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"--profile", "validator", "t"}, "--profile"},
 		{[]string{"--train-split", "1", "t"}, "--train-split"},
 		{[]string{"--direction", "inbound", "t"}, "--direction"},
+		{[]string{"--layout", "per-topic", "t"}, "--layout: layout \"per-topic\": allowed one-stream, topic-streams"},
 		{[]string{"--train-split", "0", "--codecs", "zstd+dict", "t"}, "--train-split is 0"},
 	} {
 		err := runSweep(tc.args, &bytes.Buffer{}, nil)
