@@ -20,10 +20,16 @@ func (w *window) slackBytes() int { return min(max(w.windowBytes, 16<<10), 4<<20
 
 // reserve makes room for a block of n bytes after the history and returns its start
 // index in buf; the caller appends the block's bytes (append(buf, ...) or extend).
+// The check is apart from the slide so that it inlines: most blocks fit.
 func (w *window) reserve(n int) int {
 	if cap(w.buf)-len(w.buf) >= n {
 		return len(w.buf)
 	}
+	return w.slide(n)
+}
+
+// slide drops the bytes before the last windowBytes (or grows buf) to make room for n.
+func (w *window) slide(n int) int {
 	keep := min(len(w.buf), w.windowBytes)
 	drop := len(w.buf) - keep
 	if keep+n+w.slackBytes() > cap(w.buf) {
