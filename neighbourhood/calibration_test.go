@@ -12,7 +12,9 @@ import (
 	"github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -25,7 +27,21 @@ func TestLatencyModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	place, err := placeHosts(cfg, 45)
+	plan := func() *topology.NeighbourhoodPlan {
+		pl, err := topology.Neighbourhood(cfg.Population)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	regions := func(p placement) string {
+		var r []string
+		for _, sh := range p.peers {
+			r = append(r, sh.Region)
+		}
+		return strings.Join(r, ",")
+	}
+	place, err := placeHosts(cfg, plan())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,25 +51,92 @@ func TestLatencyModel(t *testing.T) {
 	if l, _ := lb.Regions.Latency("australia", BoundaryRegion); l != 0 {
 		t.Errorf("to the boundary: %v, want 0", l)
 	}
-	if place.observed != ObservedRegion || place.boundary != BoundaryRegion {
-		t.Errorf("observed in %q, boundary in %q", place.observed, place.boundary)
+	if place.observed.Region != ObservedRegion || place.boundary.Region != BoundaryRegion {
+		t.Errorf("observed in %q, boundary in %q", place.observed.Region, place.boundary.Region)
 	}
-	place2, _ := placeHosts(cfg, 45)
-	if len(place.peers) != 45 || strings.Join(place.peers, ",") != strings.Join(place2.peers, ",") {
-		t.Errorf("peer regions not fixed by the seed: %v / %v", place.peers, place2.peers)
+	place2, _ := placeHosts(cfg, plan())
+	if len(place.peers) != 45 || regions(place) != regions(place2) {
+		t.Errorf("peer regions not fixed by the seed: %v / %v", regions(place), regions(place2))
 	}
 	cfg.Population.Seed = 2
-	other, _ := placeHosts(cfg, 45)
-	if strings.Join(place.peers, ",") == strings.Join(other.peers, ",") {
+	other, _ := placeHosts(cfg, plan())
+	if regions(place) == regions(other) {
 		t.Error("topology seeds 1 and 2 drew the same regions")
 	}
 	cfg.Population.Latency = topology.LatencyOff
-	off, err := placeHosts(cfg, 45)
-	if err != nil || off.observed != "" || off.boundary != "" || len(off.peers) != 45 || strings.Join(off.peers, "") != "" {
+	cfg.Bandwidth = Bandwidth{}
+	off, err := placeHosts(cfg, plan())
+	if err != nil || off.observed.Region != "" || off.boundary.Region != "" || len(off.peers) != 45 || regions(off) != strings.Repeat(",", 44) {
 		t.Errorf("latency off: placement %+v, %v", off, err)
 	}
 	if lb, err := NewLoopback(cfg); err != nil || len(lb.Regions.Names()) != 0 {
 		t.Errorf("latency off: regions %v, %v", lb.Regions.Names(), err)
+	}
+}
+
+// The bandwidth classes: the observed node a full node at ordinary_bandwidth, each real
+// peer at its class's rate (supernodes at supernode_bandwidth), the boundary unlimited; with
+// the latency model off every host in the one flat region; on Loopback the rates dilate by the
+// time scale as the latencies do; bad rates and modes are refused naming the parameter.
+func TestBandwidthClasses(t *testing.T) {
+	cfg := DefaultConfig()
+	bw, err := ParseBandwidth(BandwidthClasses, "10Mbit", "1Gbit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Bandwidth = bw
+	plan, err := topology.Neighbourhood(cfg.Population)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lat := range []string{topology.LatencyRegions, topology.LatencyOff} {
+		cfg.Population.Latency = lat
+		place, err := placeHosts(cfg, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := place.observed; o.UpBitsPerSec != 10e6 || o.DownBitsPerSec != 10e6 || o.Class != topology.BandwidthFullNode {
+			t.Errorf("latency %s: observed node's link %v", lat, o)
+		}
+		if b := place.boundary; b.UpBitsPerSec != 0 || b.DownBitsPerSec != 0 || b.Region == "" {
+			t.Errorf("latency %s: boundary link %+v, want unlimited and shaped (a region)", lat, b)
+		}
+		supers := 0
+		for i, sh := range place.peers {
+			want := int64(10e6)
+			if plan.Peers[i].Bandwidth == topology.BandwidthSupernode {
+				want, supers = 1e9, supers+1
+			}
+			if sh.UpBitsPerSec != want || sh.DownBitsPerSec != want || sh.Class != plan.Peers[i].Bandwidth {
+				t.Errorf("latency %s: peer %d (%s): link %v, want %d bit/s", lat, i, plan.Peers[i].Kind, sh, want)
+			}
+			if lat == topology.LatencyOff && sh.Region != FlatRegion {
+				t.Errorf("latency off: peer %d in region %q, want %q", i, sh.Region, FlatRegion)
+			}
+		}
+		if supers == 0 || supers == len(place.peers) {
+			t.Errorf("%d supernodes of %d peers: the test needs both classes", supers, len(place.peers))
+		}
+	}
+	cfg.TimeScale = 0.25
+	lb, err := NewLoopback(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh := lb.dilate(link.Shape{Region: FlatRegion, UpBitsPerSec: 10e6, DownBitsPerSec: 20e6}); sh.UpBitsPerSec != 2.5e6 || sh.DownBitsPerSec != 5e6 {
+		t.Errorf("at time scale 0.25 the link runs at %v, want 2.5Mbit up, 5Mbit down", sh)
+	}
+	for _, bad := range []struct{ mode, ord, sup, param string }{
+		{"on", "50Mbit", "1Gbit", ParamBandwidth},
+		{BandwidthClasses, "-5Mbit", "1Gbit", sim.ParamOrdinaryBandwidth},
+		{BandwidthOff, "50Mbit", "fast", sim.ParamSupernodeBandwidth},
+	} {
+		if _, err := ParseBandwidth(bad.mode, bad.ord, bad.sup); err == nil || !strings.Contains(err.Error(), bad.param) {
+			t.Errorf("ParseBandwidth(%q, %q, %q) = %v, want an error naming %s", bad.mode, bad.ord, bad.sup, err, bad.param)
+		}
+	}
+	if off, err := ParseBandwidth(BandwidthOff, "50Mbit", "1Gbit"); err != nil || off.On() {
+		t.Errorf("off: %+v, %v", off, err)
 	}
 }
 
@@ -68,12 +151,12 @@ func TestHostLatencyIsDilated(t *testing.T) {
 		t.Fatal(err)
 	}
 	rtt := func(from, to string) time.Duration {
-		a, err := lb.Host(from)
+		a, err := lb.Host(link.Shape{Region: from})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		b, err := lb.Host(to)
+		b, err := lb.Host(link.Shape{Region: to})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,13 @@
 package neighbourhood
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/units"
 )
 
 // Network makes every host a run needs: the observed node's, its real peers' and their
@@ -12,47 +16,58 @@ import (
 // Loopback (TCP on 127.0.0.1 in real time); a virtual-clock one (simulated hosts in a synctest
 // bubble) slots in here without touching the phases.
 type Network interface {
-	// Host makes a host placed in region: a region of the latency model (link.DefaultRegions),
-	// BoundaryRegion, or "" when the latency model is off (unshaped).
-	Host(region string) (*sim.Host, error)
+	// Host makes a host with access link sh (placement's, in simulated time): sh.Region is a
+	// region of the latency model (link.DefaultRegions), BoundaryRegion, FlatRegion, or ""
+	// for an unshaped host; sh's rates are its bandwidth class's (0: unlimited).
+	Host(sh link.Shape) (*sim.Host, error)
 	// Name says in the report which network the run used.
 	Name() string
 }
 
 // Loopback is the real-clock network: TCP hosts on 127.0.0.1, each host's connections shaped
-// by the latency model's per-pair delay (already divided by the time scale: a modelled
-// latency is simulated time). Links carry no rate limit.
+// by the latency model's per-pair delay and its bandwidth class's rates, both dilated by the
+// time scale (a modelled latency or rate is simulated time: at time scale s a latency takes
+// 1/s of it in wall time and a rate carries s times its bits per wall second, so a
+// transmission time dilates as a latency does).
 type Loopback struct {
 	Regions link.Regions
+	// Scale multiplies every rate (the run's time scale; 0 reads as 1).
+	Scale float64
 }
 
-// NewLoopback is the real clock's network for cfg: gossipsub-interop's regions plus the
-// boundary's, dilated by cfg.TimeScale; unshaped when the latency model is off.
+// NewLoopback is the real clock's network for cfg: the model's regions (modelRegions),
+// dilated by cfg.TimeScale; unshaped when neither latency nor bandwidth is modelled.
 func NewLoopback(cfg Config) (*Loopback, error) {
-	if cfg.Population.Latency == topology.LatencyOff {
-		return &Loopback{}, nil
+	regions, ok, err := modelRegions(cfg)
+	if err != nil || !ok {
+		return &Loopback{}, err
 	}
-	withB, err := link.DefaultRegions().WithRegion(BoundaryRegion, 0)
+	dil, err := regions.Dilate(cfg.TimeScale)
 	if err != nil {
 		return nil, err
 	}
-	dil, err := withB.Dilate(cfg.TimeScale)
-	if err != nil {
-		return nil, err
-	}
-	return &Loopback{Regions: dil}, nil
+	return &Loopback{Regions: dil, Scale: cfg.TimeScale}, nil
 }
 
-// Host makes a TCP loopback host in region (unshaped for "").
-func (l *Loopback) Host(region string) (*sim.Host, error) {
-	if region == "" {
+// Host makes a TCP loopback host with link sh (unshaped for region ""), its rates dilated.
+func (l *Loopback) Host(sh link.Shape) (*sim.Host, error) {
+	if sh.Region == "" {
 		return sim.NewHost("")
 	}
-	lk, err := link.New(link.Shape{Region: region}, l.Regions)
+	lk, err := link.New(l.dilate(sh), l.Regions)
 	if err != nil {
 		return nil, err
 	}
 	return sim.NewShapedHost("", lk)
+}
+
+// dilate is sh's link in wall time: its rates times the time scale.
+func (l *Loopback) dilate(sh link.Shape) link.Shape {
+	if l.Scale > 0 {
+		sh.UpBitsPerSec = int64(float64(sh.UpBitsPerSec)*l.Scale + 0.5)
+		sh.DownBitsPerSec = int64(float64(sh.DownBitsPerSec)*l.Scale + 0.5)
+	}
+	return sh
 }
 
 // Name is the network's label in the report.
@@ -60,32 +75,30 @@ func (l *Loopback) Name() string { return "tcp-loopback (real clock)" }
 
 // Virtual is the virtual clock's network: hosts on the run's simulated network (QUIC over
 // simnet, sim.VirtualNetwork) in the run's synctest bubble, each packet delayed by the latency
-// model's per-pair delay in simulated time (undilated: there is no time scale). Links carry no
-// rate limit, as on Loopback; the boundary region's latency is 0 (unshaped).
+// model's per-pair delay in simulated time (undilated: there is no time scale), each endpoint's
+// uplink and downlink at its bandwidth class's rate (simnet's); the boundary region's
+// latency is 0 and its rates unlimited (unshaped).
 type Virtual struct {
 	Net     *sim.VirtualNetwork
 	Regions link.Regions
 }
 
-// NewVirtual is the virtual clock's network for cfg on vn: gossipsub-interop's regions plus
-// the boundary's; unshaped when the latency model is off.
+// NewVirtual is the virtual clock's network for cfg on vn: the model's regions
+// (modelRegions); unshaped when neither latency nor bandwidth is modelled.
 func NewVirtual(vn *sim.VirtualNetwork, cfg Config) (*Virtual, error) {
-	if cfg.Population.Latency == topology.LatencyOff {
-		return &Virtual{Net: vn}, nil
+	regions, ok, err := modelRegions(cfg)
+	if err != nil || !ok {
+		return &Virtual{Net: vn}, err
 	}
-	withB, err := link.DefaultRegions().WithRegion(BoundaryRegion, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &Virtual{Net: vn, Regions: withB}, nil
+	return &Virtual{Net: vn, Regions: regions}, nil
 }
 
-// Host makes a host on the simulated network in region (unshaped for "").
-func (v *Virtual) Host(region string) (*sim.Host, error) {
-	if region == "" {
+// Host makes a host on the simulated network with link sh (unshaped for region "").
+func (v *Virtual) Host(sh link.Shape) (*sim.Host, error) {
+	if sh.Region == "" {
 		return v.Net.NewHost(nil)
 	}
-	lk, err := link.New(link.Shape{Region: region}, v.Regions)
+	lk, err := link.New(sh, v.Regions)
 	if err != nil {
 		return nil, err
 	}
@@ -95,26 +108,133 @@ func (v *Virtual) Host(region string) (*sim.Host, error) {
 // Name is the network's label in the report.
 func (v *Virtual) Name() string { return sim.TransportSimnet + " (virtual clock)" }
 
-// placement is where each host of a run sits in the latency model: each real peer's region
-// drawn from the topology seed by the regions' weights, the observed node in ObservedRegion,
-// the boundary peers in BoundaryRegion; every region "" when the latency model is off. It
-// belongs to the model (the plan), not to the network that realises it.
-type placement struct {
-	observed, boundary string
-	peers              []string
+// FlatRegion is every host's region when bandwidth is modelled without the latency model:
+// one region of latency 0, so that the hosts' links carry their rates and nothing else.
+const FlatRegion = "flat"
+
+// modelRegions is the latency model every network of cfg shapes its hosts with (simulated
+// time): gossipsub-interop's regions plus the boundary's; with the latency model off but
+// bandwidth on, the one FlatRegion; neither: ok false (hosts unshaped).
+func modelRegions(cfg Config) (regions link.Regions, ok bool, err error) {
+	if cfg.Population.Latency == topology.LatencyOff {
+		if !cfg.Bandwidth.On() {
+			return link.Regions{}, false, nil
+		}
+		return link.Regions{Regions: []link.Region{{Name: FlatRegion, Weight: 1}}, OneWay: [][]time.Duration{{0}}}, true, nil
+	}
+	withB, err := link.DefaultRegions().WithRegion(BoundaryRegion, 0)
+	return withB, err == nil, err
 }
 
-func placeHosts(cfg Config, peers int) (placement, error) {
-	if cfg.Population.Latency == topology.LatencyOff {
-		return placement{peers: make([]string, peers)}, nil
-	}
-	shapes, err := link.Assign(cfg.Population.Seed, peers, link.DefaultRegions(), []link.Class{{Name: "unlimited", Weight: 1}})
+// ParamBandwidth turns the links' rates on (BandwidthClasses) or off (BandwidthOff).
+const (
+	ParamBandwidth   = "bandwidth"
+	BandwidthClasses = "classes"
+	BandwidthOff     = "off"
+)
+
+// Bandwidth is the access rate (bit/s, simulated time, uplink and downlink alike; 0:
+// unlimited) of the observed node's and its real peers' links by the plan's bandwidth class
+// (topology.NeighbourPeer.Bandwidth): gossipsub-interop's classes by default. Boundary peers
+// and grafters stay unshaped: they stand for the rest of mainnet, whose own links the
+// periphery's arrival model already stands for. The zero value is off.
+type Bandwidth struct {
+	FullNode, Supernode int64
+	on                  bool
+}
+
+// NewBandwidth is bandwidth on at the classes' rates (sim.ParseBandwidthClasses).
+func NewBandwidth(classes [2]link.Class) Bandwidth {
+	return Bandwidth{FullNode: classes[0].UpBitsPerSec, Supernode: classes[1].UpBitsPerSec, on: true}
+}
+
+// DefaultBandwidth is gossipsub-interop's classes (sim.DefaultOrdinaryBandwidth and
+// sim.DefaultSupernodeBandwidth).
+func DefaultBandwidth() Bandwidth {
+	c, err := sim.ParseBandwidthClasses(sim.DefaultOrdinaryBandwidth, sim.DefaultSupernodeBandwidth)
 	if err != nil {
-		return placement{}, err
+		panic(err) // the defaults parse
 	}
-	p := placement{observed: ObservedRegion, boundary: BoundaryRegion, peers: make([]string, peers)}
-	for i, sh := range shapes {
-		p.peers[i] = sh.Region
+	return NewBandwidth(c)
+}
+
+// ParseBandwidth reads the parameters ParamBandwidth (BandwidthClasses or BandwidthOff),
+// sim.ParamOrdinaryBandwidth and sim.ParamSupernodeBandwidth; the rates are parsed (and a
+// bad one refused) even when bandwidth is off.
+func ParseBandwidth(mode, ordinary, supernode string) (Bandwidth, error) {
+	c, err := sim.ParseBandwidthClasses(ordinary, supernode)
+	if err != nil {
+		return Bandwidth{}, err
+	}
+	switch mode {
+	case BandwidthClasses:
+		return NewBandwidth(c), nil
+	case BandwidthOff:
+		return Bandwidth{}, nil
+	}
+	return Bandwidth{}, fmt.Errorf("param %s: %q is not %s (the links at %s and %s by class) or %s (unshaped)", ParamBandwidth, mode, BandwidthClasses, sim.ParamOrdinaryBandwidth, sim.ParamSupernodeBandwidth, BandwidthOff)
+}
+
+// On says whether the links carry rates.
+func (b Bandwidth) On() bool { return b.on }
+
+// shape is the link of a host of bandwidth class in region.
+func (b Bandwidth) shape(region, class string) link.Shape {
+	sh := link.Shape{Region: region}
+	if !b.on || region == "" {
+		return sh
+	}
+	sh.Class = class
+	sh.UpBitsPerSec, sh.DownBitsPerSec = b.FullNode, b.FullNode
+	if class == topology.BandwidthSupernode {
+		sh.UpBitsPerSec, sh.DownBitsPerSec = b.Supernode, b.Supernode
+	}
+	return sh
+}
+
+// String is the report's label, e.g. "fullnode 50Mbit, supernode 1024Mbit" or "off".
+func (b Bandwidth) String() string {
+	if !b.on {
+		return "off"
+	}
+	return fmt.Sprintf("%s %s, %s %s", topology.BandwidthFullNode, units.FormatBitsPerSec(b.FullNode), topology.BandwidthSupernode, units.FormatBitsPerSec(b.Supernode))
+}
+
+// placement is each host's link in the model: each real peer's region drawn from the
+// topology seed by the regions' weights, the observed node in ObservedRegion, the boundary
+// peers in BoundaryRegion (every region FlatRegion when only bandwidth is modelled, "" when
+// neither is); the observed node's and real peers' rates by their bandwidth class, the
+// boundary's unlimited. It belongs to the model (the plan), not to the network that
+// realises it.
+type placement struct {
+	observed, boundary link.Shape
+	peers              []link.Shape
+}
+
+func placeHosts(cfg Config, plan *topology.NeighbourhoodPlan) (placement, error) {
+	n := len(plan.Peers)
+	regions := make([]string, n)
+	obs, bound := ObservedRegion, BoundaryRegion
+	switch {
+	case cfg.Population.Latency != topology.LatencyOff:
+		shapes, err := link.Assign(cfg.Population.Seed, n, link.DefaultRegions(), []link.Class{{Name: "unlimited", Weight: 1}})
+		if err != nil {
+			return placement{}, err
+		}
+		for i, sh := range shapes {
+			regions[i] = sh.Region
+		}
+	case cfg.Bandwidth.On():
+		obs, bound = FlatRegion, FlatRegion
+		for i := range regions {
+			regions[i] = FlatRegion
+		}
+	default:
+		obs, bound = "", ""
+	}
+	p := placement{observed: cfg.Bandwidth.shape(obs, plan.ObservedBandwidth), boundary: link.Shape{Region: bound}, peers: make([]link.Shape, n)}
+	for i, r := range regions {
+		p.peers[i] = cfg.Bandwidth.shape(r, plan.Peers[i].Bandwidth)
 	}
 	return p, nil
 }

@@ -29,6 +29,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/periphery"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
@@ -127,6 +128,9 @@ type Config struct {
 	// time): each leaves after an exponential time of this mean and a new one, with a new
 	// identity, takes its place (outside.go); 0: none.
 	Churn time.Duration
+	// Bandwidth is the observed node's and its real peers' link rates by bandwidth class
+	// (network.go); the zero value: unshaped.
+	Bandwidth Bandwidth
 }
 
 // DefaultConfig is the calibration form.
@@ -136,7 +140,7 @@ func DefaultConfig() Config {
 		Population: topology.DefaultNeighbourhoodParams(),
 		Slots:      10, Warmup: 5, TimeScale: 1, Seed: 1, Validators: 1_000_000,
 		Validation: vd, Arrival: DefaultArrival, Copies: 2, Queue: 30000, Log: slog.Default(),
-		Churn: DefaultChurn,
+		Churn: DefaultChurn, Bandwidth: DefaultBandwidth(),
 	}
 }
 
@@ -313,7 +317,7 @@ func newRun(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
-	place, err := placeHosts(cfg, len(plan.Peers))
+	place, err := placeHosts(cfg, plan)
 	if err != nil {
 		return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
 	}
@@ -342,8 +346,8 @@ func (r *run) close() {
 
 // hosts is the network phase: every host of the run, placed in the latency model.
 func (r *run) hosts() (hostSet, error) {
-	mk := func(region string) (*sim.Host, error) {
-		h, err := r.net.Host(region)
+	mk := func(sh link.Shape) (*sim.Host, error) {
+		h, err := r.net.Host(sh)
 		if err != nil {
 			return nil, err
 		}

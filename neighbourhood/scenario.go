@@ -107,6 +107,9 @@ func params() []sim.Param {
 		{Name: topology.ParamGrafters, Type: "string", Default: topology.GraftersByDegree, Desc: "outside grafters of each real peer, pressing on its topics under pressure: " + topology.GraftersByDegree + " (its degree minus the observed node and its boundary peers) or a cap (0: none)"},
 		{Name: ParamRegraft, Type: "string", Default: d.Regraft.String(), Desc: "mean further delay (exponential) of an outside peer's GRAFT after a PRUNE's backoff; 0s: as the backoff ends"},
 		{Name: ParamChurn, Type: "string", Default: d.Churn.String(), Desc: "mean session of an outside peer before a new one replaces it (ProbeLab's Hermes study; docs/neighbourhood.md); off: none"},
+		{Name: ParamBandwidth, Type: "string", Default: BandwidthClasses, Desc: "access links of the observed node and its real peers: " + BandwidthClasses + " (uplink and downlink at " + sim.ParamOrdinaryBandwidth + ", or " + sim.ParamSupernodeBandwidth + " for supernodes, in simulated time; boundary peers unshaped) or " + BandwidthOff},
+		{Name: sim.ParamOrdinaryBandwidth, Type: "string", Unit: "bit/s", Default: sim.DefaultOrdinaryBandwidth, Desc: "with bandwidth classes: uplink and downlink of the observed node and of every real peer but supernodes (gossipsub-interop's full node; e.g. 10Mbit, 50Mbit, 1Gbit)"},
+		{Name: sim.ParamSupernodeBandwidth, Type: "string", Unit: "bit/s", Default: sim.DefaultSupernodeBandwidth, Desc: "with bandwidth classes: uplink and downlink of supernode peers (gossipsub-interop's supernode)"},
 		{Name: topology.ParamLatency, Type: "string", Default: pop.Latency, Desc: "latency of the links between the observed node and its peers, in simulated time: " + topology.LatencyRegions + " (gossipsub-interop's regions, divided by the time scale) or " + topology.LatencyOff},
 	}
 }
@@ -137,6 +140,9 @@ func parse(p *sim.Params) (any, error) {
 		return nil, err
 	}
 	if cfg.Regraft, cfg.Churn, err = parseOutside(p.Values[ParamRegraft], p.Values[ParamChurn]); err != nil {
+		return nil, err
+	}
+	if cfg.Bandwidth, err = ParseBandwidth(p.Values[ParamBandwidth], p.Values[sim.ParamOrdinaryBandwidth], p.Values[sim.ParamSupernodeBandwidth]); err != nil {
 		return nil, err
 	}
 	cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Validators, cfg.Codec = p.Slots, p.TimeScale, p.Seed, p.Validators, p.Codec
@@ -211,7 +217,7 @@ func createTrace(path string, p *sim.Params, cfg *Config) (*trace.Writer, error)
 		"group": GroupName, "instance": "0", "payload": p.Payload, "client": cfg.Population.ObservedClient,
 		"subnets": strconv.Itoa(cfg.Population.Subnets), "slots": strconv.Itoa(cfg.Slots), "warmup_slots": strconv.Itoa(cfg.Warmup),
 		"time_scale": strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64), "seed": strconv.FormatInt(cfg.Seed, 10),
-		"topology_seed": strconv.FormatInt(cfg.Population.Seed, 10), "codec": cfg.Codec.String(),
+		"topology_seed": strconv.FormatInt(cfg.Population.Seed, 10), "codec": cfg.Codec.String(), "bandwidth": cfg.Bandwidth.String(),
 		"note": "the observed node's frames as go-libp2p-pubsub wrote or read them (ssz_snappy payloads), before stream compression; warm-up slots included"}
 	if cfg.Population.Subnets == gossip.AttestationSubnets {
 		params["profile"] = "all-subnets"
@@ -234,6 +240,7 @@ type Summary struct {
 	Slots         int                            `json:"slots"`
 	TimeScale     float64                        `json:"time_scale"`
 	Network       string                         `json:"network"`
+	Bandwidth     string                         `json:"bandwidth,omitempty"`
 	Complete      bool                           `json:"complete"`
 	Categories    []CategorySummary              `json:"categories"`
 	IHaveIDsPerH  float64                        `json:"ihave_ids_per_hour"`
@@ -277,7 +284,7 @@ type CategorySummary struct {
 
 // Summary is the report's figures for JSON.
 func (r *Report) Summary() Summary {
-	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale, Network: r.Network,
+	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale, Network: r.Network, Bandwidth: r.Config.Bandwidth.String(),
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control, ControlOut: r.ControlOut,
 		Subnet: r.Subnets, SyncSubnet: r.SyncSubnets, MeshShares: r.MeshShares, Grafters: r.Plan.GraftersTotal, Churned: r.Churned, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	var delivered int64

@@ -24,6 +24,30 @@ const (
 	ParamSupernodeBandwidth = "supernode_bandwidth"
 )
 
+// Default rates of the two bandwidth classes: gossipsub-interop's full nodes and supernodes
+// (link.DefaultClasses; Shadow's "Mbit" is 10^6 bits).
+const (
+	DefaultOrdinaryBandwidth  = "50Mbit"
+	DefaultSupernodeBandwidth = "1024Mbit"
+)
+
+// ParseBandwidthClasses parses the ordinary nodes' and the supernodes' rates (the values of
+// ParamOrdinaryBandwidth and ParamSupernodeBandwidth) into the classes "fullnode" and
+// "supernode", uplink and downlink alike; a bad value is refused naming its parameter. The
+// mesh's links and the neighbourhood's share it.
+func ParseBandwidthClasses(ordinary, supernode string) ([2]link.Class, error) {
+	var classes [2]link.Class
+	for i, k := range []string{ParamOrdinaryBandwidth, ParamSupernodeBandwidth} {
+		bps, err := units.ParseBitsPerSec([2]string{ordinary, supernode}[i])
+		if err != nil {
+			return classes, paramError(k, "%w", err)
+		}
+		name := [2]string{"fullnode", "supernode"}[i]
+		classes[i] = link.Class{Name: name, UpBitsPerSec: bps, DownBitsPerSec: bps, Weight: 1}
+	}
+	return classes, nil
+}
+
 // DefaultMeshQueue is the mesh's default queue: see ParamQueue's description. Measured: at
 // 0.25× with 1000 the observed node's link to the one other all-subnets node dropped 12 734
 // RPCs and delivery was incomplete; with 30 000 nothing was lost, and in an 8-slot run at 0.5×
@@ -106,8 +130,8 @@ func meshParams() []Param {
 		{topology.ParamClients, "string", "", shares(d.Clients, topology.ClientNames), "client shares (client:share, comma-separated, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
 		{ParamQueue, "int", "RPCs", strconv.Itoa(DefaultMeshQueue), "pubsub's per-peer outbound queue (and validation queue); a full queue drops RPCs. hub-leaves uses 1000 as go-libp2p-pubsub clients configure; in one process on two cores the link between two all-subnets nodes cannot drain the attestation burst through 1000 slots, so the mesh default keeps every message and the report flags queues that grew past 1000 (latency on those links then reflects this machine)"},
 		{ParamLinks, "bool", "", "false", "true: every node's TCP connections go through a shaped link (package link): uplink and downlink at its class's rate and the one-way latency between the two nodes' regions (gossipsub-interop's eight regions, drawn by topology_seed); needs time_scale 1, as rates and latencies are real time"},
-		{ParamOrdinaryBandwidth, "string", "bit/s", "50Mbit", "with links: uplink and downlink of every node but supernodes (e.g. 10Mbit, 50Mbit, 1Gbit)"},
-		{ParamSupernodeBandwidth, "string", "bit/s", "1024Mbit", "with links: uplink and downlink of supernodes (the mix's supernode kind)"},
+		{ParamOrdinaryBandwidth, "string", "bit/s", DefaultOrdinaryBandwidth, "with links: uplink and downlink of every node but supernodes (e.g. 10Mbit, 50Mbit, 1Gbit)"},
+		{ParamSupernodeBandwidth, "string", "bit/s", DefaultSupernodeBandwidth, "with links: uplink and downlink of supernodes (the mix's supernode kind)"},
 		{ParamValidationDelay, "string", "", "off", "seeded validation delay per category before a node forwards (category:min-max, comma-separated, e.g. " + DefaultValidationDelay + "; off: none, as the mesh's published figures ran; validation.go cites the figures)"},
 		{topology.ParamCompressedShare, "float", "", strconv.FormatFloat(d.CompressedShare, 'g', -1, 64), "share of nodes offering the codec param's compressed protocol (0..1); the rest speak plain"},
 	}
@@ -152,13 +176,8 @@ func parseMesh(p *Params) (any, error) {
 	if p.TimeScale != 1 {
 		return nil, paramError(ParamLinks, "shaped links need %s 1 (rates and latencies are real time), not %g", ParamTimeScale, p.TimeScale)
 	}
-	for i, k := range []string{ParamOrdinaryBandwidth, ParamSupernodeBandwidth} {
-		bps, err := units.ParseBitsPerSec(p.Values[k])
-		if err != nil {
-			return nil, paramError(k, "%w", err)
-		}
-		name := [2]string{"fullnode", "supernode"}[i]
-		c.classes[i] = link.Class{Name: name, UpBitsPerSec: bps, DownBitsPerSec: bps, Weight: 1}
+	if c.classes, err = ParseBandwidthClasses(p.Values[ParamOrdinaryBandwidth], p.Values[ParamSupernodeBandwidth]); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
