@@ -43,12 +43,24 @@ func TestScenarioRegistered(t *testing.T) {
 	} else if c := p.Own.(*Config); c.Churn != 0 || c.Regraft != 20*time.Second || c.Population.Grafters != 12 {
 		t.Errorf("churn off, regraft 20s, grafters 12: %v %v %d", c.Churn, c.Regraft, c.Population.Grafters)
 	}
+	if p, err := sc.ParseParams(map[string]string{ParamBandwidth: BandwidthClasses, sim.ParamOrdinaryBandwidth: "20Mbit"}); err != nil {
+		t.Errorf("ordinary_bandwidth 20Mbit: %v", err)
+	} else if b := p.Own.(*Config).Bandwidth; !b.On() || b.FullNode != 20e6 || b.Supernode != 1024e6 {
+		t.Errorf("ordinary_bandwidth 20Mbit: %+v", b)
+	}
+	if p, err := sc.ParseParams(map[string]string{ParamBandwidth: BandwidthOff}); err != nil || p.Own.(*Config).Bandwidth.On() {
+		t.Errorf("bandwidth off: %v", err)
+	}
+	if b := cfg.Bandwidth; !b.On() || b.FullNode != 50e6 || b.Supernode != 1024e6 {
+		t.Errorf("default bandwidth %+v, want gossipsub-interop's classes", b)
+	}
 	if c := cfg; c.Churn != DefaultChurn || c.Regraft != 0 || c.Population.Grafters != topology.GraftersOfDegree {
 		t.Errorf("defaults: churn %v, regraft %v, grafters %d", c.Churn, c.Regraft, c.Population.Grafters)
 	}
 	for _, c := range []struct{ name, v string }{{ParamCopies, "0"}, {topology.ParamSubnets, "65"}, {topology.ParamMix, "default:0.5"},
 		{ParamValidationDelay, "block:9-1ms"}, {ParamChurn, "10s"}, {ParamChurn, "soon"}, {ParamChurn, "-5m"}, {ParamRegraft, "-1s"},
-		{ParamRegraft, "later"}, {topology.ParamGrafters, "-3"}} {
+		{ParamRegraft, "later"}, {topology.ParamGrafters, "-3"}, {ParamBandwidth, "on"}, {sim.ParamOrdinaryBandwidth, "-1Mbit"},
+		{sim.ParamSupernodeBandwidth, "fast"}} {
 		name, v := c.name, c.v
 		_, err := sc.ParseParams(map[string]string{name: v})
 		var pe *sim.ParamError
