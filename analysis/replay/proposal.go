@@ -452,8 +452,12 @@ func layoutTables(b *strings.Builder, rep *Report, v TrafficSummary, cats []goss
 		for _, c := range cats {
 			fmt.Fprintf(b, " %s |", pct(r.Relative[c], r.PlainBytes[c] > 0))
 		}
-		p := plainOf[r.Layout]
-		fmt.Fprintf(b, " %s |", pct(100*r.Total/p.Total, p != nil && p.Total > 0))
+		p := plainOf[r.Layout] // nil when the grid has no plain
+		if p != nil && p.Total > 0 {
+			fmt.Fprintf(b, " %s |", pct(100*r.Total/p.Total, true))
+		} else {
+			b.WriteString(" – |")
+		}
 		if r.Layout == LayoutTopicStreams && p != nil && r.PlainTotal > 0 {
 			ctl := p.Total
 			for _, c := range []gossip.Category{gossip.Control, gossip.Other} {
