@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/streamsim/streamsim/gossip"
@@ -37,10 +38,10 @@ func ParseLayouts(list string) ([]string, error) {
 		if s == "" {
 			continue
 		}
-		if s != LayoutOneStream && s != LayoutTopicStreams {
+		if !slices.Contains(Layouts, s) {
 			return nil, fmt.Errorf("layout %q: allowed %s", s, strings.Join(Layouts, ", "))
 		}
-		if !containsString(out, s) {
+		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -48,15 +49,6 @@ func ParseLayouts(list string) ([]string, error) {
 		return nil, fmt.Errorf("no layout given: allowed %s", strings.Join(Layouts, ", "))
 	}
 	return out, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // owner is the node and peer a recorded stream direction belongs to, and its direction.

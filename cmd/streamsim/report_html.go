@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -115,7 +116,9 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 				sec.joined = &analysis.SectionRun{Label: "comparison", Report: cmp, Src: src}
 				// The comparison's own problems repeat its runs'; its notes are its own.
 				for _, n := range cmp.Outcome().Notes {
-					s.Notes = appendNew(s.Notes, "comparison: "+n)
+					if n = "comparison: " + n; !slices.Contains(s.Notes, n) {
+						s.Notes = append(s.Notes, n)
+					}
 				}
 			}
 		}
@@ -146,15 +149,6 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 		return nil, nil, fmt.Errorf("--html: %w", err)
 	}
 	return failed, missing, nil
-}
-
-func appendNew(list []string, s string) []string {
-	for _, v := range list {
-		if v == s {
-			return list
-		}
-	}
-	return append(list, s)
 }
 
 // addSource adds a report's --json form to the page.
