@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/analysis/page"
+	"github.com/streamsim/streamsim/gossip"
 )
 
 // SweepKind is the report of a sweep's outputs (the directory `streamsim sweep --out` wrote):
@@ -160,7 +161,7 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 		byVP := map[vp][]int{}
 		for i, res := range rep.Results {
 			k := vp{res.View, res.Payload, res.Layout}
-			if res.Payload == "" || res.Payload == "ssz" && res.Config == "none" {
+			if res.Payload == "" || res.Payload == gossip.PayloadSSZ && res.Config == "none" {
 				// plain and none are replayed once per view; they belong to every payload.
 				k.payload = "*"
 			}
@@ -235,10 +236,11 @@ var (
 	mbs = page.Format{Unit: "MB/s", Scale: 1, Decimals: 0}
 )
 
-// payloadLabel names a result's payload mode ("" is plain's, replayed once).
+// payloadLabel names a result's payload mode ("" is plain's, replayed once on today's
+// payloads).
 func payloadLabel(p string) string {
 	if p == "" {
-		return "ssz_snappy"
+		return gossip.PayloadSSZSnappy
 	}
 	return p
 }
