@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/streamsim/streamsim/analysis/page"
@@ -232,7 +233,7 @@ func abSection(s *page.Section, ab *SectionRun) error {
 			order = append(order, k)
 		}
 		b := fmt.Sprintf("rows.%d.", i)
-		ci := indexOf(cats, row.Category)
+		ci := slices.Index(cats, row.Category)
 		series[k].Values[ci] = ab.Src.Fig(b+"mean_pct", page.Pct)
 		series[k].Low[ci], series[k].High[ci] = ab.Src.Fig(b+"min_pct", page.Pct), ab.Src.Fig(b+"max_pct", page.Pct)
 		rows = append(rows, []page.Cell{page.T(linksLabel(row.Bandwidth)), page.T(row.Codec), page.T(row.Scope), page.T(row.Category), page.F(ab.Src.Fig(b+"seeds", page.Count)),
@@ -263,15 +264,6 @@ func abSection(s *page.Section, ab *SectionRun) error {
 	return nil
 }
 
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
-		}
-	}
-	return -1
-}
-
 // regionLatency draws delivery latency per receiving node's region (runs over shaped links
 // with regions): p50 and p99 per run, for attestations and blocks.
 func regionLatency(s *page.Section, runs []SectionRun) {
@@ -282,7 +274,7 @@ func regionLatency(s *page.Section, runs []SectionRun) {
 			continue
 		}
 		for region := range rep.LatencyByRegion {
-			if indexOf(regions, region) < 0 {
+			if !slices.Contains(regions, region) {
 				regions = append(regions, region)
 			}
 		}
