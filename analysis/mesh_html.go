@@ -50,15 +50,7 @@ func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
 	s.H3("Observed node: bytes per category")
 	for _, dir := range []struct{ key, name string }{{"in", "inbound"}, {"out", "outbound"}} {
 		var series []page.BarSeries
-		var groups []string
-		for _, c := range gossip.Categories() {
-			for _, r := range runs {
-				if _, ok := r.Src.Lookup("observed." + dir.key + "." + c.String()); ok {
-					groups = append(groups, c.String())
-					break
-				}
-			}
-		}
+		groups := presentIn(runs, "observed."+dir.key+".", gossip.Categories())
 		for _, r := range runs {
 			se := page.BarSeries{Name: r.Label + " wire"}
 			raw := page.BarSeries{Name: r.Label + " raw"}
@@ -76,15 +68,7 @@ func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
 	}
 
 	s.H3("Control by kind")
-	var kinds []string
-	for _, k := range gossip.ControlKinds() {
-		for _, r := range runs {
-			if _, ok := r.Src.Lookup("observed.control_in." + k.String()); ok {
-				kinds = append(kinds, k.String())
-				break
-			}
-		}
-	}
+	kinds := presentIn(runs, "observed.control_in.", gossip.ControlKinds())
 	var ctl []page.BarSeries
 	var ctlRows [][]page.Cell
 	for _, r := range runs {
@@ -140,15 +124,7 @@ func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
 	regionLatency(s, runs)
 
 	s.H3("Duplicates")
-	var groups []string
-	for _, c := range gossip.Categories() {
-		for _, r := range runs {
-			if _, ok := r.Src.Lookup("copies_observed." + c.String()); ok {
-				groups = append(groups, c.String())
-				break
-			}
-		}
-	}
+	groups := presentIn(runs, "copies_observed.", gossip.Categories())
 	var cp []page.BarSeries
 	for _, r := range runs {
 		obs, all := page.BarSeries{Name: r.Label + " observed"}, page.BarSeries{Name: r.Label + " all nodes"}
@@ -262,6 +238,21 @@ func abSection(s *page.Section, ab *SectionRun) error {
 	}
 	s.Table("Latency against plain in the same seed (codec minus plain, ms)", []string{"links", "codec", "category", "seeds", "p50 diff", "p99 diff", "p99 diff min", "p99 diff max", "machine saturated"}, lat)
 	return nil
+}
+
+// presentIn returns, in their order, the names some run's JSON holds at prefix+name: the
+// groups a chart or table over the runs shows.
+func presentIn[T fmt.Stringer](runs []SectionRun, prefix string, names []T) []string {
+	var out []string
+	for _, n := range names {
+		for _, r := range runs {
+			if _, ok := r.Src.Lookup(prefix + n.String()); ok {
+				out = append(out, n.String())
+				break
+			}
+		}
+	}
+	return out
 }
 
 // regionLatency draws delivery latency per receiving node's region (runs over shaped links
