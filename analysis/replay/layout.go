@@ -100,7 +100,7 @@ func topicSplit(in frameIn) ([]frameIn, error) {
 	}
 	for _, tf := range topics {
 		f := frameIn{stream: in.stream + "/" + tf.Topic, topic: tf.Topic, data: tf.Frame, owner: in.owner}
-		f.parts[gossip.TopicFrameCategory(tf.Topic)] = len(tf.Frame)
+		f.parts[gossip.TopicCategory(tf.Topic)] = len(tf.Frame)
 		out = append(out, f)
 	}
 	return out, nil
@@ -134,7 +134,7 @@ func withHeaders(frames []frameIn, fresh map[string]bool) []frameIn {
 		if fresh[f.stream] && !done[f.stream] {
 			done[f.stream] = true
 			h := frameIn{stream: f.stream, topic: f.topic, data: gossip.AppendTopicHeaderFrame(nil, f.topic), owner: f.owner}
-			h.parts[gossip.TopicFrameCategory(f.topic)] = len(h.data)
+			h.parts[gossip.TopicCategory(f.topic)] = len(h.data)
 			out = append(out, h)
 		}
 		out = append(out, f)
