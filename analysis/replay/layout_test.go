@@ -78,3 +78,17 @@ func TestSweepSectionPerLayout(t *testing.T) {
 		}
 	}
 }
+
+// ParseLayouts keeps each layout once, in order, and names the allowed ones on a bad or
+// empty list.
+func TestParseLayouts(t *testing.T) {
+	got, err := ParseLayouts(" topic-streams,one-stream,topic-streams,")
+	if err != nil || strings.Join(got, ",") != "topic-streams,one-stream" {
+		t.Errorf("got %q, %v; want topic-streams,one-stream", got, err)
+	}
+	for _, bad := range []string{"per-topic", " , "} {
+		if _, err := ParseLayouts(bad); err == nil || !strings.Contains(err.Error(), "allowed one-stream, topic-streams") {
+			t.Errorf("%q: %v, want an error naming the allowed layouts", bad, err)
+		}
+	}
+}
