@@ -20,6 +20,8 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/network"
@@ -40,6 +42,7 @@ type Shaper interface {
 
 // Switchboard maps listen addresses to the listeners of one run's hosts.
 type Switchboard struct {
+	live      atomic.Int64 // connection ends not yet closed
 	mu        sync.Mutex
 	listeners map[netip.AddrPort]*listener
 	nextPort  map[netip.Addr]uint16 // dialers' ephemeral ports, per IP
@@ -48,6 +51,18 @@ type Switchboard struct {
 // NewSwitchboard is an empty switchboard.
 func NewSwitchboard() *Switchboard {
 	return &Switchboard{listeners: map[netip.AddrPort]*listener{}, nextPort: map[netip.Addr]uint16{}}
+}
+
+// Drain waits, up to max, until every connection end made on the switchboard is closed: a
+// shaped connection delivers what it accepted after its host closed it, as a kernel does, and
+// a synctest bubble must not end before that (its goroutines would outlive it). It reports
+// how many ends are still open. Under a bubble the wait is simulated time.
+func (sb *Switchboard) Drain(max time.Duration) int64 {
+	deadline := time.Now().Add(max)
+	for sb.live.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return sb.live.Load()
 }
 
 // Transport is one host's go-libp2p transport on a switchboard.
@@ -190,7 +205,7 @@ func (t *Transport) dial(ctx context.Context, raddr ma.Multiaddr, p peer.ID, sco
 	if l == nil {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: errRefused}
 	}
-	mine, theirs := newPair(net.TCPAddrFromAddrPort(local), net.TCPAddrFromAddrPort(ap), toMA(local), l.ma)
+	mine, theirs := sb.newPair(net.TCPAddrFromAddrPort(local), net.TCPAddrFromAddrPort(ap), toMA(local), l.ma)
 	var raw manet.Conn = mine
 	if t.shaper != nil {
 		if raw, err = t.shaper.Wrap(mine, regionOf(l.t.shaper)); err != nil {

@@ -56,10 +56,22 @@ func newHost(t *testing.T, sb *memnet.Switchboard, lk *link.Link) host.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A shaped connection delivers what it accepted after it closes, as a kernel does; the
-	// bubble must outlast that.
-	t.Cleanup(func() { h.Close(); time.Sleep(time.Second) })
+	t.Cleanup(func() { h.Close() })
 	return h
+}
+
+// newSwitchboard is a switchboard whose connections must all be closed within a minute of
+// the test's hosts closing (cleanups run last-registered first: this one after the hosts').
+// A shaped connection delivers what it accepted after it closes, as a kernel does; the bubble
+// must outlast that.
+func newSwitchboard(t *testing.T) *memnet.Switchboard {
+	sb := memnet.NewSwitchboard()
+	t.Cleanup(func() {
+		if open := sb.Drain(time.Minute); open != 0 {
+			t.Errorf("%d connection ends still open a minute after the hosts closed", open)
+		}
+	})
+	return sb
 }
 
 func connect(t *testing.T, a, b host.Host) {
@@ -82,7 +94,7 @@ func within(t *testing.T, what string, got, want, tol time.Duration) {
 // and on unshaped links no simulated time passes.
 func TestUnshapedStreams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sb := memnet.NewSwitchboard()
+		sb := newSwitchboard(t)
 		a, b := newHost(t, sb, nil), newHost(t, sb, nil)
 		// Each host echoes what it reads on /echo.
 		for _, h := range []host.Host{a, b} {
@@ -134,7 +146,7 @@ func TestShapedLink(t *testing.T) {
 			return l
 		}
 		la := lk(link.Shape{Region: "a", UpBitsPerSec: rate, DownBitsPerSec: rate})
-		sb := memnet.NewSwitchboard()
+		sb := newSwitchboard(t)
 		a := newHost(t, sb, la)
 		b := newHost(t, sb, lk(link.Shape{Region: "b", UpBitsPerSec: 50e6, DownBitsPerSec: 50e6}))
 		c := newHost(t, sb, lk(link.Shape{Region: "c"}))
@@ -208,7 +220,7 @@ func TestShapedLink(t *testing.T) {
 // at the peer; a dial to an address nobody listens on is refused.
 func TestCloseAndReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sb := memnet.NewSwitchboard()
+		sb := newSwitchboard(t)
 		a, b := newHost(t, sb, nil), newHost(t, sb, nil)
 		readErr := make(chan error, 1)
 		started := make(chan struct{})

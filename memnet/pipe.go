@@ -52,6 +52,7 @@ type Conn struct {
 	local, remote *net.TCPAddr
 	lma, rma      ma.Multiaddr
 
+	sb       *Switchboard
 	mu       sync.Mutex
 	closed   bool
 	done     chan struct{} // closed by Close: wakes this end's blocked reads and writes
@@ -60,10 +61,11 @@ type Conn struct {
 }
 
 // newPair returns the two ends of a connection: a's writes are b's reads and the reverse.
-func newPair(aAddr, bAddr *net.TCPAddr, aMA, bMA ma.Multiaddr) (*Conn, *Conn) {
+func (sb *Switchboard) newPair(aAddr, bAddr *net.TCPAddr, aMA, bMA ma.Multiaddr) (*Conn, *Conn) {
 	ab, ba := newHalf(), newHalf()
-	a := &Conn{in: ba, out: ab, local: aAddr, remote: bAddr, lma: aMA, rma: bMA, done: make(chan struct{}), dlChange: make(chan struct{})}
-	b := &Conn{in: ab, out: ba, local: bAddr, remote: aAddr, lma: bMA, rma: aMA, done: make(chan struct{}), dlChange: make(chan struct{})}
+	sb.live.Add(2)
+	a := &Conn{sb: sb, in: ba, out: ab, local: aAddr, remote: bAddr, lma: aMA, rma: bMA, done: make(chan struct{}), dlChange: make(chan struct{})}
+	b := &Conn{sb: sb, in: ab, out: ba, local: bAddr, remote: aAddr, lma: bMA, rma: aMA, done: make(chan struct{}), dlChange: make(chan struct{})}
 	return a, b
 }
 
@@ -229,6 +231,7 @@ func (c *Conn) Close() error {
 	c.closed = true
 	close(c.done)
 	c.mu.Unlock()
+	c.sb.live.Add(-1)
 	c.out.mu.Lock()
 	c.out.wclosed = true
 	c.out.mu.Unlock()

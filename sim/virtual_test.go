@@ -27,10 +27,17 @@ func inBubble(t *testing.T) func(f func()) error {
 // minute cost.
 func TestMeshVirtualClock(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a 14-node mesh for two slots of simulated time")
+		t.Skip("runs a 14-node mesh for two slots of simulated time on each virtual transport")
 	}
+	for _, vnet := range []VirtualTransport{VirtualQUIC, VirtualMem} {
+		t.Run(string(vnet), func(t *testing.T) { testMeshVirtualClock(t, vnet) })
+	}
+}
+
+func testMeshVirtualClock(t *testing.T, vnet VirtualTransport) {
 	dir := t.TempDir()
-	params := smallMeshParams(map[string]string{ParamSlots: "2", ParamRecord: "true", ParamClock: "virtual", ParamLinks: "true"})
+	params := smallMeshParams(map[string]string{ParamSlots: "2", ParamRecord: "true", ParamClock: "virtual", ParamLinks: "true", ParamVNet: string(vnet)})
+	want := map[VirtualTransport]string{VirtualQUIC: TransportSimnet, VirtualMem: TransportMem}[vnet]
 	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
 	r, runErr := runEmbeddedMesh(t, e)
 	if runErr != nil || !r.Delivery.Complete {
@@ -44,7 +51,7 @@ func TestMeshVirtualClock(t *testing.T) {
 		t.Errorf("attestation latency over simulated links %+v", l)
 	}
 	for _, n := range r.Summaries() {
-		if n.Clock != string(ClockVirtual) || n.Transport != TransportSimnet || n.TimeScale != 1 {
+		if n.Clock != string(ClockVirtual) || n.Transport != want || n.TimeScale != 1 {
 			t.Fatalf("node %s/%d: clock %q transport %q time scale %g", n.Group, n.Instance, n.Clock, n.Transport, n.TimeScale)
 		}
 		if p := n.Process; p == nil || p.SimulatedSeconds < 12 || p.WallPerSimulatedMinute() <= 0 {
