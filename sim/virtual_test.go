@@ -135,6 +135,15 @@ func TestClockParam(t *testing.T) {
 	if _, err := Mesh.ParseParams(map[string]string{ParamClock: "simulated"}); !errors.As(err, &pe) || pe.Name != ParamClock || !strings.Contains(err.Error(), "real or virtual") {
 		t.Errorf("bad clock: %v", err)
 	}
+	if _, err := Mesh.ParseParams(map[string]string{ParamVNet: "tcp"}); !errors.As(err, &pe) || pe.Name != ParamVNet || !strings.Contains(err.Error(), "quic or mem") {
+		t.Errorf("bad vnet: %v", err)
+	}
+	if p, err := Mesh.ParseParams(map[string]string{ParamVNet: " MEM "}); err != nil || p.VNet != VirtualMem {
+		t.Errorf("vnet MEM: %+v, %v", p, err)
+	}
+	if p, err := Mesh.ParseParams(nil); err != nil || p.VNet != DefaultVirtualTransport {
+		t.Errorf("vnet default: %+v, %v", p, err)
+	}
 	// An embedded run without a clock takes the scenario's, or real when a time scale is
 	// given; a clock given stays.
 	sc := *Mesh
@@ -163,10 +172,16 @@ func TestClockParam(t *testing.T) {
 // the fault injection's waits on the stream locks.
 func TestChurnMeshVirtualClock(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a 14-node mesh with faults for three slots of simulated time")
+		t.Skip("runs a 14-node mesh with faults for three slots of simulated time on each virtual transport")
 	}
+	for _, vnet := range []VirtualTransport{VirtualQUIC, VirtualMem} {
+		t.Run(string(vnet), func(t *testing.T) { testChurnMeshVirtualClock(t, vnet) })
+	}
+}
+
+func testChurnMeshVirtualClock(t *testing.T, vnet VirtualTransport) {
 	schedule := "0.4:disconnect:nodes/3:0.3, 1:reset:nodes/5, 1.5:garbage:nodes/7, 2:rogue:nodes/4, 2.2:slow:nodes/2:0.5"
-	params := smallMeshParams(map[string]string{ParamSlots: "3", ParamFaults: schedule, ParamClock: string(ClockVirtual)})
+	params := smallMeshParams(map[string]string{ParamSlots: "3", ParamFaults: schedule, ParamClock: string(ClockVirtual), ParamVNet: string(vnet)})
 	e := &Embedded{Scenario: Mesh.Name, Out: t.TempDir(), Groups: []Group{{ID: GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
 	r, runErr := runEmbeddedMesh(t, e)
 	if runErr != nil || !r.OK || r.Faults == nil || !r.Faults.OK {
