@@ -44,8 +44,9 @@ const (
 	VirtualMem  VirtualTransport = "mem"
 )
 
-// DefaultVirtualTransport is vnet's default.
-const DefaultVirtualTransport = VirtualQUIC
+// DefaultVirtualTransport is vnet's default: mem, measured (docs/overhead.md) at a seventh of
+// QUIC's CPU on the neighbourhood's calibration form and half of it on the 14-node mesh.
+const DefaultVirtualTransport = VirtualMem
 
 // ParseVirtualTransport parses param vnet; empty is the default.
 func ParseVirtualTransport(v string) (VirtualTransport, error) {
@@ -71,13 +72,13 @@ const (
 	unshapedBurstBytes = 4 << 20
 )
 
-// VirtualNetwork is the simulated network of a virtual-clock run: go-libp2p's QUIC over
-// marcopolo/simnet (as go-libp2p-pubsub's own tests run), each host with its link's uplink and
-// downlink rates and each packet delayed by the one-way latency between its sender's and its
-// receiver's regions, all in simulated time. Chosen over an in-process stream transport with
-// user-space shaping because go-libp2p has none and simnet already paces packets through
-// per-node queues; docs/overhead.md has the CPU per received copy of both clocks. Make it,
-// and every host on it, inside the run's synctest bubble.
+// VirtualNetwork is the simulated network of a virtual-clock run, on one of two transports
+// (VirtualTransport): package memnet's in-process streams under noise and yamux, each
+// connection shaped by its hosts' links (rates, and the latency between their regions), or
+// go-libp2p's QUIC over marcopolo/simnet (as go-libp2p-pubsub's own tests run), each host with
+// its link's uplink and downlink rates and each packet delayed by the latency between its
+// sender's and receiver's regions; all in simulated time. docs/overhead.md measures both
+// against the real clock. Make it, and every host on it, inside the run's synctest bubble.
 type VirtualNetwork struct {
 	kind VirtualTransport
 	sn   *simnet.Simnet      // quic
