@@ -216,7 +216,8 @@ func (t *Transport) dial(ctx context.Context, raddr ma.Multiaddr, p peer.ID, sco
 	var remote manet.Conn = theirs
 	if s := l.t.shaper; s != nil {
 		if remote, err = s.Wrap(theirs, regionOf(t.shaper)); err != nil {
-			mine.Close()
+			raw.Close()
+			theirs.Close()
 			return nil, err
 		}
 	}
