@@ -17,6 +17,7 @@ func init() {
 		Name:      LiveCheckKind,
 		Load:      func(dir string) (Report, error) { return LoadRun(dir) },
 		WriteRuns: writeLiveRuns,
+		Section:   liveSection,
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	gosync "sync"
 	"text/tabwriter"
 
+	"github.com/streamsim/streamsim/analysis/page"
 	"github.com/streamsim/streamsim/result"
 )
 
@@ -37,6 +38,26 @@ type Kind struct {
 	// WriteRuns prints several runs of this kind as one table, one row per run (a sweep
 	// composition's [[runs]]). Nil: each run's table is printed.
 	WriteRuns func(w io.Writer, labels []string, reports []Report) error
+	// Section writes the kind's part of the HTML report (streamsim report --html): runs are
+	// this kind's runs in argument order, joined is Compare's report over them (nil when they
+	// were not compared). Every figure it shows is taken from a run's Source (its JSON) by
+	// path. Nil: the page lists every figure of each run's JSON.
+	Section func(s *page.Section, runs []SectionRun, joined *SectionRun) error
+}
+
+// SectionRun is one report on the HTML page: its label, the report, and its JSON as the
+// page holds it.
+type SectionRun struct {
+	Label  string
+	Report Report
+	Src    *page.Source
+}
+
+// ABLabeler is a report that says which run of a comparison it is (seed, codec, links), so
+// that `streamsim report` can join runs read back from their outputs as `streamsim run`
+// joined them.
+type ABLabeler interface {
+	ABLabel() ABRun
 }
 
 // Charter is a report that also draws charts (PNG and SVG into dir), returning the files.

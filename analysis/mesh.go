@@ -44,12 +44,18 @@ type MeshReport struct {
 	// node's and the mean over all nodes.
 	Copies    map[gossip.Category]float64 `json:"copies_observed"`
 	CopiesAll map[gossip.Category]float64 `json:"copies_all"`
+	// IHaveIDsPerMessage is the message ids the observed node was offered in IHAVEs per
+	// message it received (first copies, every topic).
+	IHaveIDsPerMessage float64 `json:"ihave_ids_per_message"`
 	// Delivery is completeness: expected and delivered messages over all nodes, per category,
 	// and the nodes that missed any.
-	Delivery  MeshDelivery                 `json:"delivery"`
-	Latency   map[gossip.Category]*Latency `json:"latency"`
-	MeshPeers MeshPeers                    `json:"mesh_peers"`
-	Drops     int64                        `json:"drops"`
+	Delivery MeshDelivery                 `json:"delivery"`
+	Latency  map[gossip.Category]*Latency `json:"latency"`
+	// LatencyByRegion is the same per receiving node's region, when links were shaped with
+	// regions (without the CDF).
+	LatencyByRegion map[string]map[gossip.Category]*Latency `json:"latency_by_region,omitempty"`
+	MeshPeers       MeshPeers                               `json:"mesh_peers"`
+	Drops           int64                                   `json:"drops"`
 	// Links summarizes shaped links ("" when unshaped): node classes and rates, regions, and
 	// the shaper's worst lateness (its accuracy).
 	Links      string  `json:"links,omitempty"`
@@ -72,6 +78,9 @@ type MeshReport struct {
 	// accounting replaces the count check of delivery and drops.
 	Faults *FaultAccounting `json:"faults,omitempty"`
 	Soak   *SoakReport      `json:"soak,omitempty"`
+	// CPUPerSimMinute is process CPU seconds (every process of the run, measured phase) per
+	// minute of simulated time (slots × 12 s), whatever the time scale.
+	CPUPerSimMinute float64 `json:"cpu_s_per_simulated_minute,omitempty"`
 
 	nodes []*result.NodeSummary
 }
@@ -133,6 +142,21 @@ type Latency struct {
 	// T95 is, over messages, the median and the largest time to reach 95 % of subscribers.
 	T95P50Ms float64 `json:"t95_p50_ms"`
 	T95MaxMs float64 `json:"t95_max_ms"`
+	// CDFMs is the distribution the percentiles come from: the latency at 0, 2, 4, … 100 %
+	// of deliveries (CDFStepPct apart), what the report's CDF charts draw.
+	CDFMs []float64 `json:"cdf_ms,omitempty"`
+}
+
+// CDFStepPct is the step between the points of a Latency's CDFMs, in percent.
+const CDFStepPct = 2
+
+// latencyCDF samples a sorted latency list at every CDFStepPct percent.
+func latencyCDF(sorted []float64) []float64 {
+	out := make([]float64, 0, 100/CDFStepPct+1)
+	for p := 0; p <= 100; p += CDFStepPct {
+		out = append(out, result.Quantile(sorted, float64(p)/100))
+	}
+	return out
 }
 
 // MeshPeers summarizes mesh sizes at the end of the run: the observed node's per topic kind,
@@ -149,8 +173,9 @@ const GossipMeshKind = "gossip-mesh"
 
 func init() {
 	RegisterKind(Kind{
-		Name: GossipMeshKind,
-		Load: func(dir string) (Report, error) { return LoadMeshRun(dir) },
+		Name:    GossipMeshKind,
+		Load:    func(dir string) (Report, error) { return LoadMeshRun(dir) },
+		Section: meshSection,
 		Compare: func(runs []ABRun, reps []Report) (Report, error) {
 			reports := make([]*MeshReport, len(reps))
 			for i, r := range reps {
@@ -304,6 +329,9 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		}
 	}
 	r.Process = combineProcesses(procs)
+	if r.Process != nil && r.Slots > 0 {
+		r.CPUPerSimMinute = r.Process.CPUSeconds / (float64(r.Slots) * workload.SlotDuration.Minutes())
+	}
 	r.DropLinks = dropLinks(nodes)
 	r.Links, r.LinkLateMs = linkSummary(nodes)
 	if backlogFrom != nil {
@@ -327,10 +355,15 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		r.Problem("no observed node among %d summaries", len(nodes))
 	} else {
 		r.Observed = meshNode(observed)
+		var uniques int64
 		for c, v := range observed.Pubsub.DeliveredBy {
+			uniques += v
 			if v > 0 {
 				r.Copies[c] = float64(v+observed.Pubsub.DuplicatesBy[c]) / float64(v)
 			}
+		}
+		if uniques > 0 {
+			r.IHaveIDsPerMessage = float64(r.Observed.ControlIn[gossip.IHave.String()].IDs) / float64(uniques)
 		}
 		var oSum [gossip.NumCategories]float64
 		var oN [gossip.NumCategories]int
@@ -544,8 +577,13 @@ func (r *MeshReport) latency(logs []string) error {
 		}
 	}
 	lat := map[gossip.Category][]float64{}
+	byRegion := map[string]map[gossip.Category][]float64{}
 	perMsg := map[[result.IDBytes]byte][]float64{}
 	for i, evs := range dels {
+		region := ""
+		if l := r.nodes[i].Link; l != nil {
+			region = l.Region
+		}
 		for _, e := range evs {
 			p, ok := pubs[e.ID]
 			if !ok || p.origin == i {
@@ -555,6 +593,22 @@ func (r *MeshReport) latency(logs []string) error {
 			c := gossip.TopicCategory(p.topic)
 			lat[c] = append(lat[c], ms)
 			perMsg[e.ID] = append(perMsg[e.ID], ms)
+			if region != "" {
+				if byRegion[region] == nil {
+					byRegion[region] = map[gossip.Category][]float64{}
+				}
+				byRegion[region][c] = append(byRegion[region][c], ms)
+			}
+		}
+	}
+	for region, cats := range byRegion {
+		if r.LatencyByRegion == nil {
+			r.LatencyByRegion = map[string]map[gossip.Category]*Latency{}
+		}
+		r.LatencyByRegion[region] = map[gossip.Category]*Latency{}
+		for c, ls := range cats {
+			sort.Float64s(ls)
+			r.LatencyByRegion[region][c] = &Latency{Deliveries: int64(len(ls)), P50Ms: result.Quantile(ls, 0.5), P90Ms: result.Quantile(ls, 0.9), P99Ms: result.Quantile(ls, 0.99), MaxMs: ls[len(ls)-1]}
 		}
 	}
 	t95 := map[gossip.Category][]float64{}
@@ -573,7 +627,7 @@ func (r *MeshReport) latency(logs []string) error {
 	}
 	for c, ls := range lat {
 		sort.Float64s(ls)
-		l := &Latency{Deliveries: int64(len(ls)), P50Ms: result.Quantile(ls, 0.5), P90Ms: result.Quantile(ls, 0.9), P99Ms: result.Quantile(ls, 0.99), MaxMs: ls[len(ls)-1]}
+		l := &Latency{Deliveries: int64(len(ls)), P50Ms: result.Quantile(ls, 0.5), P90Ms: result.Quantile(ls, 0.9), P99Ms: result.Quantile(ls, 0.99), MaxMs: ls[len(ls)-1], CDFMs: latencyCDF(ls)}
 		if ts := t95[c]; len(ts) > 0 {
 			sort.Float64s(ts)
 			l.T95P50Ms, l.T95MaxMs = result.Quantile(ts, 0.5), ts[len(ts)-1]

@@ -48,9 +48,14 @@ func TestMeshReport(t *testing.T) {
 	if r.Observed.ControlIn["ihave"].IDs != 7 {
 		t.Fatalf("control %+v", r.Observed.ControlIn)
 	}
-	// Two OS processes (local:exec): their CPU adds up, over both hosts' cores.
-	if r.Process.CPUSeconds != 20 || r.Process.Cores != 2 || r.Process.Utilization != 0.1 {
-		t.Fatalf("process %+v", r.Process)
+	// 7 IHAVE ids offered to the observed node over the 100 messages it received.
+	if r.IHaveIDsPerMessage != 0.07 {
+		t.Errorf("IHAVE ids per message %v, want 0.07", r.IHaveIDsPerMessage)
+	}
+	// Two OS processes (local:exec): their CPU adds up, over both hosts' cores; 300 slots
+	// are 60 simulated minutes.
+	if r.Process.CPUSeconds != 20 || r.Process.Cores != 2 || r.Process.Utilization != 0.1 || math.Abs(r.CPUPerSimMinute-20.0/60) > 1e-12 {
+		t.Fatalf("process %+v, %v CPU-s per simulated minute", r.Process, r.CPUPerSimMinute)
 	}
 	// One shared process (embedded): counted once.
 	other.Process.PID = 1
@@ -82,8 +87,12 @@ func TestMeshLatency(t *testing.T) {
 		write("2", func(l *result.MessageLog) { l.Add(id, 1e9+30e6, false, "") }),
 	}
 	r := &MeshReport{Latency: map[gossip.Category]*Latency{}}
-	for range 3 {
-		r.nodes = append(r.nodes, &result.NodeSummary{Topics: []string{topic}})
+	for i, region := range []string{"europe", "europe", "asia"} {
+		n := &result.NodeSummary{Topics: []string{topic}}
+		if i > 0 {
+			n.Link = &result.Link{Region: region}
+		}
+		r.nodes = append(r.nodes, n)
 	}
 	if err := r.latency(logs); err != nil {
 		t.Fatal(err)
@@ -91,6 +100,15 @@ func TestMeshLatency(t *testing.T) {
 	l := r.Latency[gossip.Attestation]
 	if l == nil || l.Deliveries != 2 || l.P50Ms != 10 || l.MaxMs != 30 || l.T95MaxMs != 30 {
 		t.Fatalf("latency %+v", l)
+	}
+	// The CDF the page draws: 0..100 % every CDFStepPct, from the same two deliveries.
+	if len(l.CDFMs) != 100/CDFStepPct+1 || l.CDFMs[0] != 10 || l.CDFMs[25] != 10 || l.CDFMs[26] != 30 || l.CDFMs[50] != 30 {
+		t.Errorf("cdf %v", l.CDFMs)
+	}
+	// Per receiving node's region.
+	eu, asia := r.LatencyByRegion["europe"][gossip.Attestation], r.LatencyByRegion["asia"][gossip.Attestation]
+	if eu == nil || asia == nil || eu.Deliveries != 1 || eu.P99Ms != 10 || asia.Deliveries != 1 || asia.P50Ms != 30 {
+		t.Errorf("by region %+v %+v", eu, asia)
 	}
 }
 

@@ -434,3 +434,54 @@ func TestMutatedStreams(t *testing.T) {
 		t.Logf("ssz %v, window %d, %d B stream: %v", tc.ssz, tc.windowBytes, len(stream), verdicts)
 	}
 }
+
+// Go encoder (both levels) → JS decoder on a stream whose repeats lie far back: IHAVE-like
+// frames (20-byte ids, shuffled, each id sent again ~200 KiB and ~1.5 MiB later) over 1 MiB
+// and 4 MiB windows, 4 MiB of stream, so that 4-byte-offset copies deep in the window and
+// the encoder's window-sized tables are exercised. Every frame must come back byte for byte.
+func TestCrossDecodeFarRepeats(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4 MiB streams")
+	}
+	c := startCodec(t)
+	rng := rand.New(rand.NewSource(25))
+	const frameCount, ids, lag1, lag2 = 3000, 15, 150, 1100
+	batches := make([][]byte, frameCount)
+	frames := make([][]byte, frameCount)
+	for k := range frames {
+		batches[k] = make([]byte, 20*ids)
+		rng.Read(batches[k])
+		var list [][]byte
+		for _, b := range []int{k, k - lag1, k - lag2} {
+			for i := 0; b >= 0 && i < ids; i++ {
+				list = append(list, batches[b][20*i:20*i+20])
+			}
+		}
+		rng.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
+		f := []byte{0x12, 0}
+		for _, id := range list {
+			f = append(append(f, 0x12, 20), id...)
+		}
+		frames[k] = f
+	}
+	for _, w := range []int{1 << 20, 4 << 20} {
+		for _, l := range []snappystream.Level{snappystream.Fast, snappystream.Better} {
+			enc := snappystream.NewEncoder(w, l)
+			var blocks [][]byte
+			wire, raw := 0, 0
+			for _, f := range frames {
+				b := enc.Encode(nil, f)
+				blocks = append(blocks, b)
+				wire, raw = wire+len(b), raw+len(f)
+			}
+			got, err := c.DecodeBlocks(w, 0, blocks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Err != "" || !slices.EqualFunc(got.Frames, frames, bytes.Equal) {
+				t.Fatalf("window %d %s: Go → JS blocks: %d of %d frames equal, error %q", w, l, countEqual(got.Frames, frames), len(frames), got.Err)
+			}
+			t.Logf("window %d %s: %.1f %% of raw, decoded by JS byte for byte", w, l, 100*float64(wire)/float64(raw))
+		}
+	}
+}

@@ -3,6 +3,7 @@ package neighbourhood
 import (
 	"context"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +196,30 @@ func TestDeliverer(t *testing.T) {
 	}
 	if len(seen) != 8 {
 		t.Errorf("copies 0..7 from offset 4 used %d distinct peers, want 8", len(seen))
+	}
+}
+
+// The mesh share: time in each subscribed peer's mesh over the measured time, per category,
+// averaged over (peer, topic) pairs, and summed over peers per topic for the meshes.
+func TestMeshShares(t *testing.T) {
+	att0, att1 := gossip.Topic("8c9f62fe", gossip.AttestationTopic(0)), gossip.Topic("8c9f62fe", gossip.AttestationTopic(1))
+	blk := gossip.Topic("8c9f62fe", "beacon_block")
+	plan := &topology.NeighbourhoodPlan{ObservedTopics: []string{att0, att1, blk},
+		Subscribers: map[string][]int{att0: {0, 1}, att1: {1}, blk: {0, 1}}}
+	before := []map[string]time.Duration{{att0: time.Second}, {}}
+	after := []map[string]time.Duration{{att0: 6 * time.Second, blk: 10 * time.Second}, {att0: 0, att1: 10 * time.Second, blk: 10 * time.Second}}
+	got := meshShares(plan, before, after, 10*time.Second)
+	want := []MeshShare{{Category: "attestation", Share: (0.5 + 0 + 1) / 3, Meshes: 1.5 / 2, Pairs: 3}, {Category: "block", Share: 1, Meshes: 2, Pairs: 2}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Category != w.Category || g.Pairs != w.Pairs || math.Abs(g.Share-w.Share) > 1e-9 || math.Abs(g.Meshes-w.Meshes) > 1e-9 {
+			t.Errorf("%+v, want %+v", g, w)
+		}
+	}
+	if meshShares(plan, before, after, 0) != nil {
+		t.Error("no measured time gave shares")
 	}
 }

@@ -37,6 +37,9 @@ type Report struct {
 	// In is the observed node's inbound raw and wire bytes per category; Control by kind.
 	In, Out map[gossip.Category]result.CategoryBytes
 	Control map[string]result.ControlBytes
+	// ControlOut is the control the observed node sent, by kind (its IWANT ids ask for the
+	// copies it gets by gossip).
+	ControlOut map[string]result.ControlBytes
 	// IHAVE ids and bytes received per topic category (the calibration form's attestation
 	// share of them is scaled to 64 subnets in the table).
 	IHaveIDs, IHaveBytes map[gossip.Category]int64
@@ -51,6 +54,19 @@ type Report struct {
 	}
 	// BoundaryErrors counts deliveries a boundary peer could not make (its link failed).
 	BoundaryErrors int64
+	// Grafters: GRAFTs the outside grafters sent and PRUNEs they received (the live ones;
+	// the Boundary counts include them and the churned peers').
+	Grafters struct{ GraftsSent, PrunesIn int64 }
+	// Churned counts outside peers replaced by churn; ChurnErrors replacements that failed.
+	Churned, ChurnErrors int64
+	// MeshShares: per topic category of the observed node's topics, the share of the
+	// measured time it spent in its subscribed peers' meshes (outside.go).
+	MeshShares []MeshShare
+	// SyncSubnets is Subnets' prediction for the sync committee subnets.
+	SyncSubnets []SubnetView
+	// Echoes: per category, copies the observed node received from a peer it had already
+	// sent the message to (the all-go bias: rust-libp2p and nim-libp2p peers withhold them).
+	Echoes map[gossip.Category]int64
 	// ObservedPeers is the observed node's connected peers at the end: its real peers only.
 	ObservedPeers int
 	MaxLag        time.Duration
@@ -70,7 +86,10 @@ type SubnetView struct {
 	Subnet      int
 	Subscribed  int // real peers subscribed
 	FullSenders int // peers that sent the observed node at least one full message
-	IHaveOnly   int // peers that sent only IHAVE
+	// Forwarders: of FullSenders, the peers that sent at least one message unasked (from
+	// their mesh), the others sending only what the observed node asked for by IWANT.
+	Forwarders int `json:"forwarders"`
+	IHaveOnly  int // peers that sent only IHAVE
 }
 
 func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.Duration) {
@@ -84,12 +103,16 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 		b := before.out[c]
 		r.Out[c] = result.CategoryBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes}
 	}
-	r.Control = map[string]result.ControlBytes{}
-	for k, v := range after.control {
-		b := before.control[k]
-		r.Control[k] = result.ControlBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes,
-			Entries: v.Entries - b.Entries, IDs: v.IDs - b.IDs}
+	diff := func(after, before map[string]result.ControlBytes) map[string]result.ControlBytes {
+		out := map[string]result.ControlBytes{}
+		for k, v := range after {
+			b := before[k]
+			out[k] = result.ControlBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes,
+				Entries: v.Entries - b.Entries, IDs: v.IDs - b.IDs}
+		}
+		return out
 	}
+	r.Control, r.ControlOut = diff(after.control, before.control), diff(after.controlOut, before.controlOut)
 	r.Delivered, r.Dups, r.Expected = map[gossip.Category]int64{}, map[gossip.Category]int64{}, map[gossip.Category]int64{}
 	for c, v := range after.ps.DeliveredBy {
 		r.Delivered[c] = v - before.ps.DeliveredBy[c]
@@ -112,23 +135,33 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 	}
 	for _, t := range r.Plan.ObservedTopics {
 		_, name, _ := gossip.ParseTopic(t)
-		if !strings.HasPrefix(name, "beacon_attestation_") {
+		dst := &r.Subnets
+		switch {
+		case strings.HasPrefix(name, "beacon_attestation_"):
+		case strings.HasPrefix(name, "sync_committee_") && gossip.Subnet(name) >= 0:
+			dst = &r.SyncSubnets
+		default:
 			continue
 		}
 		v := SubnetView{Subnet: gossip.Subnet(name), Subscribed: len(r.Plan.Subscribers[t])}
-		for p := range ct.full[t] {
-			_ = p
-			v.FullSenders++
-		}
+		v.FullSenders, v.Forwarders = len(ct.full[t]), len(ct.forwarded[t])
 		for p := range ct.gossiped[t] {
 			if !ct.full[t][p] {
 				v.IHaveOnly++
 			}
 		}
-		r.Subnets = append(r.Subnets, v)
+		*dst = append(*dst, v)
 	}
 	ct.mu.Unlock()
-	sort.Slice(r.Subnets, func(i, j int) bool { return r.Subnets[i].Subnet < r.Subnets[j].Subnet })
+	r.Echoes = map[gossip.Category]int64{}
+	for c, v := range ct.echoes {
+		if v > 0 {
+			r.Echoes[gossip.Category(c)] = v
+		}
+	}
+	for _, l := range [][]SubnetView{r.Subnets, r.SyncSubnets} {
+		sort.Slice(l, func(i, j int) bool { return l[i].Subnet < l[j].Subnet })
+	}
 	r.MaxLag, r.Wall = lag, wall
 	r.Simulated = time.Duration(r.Config.Slots) * 12 * time.Second
 }
@@ -202,6 +235,12 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "inputs: dialled share %g, %d copies per message per peer, arrival %v–%v + %v–%v apart, boundary presses %s, latency %s (observed node in %s), network %s\n",
 		cfg.Population.DialledShare, cfg.Copies, cfg.Arrival.First.Min, cfg.Arrival.First.Max, cfg.Arrival.Spread.Min, cfg.Arrival.Spread.Max,
 		strings.Join(pressed, "+"), cfg.Population.Latency, ObservedRegion, r.Network)
+	churn := "off"
+	if cfg.Churn > 0 {
+		churn = fmt.Sprintf("mean session %v (%d outside peers replaced, %d failed)", cfg.Churn, r.Churned, r.ChurnErrors)
+	}
+	fmt.Fprintf(w, "outside: %d boundary peers and %d outside grafters (param %s), re-graft %v after a backoff, churn %s; observed client %s (IDONTWANT from %d B)\n",
+		r.Plan.BoundaryTotal, r.Plan.GraftersTotal, topology.ParamGrafters, cfg.Regraft, churn, r.Plan.ObservedClient.Name, r.Plan.ObservedClient.IDontWantThresholdBytes)
 	simMin := float64(cfg.Warmup+cfg.Slots+1) * 12 / 60
 	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v (%.1f CPU s per simulated minute)\n\n",
 		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), simMin*60/r.Wall.Seconds(), r.CPU.Round(time.Second), r.CPU.Seconds()/simMin)
@@ -236,15 +275,37 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %s: %d ids, %d bytes, %.2f ids per delivered message\n", c, r.IHaveIDs[c], r.IHaveBytes[c], float64(r.IHaveIDs[c])/float64(max(r.Delivered[c], 1)))
 		}
 	}
-	fmt.Fprintln(w, "\nprediction the recording could confirm, per attestation subnet: peers subscribed, peers that sent messages, peers that sent only IHAVE")
+	fmt.Fprintln(w, "\nprediction the recording could confirm, per attestation and sync committee subnet: peers subscribed, peers that sent messages, peers that sent only IHAVE")
 	for _, s := range r.Subnets {
-		fmt.Fprintf(w, "  subnet %d: %d subscribed, %d sent messages, %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.IHaveOnly)
+		fmt.Fprintf(w, "  attestation subnet %d: %d subscribed, %d sent messages (%d unasked, from their mesh), %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.Forwarders, s.IHaveOnly)
 	}
+	for _, s := range r.SyncSubnets {
+		fmt.Fprintf(w, "  sync committee subnet %d: %d subscribed, %d sent messages (%d unasked, from their mesh), %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.Forwarders, s.IHaveOnly)
+	}
+	fmt.Fprint(w, "all-go bias: copies per delivered message from peers the observed node had already sent it to (rust-libp2p and nim-libp2p peers would withhold those sent during their validation):")
+	for _, c := range gossip.Categories() {
+		if r.Delivered[c] > 0 && c != gossip.Control {
+			fmt.Fprintf(w, " %s %.2f", c, float64(r.Echoes[c])/float64(r.Delivered[c]))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "the observed node in its peers' meshes (the model's own figure): per category, share of the measured time in one subscribed peer's mesh, and peers whose mesh holds it per topic")
+	for _, m := range r.MeshShares {
+		fmt.Fprintf(w, "  %s: %.2f of the time (%d peer-topic pairs), in %.1f peers' meshes\n", m.Category, m.Share, m.Pairs, m.Meshes)
+	}
+	var delivered int64
+	for c, v := range r.Delivered {
+		if c != gossip.Control {
+			delivered += v
+		}
+	}
+	fmt.Fprintf(w, "IWANT ids the observed node sent per delivered message: %.2f (go-libp2p-pubsub asks every peer that advertised an unseen id within the heartbeat, so one message can be asked of several)\n",
+		float64(r.ControlOut["iwant"].IDs)/float64(max(delivered, 1)))
 	g, p := r.Control["graft"].Entries, r.Control["prune"].Entries
 	fmt.Fprintf(w, "GRAFT received %.0f/h, PRUNE received %.0f/h\n", float64(g)*perHour, float64(p)*perHour)
 	b := r.Boundary
-	fmt.Fprintf(w, "periphery: %d messages delivered (%d of them on IWANT), %d IHAVE ids, %d GRAFTs sent, %d PRUNEs received, %d forwards discarded, %d failed deliveries\n",
-		b.Published, b.IWantAnswered, b.IHaveIDs, b.GraftsSent, b.PrunesIn, b.MessagesIn, r.BoundaryErrors)
+	fmt.Fprintf(w, "periphery: %d messages delivered (%d of them on IWANT), %d IHAVE ids, %d GRAFTs sent, %d PRUNEs received, %d forwards discarded, %d failed deliveries; of these the outside grafters sent %d GRAFTs and received %d PRUNEs\n",
+		b.Published, b.IWantAnswered, b.IHaveIDs, b.GraftsSent, b.PrunesIn, b.MessagesIn, r.BoundaryErrors, r.Grafters.GraftsSent, r.Grafters.PrunesIn)
 }
 
 func kindsLine(pl *topology.NeighbourhoodPlan) string {
@@ -351,11 +412,12 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 		fmt.Fprintf(tw, "%s\t%s\t%.3g (%.3g–%.3g)\t\n", k, spreadOf(b).String("%.1f"), ns.mean, ns.min, ns.max)
 	}
 	tw.Flush()
-	var subscribed, full, only []float64
+	var subscribed, full, fwd, only []float64
 	for _, r := range runs {
 		for _, s := range r.Subnet {
 			subscribed = append(subscribed, float64(s.Subscribed))
 			full = append(full, float64(s.FullSenders))
+			fwd = append(fwd, float64(s.Forwarders))
 			only = append(only, float64(s.IHaveOnly))
 		}
 	}
@@ -373,7 +435,57 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "\nper attestation subnet (%d subnet views over the runs): subscribed peers %s, peers that sent full messages %s, peers that sent only IHAVE %s\n",
-		len(full), spreadOf(subscribed).String("%.1f"), spreadOf(full).String("%.1f"), spreadOf(only).String("%.1f"))
+	fmt.Fprintf(w, "\nper attestation subnet (%d subnet views over the runs): subscribed peers %s, peers that sent full messages %s (unasked, from their mesh: %s), peers that sent only IHAVE %s\n",
+		len(full), spreadOf(subscribed).String("%.1f"), spreadOf(full).String("%.1f"), spreadOf(fwd).String("%.1f"), spreadOf(only).String("%.1f"))
+	subscribed, full, only = nil, nil, nil
+	for _, r := range runs {
+		for _, s := range r.SyncSubnet {
+			subscribed = append(subscribed, float64(s.Subscribed))
+			full = append(full, float64(s.FullSenders))
+			only = append(only, float64(s.IHaveOnly))
+		}
+	}
+	if len(full) > 0 {
+		fmt.Fprintf(w, "per sync committee subnet (%d subnet views over the runs): subscribed peers %s, peers that sent full messages %s, peers that sent only IHAVE %s\n",
+			len(full), spreadOf(subscribed).String("%.1f"), spreadOf(full).String("%.1f"), spreadOf(only).String("%.1f"))
+	}
+	shares, meshes := map[string][]float64{}, map[string][]float64{}
+	var cats []string
+	for _, r := range runs {
+		for _, m := range r.MeshShares {
+			if _, ok := shares[m.Category]; !ok {
+				cats = append(cats, m.Category)
+			}
+			shares[m.Category] = append(shares[m.Category], m.Share)
+			meshes[m.Category] = append(meshes[m.Category], m.Meshes)
+		}
+	}
+	echo := map[string][]float64{}
+	for _, r := range runs {
+		for _, c := range r.Categories {
+			if c.Category != gossip.Control.String() {
+				echo[c.Category] = append(echo[c.Category], r.EchoesPerMsg[c.Category])
+			}
+		}
+	}
+	var iw []float64
+	for _, r := range runs {
+		iw = append(iw, r.IWantSentPerMsg)
+	}
+	fmt.Fprintf(w, "\nIWANT ids the observed node sent per delivered message: %s\n", spreadOf(iw).String("%.2f"))
+	fmt.Fprint(w, "all-go bias, copies per message from peers the observed node had already sent it to, mean (min–max) over runs:")
+	for _, c := range first.Categories {
+		if v, ok := echo[c.Category]; ok {
+			e := spreadOf(v)
+			fmt.Fprintf(w, " %s %.2f (%.2f–%.2f)", c.Category, e.mean, e.min, e.max)
+		}
+	}
+	fmt.Fprintln(w)
+	if len(cats) > 0 {
+		fmt.Fprintln(w, "\nthe observed node in its peers' meshes, per category: share of the time in one subscribed peer's mesh, and peers whose mesh holds it per topic, mean ± sd (min–max) over runs:")
+		for _, c := range cats {
+			fmt.Fprintf(w, "  %s: share %s, meshes %s\n", c, spreadOf(shares[c]).String("%.2f"), spreadOf(meshes[c]).String("%.1f"))
+		}
+	}
 	return nil
 }

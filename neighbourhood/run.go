@@ -11,8 +11,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"google.golang.org/protobuf/proto"
@@ -117,6 +120,13 @@ type Config struct {
 	// bubble, and CodecCPU says whether the nodes charge codec CPU in simulated time.
 	Clock    sim.Clock
 	CodecCPU bool
+	// Regraft is the mean further delay of an outside peer's GRAFT after a PRUNE's backoff
+	// (simulated time; periphery.Config.Regraft); 0: as the backoff ends.
+	Regraft time.Duration
+	// Churn is the mean session of an outside peer (boundary peer or grafter, simulated
+	// time): each leaves after an exponential time of this mean and a new one, with a new
+	// identity, takes its place (outside.go); 0: none.
+	Churn time.Duration
 }
 
 // DefaultConfig is the calibration form.
@@ -126,6 +136,7 @@ func DefaultConfig() Config {
 		Population: topology.DefaultNeighbourhoodParams(),
 		Slots:      10, Warmup: 5, TimeScale: 1, Seed: 1, Validators: 1_000_000,
 		Validation: vd, Arrival: DefaultArrival, Copies: 2, Queue: 30000, Log: slog.Default(),
+		Churn: DefaultChurn,
 	}
 }
 
@@ -151,8 +162,13 @@ type event struct {
 }
 
 type realNode struct {
-	node     *sim.Node
+	node *sim.Node
+	// mu guards the outside peers, which churn replaces while the schedule delivers.
+	mu       sync.RWMutex
 	boundary []*periphery.Peer
+	grafters []*periphery.Peer
+	retired  []periphery.Stats // of the outside peers churn replaced
+	share    *meshShare
 }
 
 // deliverer is the boundary peer (of n) that makes copy k of a message from the rotation
@@ -203,7 +219,9 @@ type run struct {
 	ctx     context.Context
 	obs     *sim.Node
 	reals   []*realNode
+	closeMu sync.Mutex // churn adds closers while the run goes on
 	closers []func()
+	outsideCounters
 }
 
 // hostSet is every host of a run, made by its Network before any node starts.
@@ -211,6 +229,7 @@ type hostSet struct {
 	observed *sim.Host
 	reals    []*sim.Host
 	boundary [][]*sim.Host // per real peer
+	grafters [][]*sim.Host // per real peer
 }
 
 // Run runs the neighbourhood and reports the observed node's view. Its phases: plan (every
@@ -264,6 +283,9 @@ func newRun(cfg Config) (*run, error) {
 	if cfg.Copies < 1 {
 		return nil, fmt.Errorf("neighbourhood: copies %d: want at least 1", cfg.Copies)
 	}
+	if err := CheckOutside(cfg.Regraft, cfg.Churn); err != nil {
+		return nil, err
+	}
 	for _, r := range []sim.DelayRange{cfg.Arrival.First, cfg.Arrival.Spread} {
 		if r.Min < 0 || r.Max < r.Min {
 			return nil, fmt.Errorf("neighbourhood: arrival range %v-%v must be non-negative and ordered", r.Min, r.Max)
@@ -311,6 +333,8 @@ func newRun(cfg Config) (*run, error) {
 
 // close stops what the run started, last first.
 func (r *run) close() {
+	r.closeMu.Lock()
+	defer r.closeMu.Unlock()
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()
 	}
@@ -323,7 +347,9 @@ func (r *run) hosts() (hostSet, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.closeMu.Lock()
 		r.closers = append(r.closers, func() { h.Close() })
+		r.closeMu.Unlock()
 		return h, nil
 	}
 	var hs hostSet
@@ -333,6 +359,7 @@ func (r *run) hosts() (hostSet, error) {
 	}
 	hs.reals = make([]*sim.Host, len(r.plan.Peers))
 	hs.boundary = make([][]*sim.Host, len(r.plan.Peers))
+	hs.grafters = make([][]*sim.Host, len(r.plan.Peers))
 	for i, p := range r.plan.Peers {
 		if hs.reals[i], err = mk(r.place.peers[i]); err != nil {
 			return hs, err
@@ -343,6 +370,13 @@ func (r *run) hosts() (hostSet, error) {
 				return hs, err
 			}
 			hs.boundary[i] = append(hs.boundary[i], h)
+		}
+		for range p.Grafters {
+			h, err := mk(r.place.boundary)
+			if err != nil {
+				return hs, err
+			}
+			hs.grafters[i] = append(hs.grafters[i], h)
 		}
 	}
 	return hs, nil
@@ -369,12 +403,13 @@ func (r *run) nodes(hs hostSet) error {
 	r.obs = obs
 	r.reals = make([]*realNode, len(plan.Peers))
 	for i, p := range plan.Peers {
-		n, err := sim.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, sim.WithCodecs(codecs...))...)
+		share := newMeshShare(obs.ID())
+		n, err := sim.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, sim.WithCodecs(codecs...), sim.WithRawTracers(share))...)
 		if err != nil {
 			return err
 		}
 		r.closers = append(r.closers, func() { n.Close() })
-		r.reals[i] = &realNode{node: n}
+		r.reals[i] = &realNode{node: n, share: share}
 		r.ct.names[n.ID()] = i
 	}
 	for i, p := range plan.Peers {
@@ -434,34 +469,43 @@ func (r *run) subscribe(n *sim.Node, topics []string) error {
 	return nil
 }
 
-// periphery is the periphery phase: each real peer dials its boundary peers (so at Dhi it
-// still accepts their GRAFTs: the pressure), which then subscribe and graft; it returns once
-// the first meshes have formed.
+// periphery is the periphery phase: each real peer dials its boundary peers and outside
+// grafters (so at Dhi it still accepts their GRAFTs: the pressure), which then subscribe and
+// graft, spread over one backoff; churn starts; it returns once the first meshes have formed.
 func (r *run) periphery(hs hostSet) error {
 	cfg := r.cfg
-	spec, _ := topology.ClientProfile("spec")
-	dil := sim.Dilate(spec, cfg.TimeScale)
-	for i, p := range r.plan.Peers {
-		for _, h := range hs.boundary[i] {
-			bp, err := periphery.New(h.Host, periphery.Config{Topics: p.Topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff,
-				MaxRPC: sim.MaxMessageBytes, Pressure: cfg.Population.Presses})
-			if err != nil {
-				return err
+	for i := range r.plan.Peers {
+		for k, hosts := range [][]*sim.Host{hs.boundary[i], hs.grafters[i]} {
+			grafter := k == 1
+			for j, h := range hosts {
+				serial := uint64(j)
+				if grafter {
+					serial += 1 << 20
+				}
+				bp, err := periphery.New(h.Host, r.outsideConfig(i, grafter, false, serial))
+				if err != nil {
+					return err
+				}
+				if err := r.reals[i].node.Host().Connect(r.ctx, h.AddrInfo()); err != nil {
+					return fmt.Errorf("peer %d to its outside peer: %w", i, err)
+				}
+				if grafter {
+					r.reals[i].grafters = append(r.reals[i].grafters, bp)
+				} else {
+					r.reals[i].boundary = append(r.reals[i].boundary, bp)
+				}
 			}
-			if err := r.reals[i].node.Host().Connect(r.ctx, h.AddrInfo()); err != nil {
-				return fmt.Errorf("peer %d to its boundary: %w", i, err)
-			}
-			r.reals[i].boundary = append(r.reals[i].boundary, bp)
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // the real peers' streams to the boundary open
 	for _, rn := range r.reals {
-		for _, bp := range rn.boundary {
+		for _, bp := range append(append([]*periphery.Peer(nil), rn.boundary...), rn.grafters...) {
 			if err := bp.Start(r.ctx, rn.node.ID()); err != nil {
 				return err
 			}
 		}
 	}
+	go r.churn(r.outsideSlots())
 	time.Sleep(time.Duration(float64(3*time.Second) / cfg.TimeScale)) // first meshes
 	return nil
 }
@@ -541,6 +585,18 @@ type measured struct {
 	cpuBefore     time.Duration
 	dropsToBefore int64
 	maxLag        time.Duration
+	// inMesh: per real peer, the time the observed node had spent in its mesh per topic
+	// when the measured slots began.
+	inMesh []map[string]time.Duration
+}
+
+// inMesh reads every real peer's in-mesh times of the observed node.
+func (r *run) inMesh(now time.Time) []map[string]time.Duration {
+	out := make([]map[string]time.Duration, len(r.reals))
+	for i, rn := range r.reals {
+		out[i] = rn.share.inMesh(now)
+	}
+	return out
 }
 
 // dropsTo counts the RPCs the real peers dropped on their way to the observed node.
@@ -566,6 +622,7 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			m.before = snapshotOf(r.obs.Stats(), r.obs.PubsubStats())
 			r.ct.measuring.Store(true)
 			m.cpuBefore, m.measureStart, m.measureWall, m.dropsToBefore = processCPU(), time.Now(), sim.WallNow(), r.dropsTo()
+			m.inMesh = r.inMesh(m.measureStart)
 		}
 		if slot >= cfg.Warmup && evs != nil {
 			r.ct.obs.sampleMesh(r.obs.PubsubStats().MeshPeers, r.plan.ObservedTopics)
@@ -591,8 +648,11 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			// A boundary peer whose link failed (a real node that stopped reading for
 			// yamux's write timeout) delivers no more; the run goes on and the report
 			// counts it (delivery completeness says whether the observed node lost anything).
-			bps := r.reals[e.peer].boundary
+			rn := r.reals[e.peer]
+			rn.mu.RLock()
+			bps := rn.boundary
 			bp := bps[deliverer(len(bps), func(i int) bool { return bps[i].InMesh(e.m.Topic) }, e.offset, e.k)]
+			rn.mu.RUnlock()
 			if err := bp.PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
 				if r.rep.BoundaryErrors == 0 {
 					cfg.Log.Warn("boundary delivery failed", "peer", e.peer, "err", err)
@@ -621,9 +681,24 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 	rep.Timing.ObservedDrops = after.ps.Drops() - m.before.ps.Drops()
 	rep.Timing.DropsToObserved = r.dropsTo() - m.dropsToBefore
 	rep.ObservedPeers = len(r.obs.Host().Network().Peers())
+	end := time.Now()
+	if m.inMesh != nil {
+		rep.MeshShares = meshShares(r.plan, m.inMesh, r.inMesh(end), end.Sub(m.measureStart))
+	}
 	for _, rn := range r.reals {
+		rn.mu.RLock()
+		stats := append([]periphery.Stats(nil), rn.retired...)
 		for _, bp := range rn.boundary {
+			stats = append(stats, bp.Stats())
+		}
+		for _, bp := range rn.grafters {
 			st := bp.Stats()
+			stats = append(stats, st)
+			rep.Grafters.GraftsSent += st.GraftsSent
+			rep.Grafters.PrunesIn += st.PrunesIn
+		}
+		rn.mu.RUnlock()
+		for _, st := range stats {
 			rep.Boundary.Published += st.Published
 			rep.Boundary.IWantAnswered += st.IWantAnswered
 			rep.Boundary.IHaveIDs += st.IHaveIDs
@@ -632,6 +707,7 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 			rep.Boundary.MessagesIn += st.MessagesIn
 		}
 	}
+	rep.Churned, rep.ChurnErrors = r.churned.Load(), r.churnErrors.Load()
 	return rep
 }
 
@@ -666,10 +742,32 @@ type controlTracer struct {
 	ihaveB    [gossip.NumCategories]int64
 	full      map[string]map[peer.ID]bool
 	gossiped  map[string]map[peer.ID]bool
+	// forwarded: per topic, peers that sent a message the observed node had not asked them
+	// for (a forward from their mesh); asked: per message id, the peers it sent IWANT to.
+	forwarded map[string]map[peer.ID]bool
+	asked     map[string][]peer.ID
+	// sentTo: the peers the observed node sent each message to (by a hash of topic and
+	// data); echoes: per category, copies received from a peer the observed node had
+	// already sent the message to. A rust-libp2p or nim-libp2p peer that got the observed
+	// node's copy while validating its own does not forward the message back; go and jvm
+	// peers do, so an all-go neighbourhood over-counts by up to these.
+	sentTo map[uint64][]peer.ID
+	echoes [gossip.NumCategories]int64
+}
+
+var echoSeed = maphash.MakeSeed()
+
+func messageKey(m *pb.Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(echoSeed)
+	h.WriteString(m.GetTopic())
+	h.Write(m.Data)
+	return h.Sum64()
 }
 
 func newControlTracer() *controlTracer {
-	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{}}
+	return &controlTracer{names: map[peer.ID]int{}, full: map[string]map[peer.ID]bool{}, gossiped: map[string]map[peer.ID]bool{},
+		sentTo: map[uint64][]peer.ID{}, forwarded: map[string]map[peer.ID]bool{}, asked: map[string][]peer.ID{}}
 }
 
 func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
@@ -687,6 +785,12 @@ func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
 	}
 	for _, m := range rpc.Publish {
 		mark(c.full, m.GetTopic())
+		if !slices.Contains(c.asked[gossip.PubsubMsgID(m)], from) {
+			mark(c.forwarded, m.GetTopic())
+		}
+		if slices.Contains(c.sentTo[messageKey(m)], from) {
+			c.echoes[gossip.TopicCategory(m.GetTopic())]++
+		}
 	}
 	if rpc.Control == nil {
 		return
@@ -713,47 +817,57 @@ func (c *controlTracer) DeliverMessage(m *pubsub.Message) {
 		c.obs.deliver(m.ID)
 	}
 }
-func (*controlTracer) RejectMessage(*pubsub.Message, string)                {}
-func (*controlTracer) DuplicateMessage(*pubsub.Message)                     {}
-func (*controlTracer) ThrottlePeer(peer.ID)                                 {}
-func (*controlTracer) SendRPC(*pubsub.RPC, peer.ID)                         {}
+func (*controlTracer) RejectMessage(*pubsub.Message, string) {}
+func (*controlTracer) DuplicateMessage(*pubsub.Message)      {}
+func (*controlTracer) ThrottlePeer(peer.ID)                  {}
+func (c *controlTracer) SendRPC(rpc *pubsub.RPC, to peer.ID) {
+	if !c.measuring.Load() || (len(rpc.Publish) == 0 && len(rpc.GetControl().GetIwant()) == 0) {
+		return
+	}
+	c.mu.Lock()
+	for _, m := range rpc.Publish {
+		k := messageKey(m)
+		c.sentTo[k] = append(c.sentTo[k], to)
+	}
+	for _, w := range rpc.GetControl().GetIwant() {
+		for _, id := range w.MessageIDs {
+			c.asked[id] = append(c.asked[id], to)
+		}
+	}
+	c.mu.Unlock()
+}
 func (*controlTracer) SendRPCCompleted(*pubsub.RPC, peer.ID, time.Duration) {}
 func (*controlTracer) DropRPC(*pubsub.RPC, peer.ID)                         {}
 func (*controlTracer) UndeliverableMessage(*pubsub.Message)                 {}
 
 // snapshot is the observed node's counters at one moment.
 type snapshot struct {
-	in, out map[gossip.Category]result.CategoryBytes
-	control map[string]result.ControlBytes
-	ps      result.Pubsub
+	in, out             map[gossip.Category]result.CategoryBytes
+	control, controlOut map[string]result.ControlBytes // received, sent
+	ps                  result.Pubsub
 }
 
 func snapshotOf(streams []result.StreamStats, ps result.Pubsub) snapshot {
 	s := snapshot{in: map[gossip.Category]result.CategoryBytes{}, control: map[string]result.ControlBytes{}, ps: ps}
-	s.out = map[gossip.Category]result.CategoryBytes{}
+	s.out, s.controlOut = map[gossip.Category]result.CategoryBytes{}, map[string]result.ControlBytes{}
 	for _, st := range streams {
+		cats, ctl := s.in, s.control
 		if st.Direction != "in" {
-			for c, b := range st.Categories {
-				v := s.out[c]
-				v.RawBytes += b.RawBytes
-				v.WireBytes += b.WireBytes
-				s.out[c] = v
-			}
-			continue
+			cats, ctl = s.out, s.controlOut
 		}
 		for c, b := range st.Categories {
-			v := s.in[c]
+			v := cats[c]
 			v.RawBytes += b.RawBytes
 			v.WireBytes += b.WireBytes
-			s.in[c] = v
+			cats[c] = v
 		}
 		for k, b := range st.Control {
-			v := s.control[k]
+			v := ctl[k]
 			v.RawBytes += b.RawBytes
 			v.WireBytes += b.WireBytes
 			v.Entries += b.Entries
 			v.IDs += b.IDs
-			s.control[k] = v
+			ctl[k] = v
 		}
 	}
 	return s

@@ -24,11 +24,13 @@ func TestSmallNeighbourhood(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", topology.ParamSubnets: "1",
-		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1"})
+		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1",
+		topology.ParamGrafters: "10"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Population, cfg.Slots, cfg.Warmup, cfg.TimeScale, cfg.Validators = pop, 2, 2, 2, 200_000
+	cfg.Churn = 5 * time.Minute // about 30 of the ~190 outside peers replaced in the run's 35 simulated s
 	if cfg.Codec, err = codec.Parse("snappy-stream"); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +55,35 @@ func TestSmallNeighbourhood(t *testing.T) {
 	}
 	if r.ObservedPeers != 8 {
 		t.Errorf("the observed node has %d peers, want its 8 real peers only", r.ObservedPeers)
+	}
+	// The outside: grafters on the peers with a pressed topic (the attestation subnet or a
+	// sync subnet), 10 each, grafting; churn replaced some outside peers and delivery stayed
+	// complete (checked above).
+	if r.Plan.GraftersTotal == 0 || r.Grafters.GraftsSent == 0 || r.Churned == 0 || r.ChurnErrors != 0 {
+		t.Errorf("outside: %d grafters sent %d GRAFTs; churn replaced %d (%d failed)", r.Plan.GraftersTotal, r.Grafters.GraftsSent, r.Churned, r.ChurnErrors)
+	}
+	// The observed node's share of its peers' meshes, from their pubsub's own mesh events:
+	// a share of time, and on a topic at most as many meshes as subscribed peers.
+	shares := map[string]MeshShare{}
+	for _, m := range r.MeshShares {
+		shares[m.Category] = m
+	}
+	for _, c := range []string{"attestation", "block"} {
+		m, ok := shares[c]
+		if !ok || m.Share <= 0 || m.Share > 1.0001 || m.Meshes > float64(m.Pairs) {
+			t.Errorf("mesh share of %s: %+v (all: %+v)", c, m, r.MeshShares)
+		}
+	}
+	if e, got := r.Echoes[gossip.Attestation], r.Delivered[gossip.Attestation]+r.Dups[gossip.Attestation]; e > got {
+		t.Errorf("%d echoed attestation copies of %d received", e, got)
+	}
+	for _, v := range append(append([]SubnetView(nil), r.Subnets...), r.SyncSubnets...) {
+		if v.Forwarders > v.FullSenders || v.FullSenders+v.IHaveOnly > v.Subscribed {
+			t.Errorf("subnet view %+v: forwarders within full senders, senders within subscribers", v)
+		}
+	}
+	if len(r.SyncSubnets) == 0 {
+		t.Error("no sync committee subnet view")
 	}
 	// PRUNEs to the observed node itself in two measured slots at 2× are a handful at most
 	// (0 to 5 measured), so the pressure is judged by the peers pruning their boundary peers,
@@ -124,7 +155,7 @@ func TestRunRejects(t *testing.T) {
 		t.Errorf("copies above the boundary: %v", err)
 	}
 	cfg = DefaultConfig()
-	cfg.MemoryBytes = 64 << 20 // 720 boundary peers need about 280 MiB
+	cfg.MemoryBytes = 64 << 20 // 720 boundary peers and ~1 700 outside grafters need about 950 MiB
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "MiB available") {
 		t.Errorf("a periphery larger than the machine: %v", err)
 	}

@@ -104,6 +104,9 @@ func params() []sim.Param {
 		{Name: topology.ParamBoundary, Type: "int", Unit: "peers", Default: strconv.Itoa(pop.Boundary), Desc: "boundary peers of each real peer, standing for mainnet beyond the neighbourhood (at most its degree − 1)"},
 		{Name: ParamArrival, Type: "string", Default: DefaultArrival.String(), Desc: "the periphery's arrival model: a message reaches each real peer first after first:min-max from publication, further copies spread:min-max apart"},
 		{Name: topology.ParamPressure, Type: "string", Default: topology.DefaultPressure, Desc: "topic kinds the boundary peers keep grafting (" + strings.Join(topology.TopicKinds, ", ") + ", or all, none); on the others they only accept the real peer's grafts"},
+		{Name: topology.ParamGrafters, Type: "string", Default: topology.GraftersByDegree, Desc: "outside grafters of each real peer, pressing on its topics under pressure: " + topology.GraftersByDegree + " (its degree minus the observed node and its boundary peers) or a cap (0: none)"},
+		{Name: ParamRegraft, Type: "string", Default: d.Regraft.String(), Desc: "mean further delay (exponential) of an outside peer's GRAFT after a PRUNE's backoff; 0s: as the backoff ends"},
+		{Name: ParamChurn, Type: "string", Default: d.Churn.String(), Desc: "mean session of an outside peer before a new one replaces it (ProbeLab's Hermes study; docs/neighbourhood.md); off: none"},
 		{Name: topology.ParamLatency, Type: "string", Default: pop.Latency, Desc: "latency of the links between the observed node and its peers, in simulated time: " + topology.LatencyRegions + " (gossipsub-interop's regions, divided by the time scale) or " + topology.LatencyOff},
 	}
 }
@@ -113,7 +116,8 @@ func parse(p *sim.Params) (any, error) {
 	cfg := DefaultConfig()
 	m := map[string]string{}
 	for _, k := range []string{topology.ParamTopologySeed, topology.ParamObservedPeers, topology.ParamObservedClient, topology.ParamSubnets,
-		topology.ParamMix, topology.ParamClients, topology.ParamDegrees, topology.ParamDialledShare, topology.ParamBoundary, topology.ParamPressure, topology.ParamLatency} {
+		topology.ParamMix, topology.ParamClients, topology.ParamDegrees, topology.ParamDialledShare, topology.ParamBoundary, topology.ParamPressure, topology.ParamLatency,
+		topology.ParamGrafters} {
 		m[k] = p.Values[k]
 	}
 	var err error
@@ -130,6 +134,9 @@ func parse(p *sim.Params) (any, error) {
 		return nil, err
 	}
 	if cfg.Arrival, err = ParseArrival(p.Values[ParamArrival]); err != nil {
+		return nil, err
+	}
+	if cfg.Regraft, cfg.Churn, err = parseOutside(p.Values[ParamRegraft], p.Values[ParamChurn]); err != nil {
 		return nil, err
 	}
 	cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Validators, cfg.Codec = p.Slots, p.TimeScale, p.Seed, p.Validators, p.Codec
@@ -232,11 +239,21 @@ type Summary struct {
 	IHaveIDsPerH  float64                        `json:"ihave_ids_per_hour"`
 	RecordingIDsH float64                        `json:"recording_ihave_ids_per_hour"`
 	Control       map[string]result.ControlBytes `json:"control_in"`
-	Subnet        []SubnetView                   `json:"subnets_view"`
-	MaxLagMs      float64                        `json:"max_lag_ms"`
-	WallS         float64                        `json:"wall_s"`
-	SimulatedS    float64                        `json:"simulated_s"`
-	CPUS          float64                        `json:"cpu_s"`
+	ControlOut    map[string]result.ControlBytes `json:"control_out,omitempty"`
+	// IWantSentPerMsg is the IWANT ids the observed node sent per delivered message.
+	IWantSentPerMsg float64      `json:"iwant_sent_per_message"`
+	Subnet          []SubnetView `json:"subnets_view"`
+	SyncSubnet      []SubnetView `json:"sync_subnets_view,omitempty"`
+	MeshShares      []MeshShare  `json:"mesh_shares,omitempty"`
+	Grafters        int          `json:"outside_grafters"`
+	Churned         int64        `json:"outside_churned"`
+	// EchoesPerMsg: per category, copies per delivered message from peers the observed
+	// node had already sent the message to (the all-go bias).
+	EchoesPerMsg map[string]float64 `json:"echo_copies_per_message,omitempty"`
+	MaxLagMs     float64            `json:"max_lag_ms"`
+	WallS        float64            `json:"wall_s"`
+	SimulatedS   float64            `json:"simulated_s"`
+	CPUS         float64            `json:"cpu_s"`
 	// Wire is the observed node's traffic per category and direction, raw and after the
 	// codec, as measured (not scaled).
 	Wire []WireLine `json:"wire"`
@@ -261,8 +278,23 @@ type CategorySummary struct {
 // Summary is the report's figures for JSON.
 func (r *Report) Summary() Summary {
 	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale, Network: r.Network,
-		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control,
-		Subnet: r.Subnets, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
+		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control, ControlOut: r.ControlOut,
+		Subnet: r.Subnets, SyncSubnet: r.SyncSubnets, MeshShares: r.MeshShares, Grafters: r.Plan.GraftersTotal, Churned: r.Churned, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
+	var delivered int64
+	for c, v := range r.Delivered {
+		if c != gossip.Control {
+			delivered += v
+		}
+	}
+	if delivered > 0 {
+		s.IWantSentPerMsg = float64(r.ControlOut["iwant"].IDs) / float64(delivered)
+	}
+	s.EchoesPerMsg = map[string]float64{}
+	for c, v := range r.Echoes {
+		if d := r.Delivered[c]; d > 0 {
+			s.EchoesPerMsg[c.String()] = float64(v) / float64(d)
+		}
+	}
 	for _, c := range orderedCategories() {
 		rec := Recording.MiBh[c]
 		got := finite(r.MiBh(c))

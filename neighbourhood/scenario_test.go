@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
@@ -37,7 +38,18 @@ func TestScenarioRegistered(t *testing.T) {
 	if err := sc.CheckGroups(nil, []sim.Group{{ID: GroupName, Instances: 2}}); err == nil {
 		t.Error("two instances were accepted")
 	}
-	for name, v := range map[string]string{ParamCopies: "0", topology.ParamSubnets: "65", topology.ParamMix: "default:0.5", ParamValidationDelay: "block:9-1ms"} {
+	if p, err := sc.ParseParams(map[string]string{ParamChurn: "off", ParamRegraft: "20s", topology.ParamGrafters: "12"}); err != nil {
+		t.Errorf("churn off, regraft 20s, grafters 12: %v", err)
+	} else if c := p.Own.(*Config); c.Churn != 0 || c.Regraft != 20*time.Second || c.Population.Grafters != 12 {
+		t.Errorf("churn off, regraft 20s, grafters 12: %v %v %d", c.Churn, c.Regraft, c.Population.Grafters)
+	}
+	if c := cfg; c.Churn != DefaultChurn || c.Regraft != 0 || c.Population.Grafters != topology.GraftersOfDegree {
+		t.Errorf("defaults: churn %v, regraft %v, grafters %d", c.Churn, c.Regraft, c.Population.Grafters)
+	}
+	for _, c := range []struct{ name, v string }{{ParamCopies, "0"}, {topology.ParamSubnets, "65"}, {topology.ParamMix, "default:0.5"},
+		{ParamValidationDelay, "block:9-1ms"}, {ParamChurn, "10s"}, {ParamChurn, "soon"}, {ParamChurn, "-5m"}, {ParamRegraft, "-1s"},
+		{ParamRegraft, "later"}, {topology.ParamGrafters, "-3"}} {
+		name, v := c.name, c.v
 		_, err := sc.ParseParams(map[string]string{name: v})
 		var pe *sim.ParamError
 		if err == nil || (!errors.As(err, &pe) && !strings.Contains(err.Error(), name)) {

@@ -2,7 +2,7 @@ package neighbourhood
 
 import (
 	"context"
-	"os"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,7 +13,8 @@ import (
 	"github.com/streamsim/streamsim/topology"
 )
 
-// The small neighbourhood of TestSmallNeighbourhood on the virtual clock, in a synctest bubble
+// The small neighbourhood of TestSmallNeighbourhood (its population, grafters and churn) on
+// the virtual clock, in a synctest bubble
 // on a simulated network: every message of the observed node's topics arrives, the
 // periphery's schedule is never late (lateness reads 0, the check stays), latency is at least
 // the arrival model's first copy in simulated time, and the report names the network.
@@ -29,12 +30,14 @@ func TestSmallNeighbourhoodVirtualClock(t *testing.T) {
 func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet sim.VirtualTransport) {
 	cfg := DefaultConfig()
 	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", topology.ParamSubnets: "1",
-		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1"})
+		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1",
+		topology.ParamGrafters: "10"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Population, cfg.Slots, cfg.Warmup, cfg.Validators = pop, 2, 2, 200_000
-	cfg.Clock, cfg.CodecCPU = sim.ClockVirtual, os.Getenv("NBV_CHARGE") != "0"
+	cfg.Churn = 5 * time.Minute
+	cfg.Clock, cfg.CodecCPU = sim.ClockVirtual, true
 	if cfg.Codec, err = codec.Parse("snappy-stream"); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +58,9 @@ func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet sim.VirtualTransport)
 		t.Fatal(runErr)
 	}
 	t.Logf("%v simulated in %v wall, process CPU %v", r.Simulated, time.Duration(sim.WallNow()-start).Round(time.Millisecond), r.CPU.Round(time.Millisecond))
+	var b strings.Builder
+	r.Print(&b)
+	t.Log("\n" + b.String())
 	if !r.Complete() {
 		t.Fatalf("delivery incomplete: delivered %v, expected %v", r.Delivered, r.Expected)
 	}

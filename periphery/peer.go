@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,8 +31,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/streamsim/streamsim/gossip"
 )
@@ -58,6 +57,17 @@ type Config struct {
 	// every backoff); nil: on every topic. On the others it only subscribes, and joins
 	// or leaves the real node's mesh when the real node grafts or prunes it.
 	Pressure func(topic string) bool
+	// FirstGraft spreads the first GRAFTs in time: each pressed topic's first GRAFT comes
+	// at a uniform time in [0, FirstGraft) after Start (seeded by Seed), so that peers
+	// started together are not pruned together and then, one backoff later, back together
+	// in a wave. 0: at Start.
+	FirstGraft time.Duration
+	// Regraft delays each GRAFT after a PRUNE's backoff by a further delay drawn from an
+	// exponential distribution of this mean (seeded by Seed): a grafter that needs a mesh
+	// peer only now and then, picking among many candidates. 0: at the first heartbeat
+	// after the backoff, as a node below Dlo does.
+	Regraft time.Duration
+	Seed    uint64
 }
 
 // presses reports whether the peer keeps grafting topic.
@@ -88,6 +98,8 @@ type Peer struct {
 	mu      sync.Mutex
 	inMesh  map[string]bool      // the real node has not pruned us (we grafted)
 	backoff map[string]time.Time // no GRAFT before
+	regraft map[string]time.Time // nor before (Config.Regraft)
+	rng     *rand.Rand
 	store   map[string]*pb.Message
 	windows [][]string          // ids per heartbeat window, newest last, for IHAVE and expiry
 	pending map[string][]string // ids of this window per topic, for IHAVE
@@ -110,7 +122,11 @@ func New(h host.Host, cfg Config) (*Peer, error) {
 	if cfg.MaxRPC <= 0 {
 		cfg.MaxRPC = 1 << 20
 	}
-	p := &Peer{h: h, cfg: cfg, inMesh: map[string]bool{}, backoff: map[string]time.Time{},
+	if cfg.Regraft < 0 || cfg.FirstGraft < 0 {
+		return nil, fmt.Errorf("periphery: re-graft delay %v, first-graft spread %v: must not be negative", cfg.Regraft, cfg.FirstGraft)
+	}
+	p := &Peer{h: h, cfg: cfg, inMesh: map[string]bool{}, backoff: map[string]time.Time{}, regraft: map[string]time.Time{},
+		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
 		store: map[string]*pb.Message{}, pending: map[string][]string{}, done: make(chan struct{}), queue: make(chan *pb.RPC, queueLen)}
 	h.SetStreamHandler(Protocol, p.read)
 	return p, nil
@@ -126,14 +142,21 @@ func (p *Peer) Start(ctx context.Context, target peer.ID) error {
 	}
 	p.out = s
 	rpc := &pb.RPC{Control: &pb.ControlMessage{}}
+	now := time.Now()
+	p.mu.Lock()
 	for _, t := range p.cfg.Topics {
 		sub := true
 		rpc.Subscriptions = append(rpc.Subscriptions, &pb.RPC_SubOpts{Subscribe: &sub, Topicid: &t})
-		if p.cfg.presses(t) {
+		switch {
+		case !p.cfg.presses(t):
+		case p.cfg.FirstGraft > 0:
+			p.regraft[t] = now.Add(time.Duration(p.rng.Int64N(int64(p.cfg.FirstGraft))))
+		default:
 			rpc.Control.Graft = append(rpc.Control.Graft, &pb.ControlGraft{TopicID: &t})
 			p.inMesh[t] = true
 		}
 	}
+	p.mu.Unlock()
 	p.stats.grafts.Add(int64(len(rpc.Control.Graft)))
 	go p.writer(ctx)
 	if err := p.send(rpc); err != nil {
@@ -141,6 +164,14 @@ func (p *Peer) Start(ctx context.Context, target peer.ID) error {
 	}
 	go p.heartbeat(ctx)
 	return nil
+}
+
+// regraftDelay draws the wait beyond a backoff (Config.Regraft); p.mu held.
+func (p *Peer) regraftDelay() time.Duration {
+	if p.cfg.Regraft <= 0 {
+		return 0
+	}
+	return time.Duration(p.rng.ExpFloat64() * float64(p.cfg.Regraft))
 }
 
 // Publish delivers one message from outside: in full if the real node keeps us in its mesh,
@@ -264,7 +295,7 @@ func (p *Peer) tick(now time.Time) {
 		if p.inMesh[topic] || !p.cfg.presses(topic) {
 			continue
 		}
-		if now.After(p.backoff[topic]) {
+		if now.After(p.backoff[topic]) && !now.Before(p.regraft[topic]) {
 			tp := topic
 			rpc.Control.Graft = append(rpc.Control.Graft, &pb.ControlGraft{TopicID: &tp})
 			p.inMesh[topic] = true
@@ -332,14 +363,14 @@ func (p *Peer) read(s network.Stream) {
 			return
 		}
 		p.stats.frames.Add(1)
-		var rpc pb.RPC
-		if err := proto.Unmarshal(buf, &rpc); err != nil {
+		msgs, ctl, err := readRPC(buf)
+		if err != nil {
 			s.Reset()
 			return
 		}
-		p.stats.msgsIn.Add(int64(len(rpc.Publish)))
-		if rpc.Control != nil {
-			p.control(rpc.Control)
+		p.stats.msgsIn.Add(int64(msgs))
+		if ctl != nil {
+			p.control(ctl)
 		}
 	}
 }
@@ -357,6 +388,7 @@ func (p *Peer) control(c *pb.ControlMessage) {
 		}
 		if until := now.Add(d); until.After(p.backoff[t]) {
 			p.backoff[t] = until
+			p.regraft[t] = until.Add(p.regraftDelay())
 		}
 		p.stats.prunes.Add(1)
 	}

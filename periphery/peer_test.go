@@ -330,3 +330,122 @@ func (g *graftTopics) RecvRPC(rpc *pubsub.RPC) {
 
 func (*graftTopics) SendRPC(*pubsub.RPC, peer.ID) {}
 func (*graftTopics) Graft(peer.ID, string)        {}
+
+// Re-grafts spread in time (Config.Regraft), against unmodified pubsub: ten peers that the
+// real node dialled graft it (D 2, Dhi 3: it accepts outbound peers at Dhi, then prunes to D
+// at its heartbeat). A pruned peer never grafts inside the PRUNE's backoff, and with Regraft
+// set it comes back after a further delay of that mean, drawn per peer, so peers pruned
+// together do not return as one wave; without it (the control) it returns within a few
+// heartbeats of the backoff's end.
+func TestRegraftSpread(t *testing.T) {
+	cl, _ := topology.ClientProfile("spec")
+	cl.D, cl.Dlo, cl.Dhi, cl.Dscore, cl.Dout, cl.Dlazy = 2, 1, 3, 1, 0, 3
+	d := sim.Dilate(cl, scale)
+	mean := d.PruneBackoff / 2
+	spread, firstSpread := regraftExtras(t, cl, mean, d.PruneBackoff)
+	control, firstControl := regraftExtras(t, cl, 0, 0)
+	avg := func(v []time.Duration) time.Duration {
+		var s time.Duration
+		for _, x := range v {
+			s += x
+		}
+		return s / time.Duration(max(len(v), 1))
+	}
+	t.Logf("delay beyond the backoff: Regraft %v: mean %v over %d re-grafts; Regraft 0: mean %v over %d (heartbeat %v)",
+		mean, avg(spread), len(spread), avg(control), len(control), d.Heartbeat)
+	if len(spread) < 5 || len(control) < 5 {
+		t.Fatalf("too few re-grafts after a PRUNE (%d, %d): the real node was not pushed over Dhi", len(spread), len(control))
+	}
+	if a := avg(spread); a < mean/3 || a > 3*mean {
+		t.Errorf("Regraft %v: re-grafts came %v after the backoff on average, want about the mean", mean, a)
+	}
+	if a := avg(control); a >= mean/3 {
+		t.Errorf("Regraft 0: re-grafts came %v after the backoff on average, want within a few heartbeats", a)
+	}
+	// FirstGraft: the ten first GRAFTs spread over the window, not at Start (over more than
+	// the window when the real node grafted a peer first: its own first GRAFT then follows a
+	// PRUNE and its backoff).
+	t.Logf("first GRAFTs spread over %v with FirstGraft %v, %v without", firstSpread, d.PruneBackoff, firstControl)
+	if firstSpread < d.PruneBackoff/3 || firstControl > d.PruneBackoff/6 {
+		t.Errorf("first GRAFTs spread over %v (FirstGraft %v, want ≥ a third of it) and %v without (want a few heartbeats)", firstSpread, d.PruneBackoff, firstControl)
+	}
+}
+
+// regraftExtras runs ten pressing peers against one real node for three backoffs and returns,
+// for each PRUNE followed by a GRAFT of the same peer, the GRAFT's delay beyond the backoff,
+// and how far apart the peers' first GRAFTs came.
+func regraftExtras(t *testing.T, cl topology.Client, regraft, first time.Duration) ([]time.Duration, time.Duration) {
+	t.Helper()
+	d := sim.Dilate(cl, scale)
+	tr := newRealTracer()
+	rh, err := sim.NewHost("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := sim.NewNode(rh, sim.WithTimeScale(scale), sim.WithClient(cl), sim.WithRawTracers(tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer real.Close()
+	rt, err := real.Topic(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Subscribe(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var peers []*periphery.Peer
+	for i := range 10 {
+		h, err := sim.NewHost("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		p, err := periphery.New(h.Host, periphery.Config{Topics: []string{topic}, Heartbeat: d.Heartbeat, PruneBackoff: d.PruneBackoff,
+			Regraft: regraft, FirstGraft: first, Seed: uint64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := real.Host().Connect(ctx, h.AddrInfo()); err != nil {
+			t.Fatal(err)
+		}
+		peers = append(peers, p)
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, p := range peers {
+		if err := p.Start(ctx, real.ID()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(3 * d.PruneBackoff)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var extras []time.Duration
+	var lo, hi time.Time
+	for _, p := range peers {
+		id := p.Host().ID()
+		if g := tr.grafts[id]; len(g) > 0 {
+			if lo.IsZero() || g[0].Before(lo) {
+				lo = g[0]
+			}
+			if g[0].After(hi) {
+				hi = g[0]
+			}
+		}
+		for _, pt := range tr.prunes[id] {
+			for _, gt := range tr.grafts[id] {
+				if gt.After(pt) {
+					// 50 ms: the PRUNE's send and receive are timed on different sides of the stream.
+					if gt.Sub(pt) < d.PruneBackoff-50*time.Millisecond {
+						t.Errorf("GRAFT %v after a PRUNE, inside the %v backoff", gt.Sub(pt), d.PruneBackoff)
+					}
+					extras = append(extras, gt.Sub(pt)-d.PruneBackoff)
+					break
+				}
+			}
+		}
+	}
+	return extras, hi.Sub(lo)
+}

@@ -136,6 +136,9 @@ type NodeSummary struct {
 	LostMessages []LostMessages `json:"lost_messages,omitempty"`
 	LostPeers    []string       `json:"lost_peers,omitempty"`
 	Samples      []Sample       `json:"samples,omitempty"`
+	// Origin is the command, commit and machine that wrote the summary (WriteSummary fills
+	// it in); absent from summaries written before it existed.
+	Origin *Origin `json:"origin,omitempty"`
 	// FaultSchedule is the run's fault schedule as given (param faults); empty without faults.
 	FaultSchedule string `json:"fault_schedule,omitempty"`
 	// Receiver: the node checks what it receives against what was published on its topics
@@ -435,6 +438,9 @@ func ReadSummary(path string) (*NodeSummary, error) {
 // WriteSummary writes s as indented JSON to path.
 func WriteSummary(path string, s *NodeSummary) error {
 	s.Version = SummaryVersion
+	if s.Origin == nil {
+		s.Origin = CurrentOrigin()
+	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)

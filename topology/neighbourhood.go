@@ -26,6 +26,20 @@ const (
 	ParamBoundary     = "boundary"      // boundary peers per real peer, at most its degree − 1
 	ParamPressure     = "pressure"      // topic kinds the boundary keeps grafting (TopicKinds)
 	ParamLatency      = "latency"       // link latency between the observed node and its peers: regions or off
+	ParamGrafters     = "grafters"      // outside grafters per real peer: degree (its degree − its other links) or a cap
+)
+
+// GraftersByDegree is ParamGrafters' default: each real peer gets as many outside grafters as
+// its own degree leaves once its links inside the neighbourhood (the observed node) and its
+// boundary peers are counted.
+const GraftersByDegree = "degree"
+
+// Bandwidth classes of gossipsub-interop's network model (link.DefaultClasses, reference.md
+// §7): ordinary nodes 50 Mbit/s up and down, supernodes 1 Gbit/s. The population carries
+// each node's class; the links that apply them belong to the run's network.
+const (
+	BandwidthFullNode  = "fullnode"
+	BandwidthSupernode = "supernode"
 )
 
 // Latency models of ParamLatency.
@@ -125,9 +139,15 @@ type NeighbourhoodParams struct {
 	Pressure map[string]bool
 	// Latency is the link latency model between the observed node and its peers
 	// (LatencyRegions or LatencyOff).
-	Latency    string
+	Latency string
+	// Grafters caps each real peer's outside grafters (GraftersOfDegree: no cap, as many as
+	// its degree leaves; 0: none). Grafters press only on the topics of Pressure.
+	Grafters   int
 	ForkDigest string
 }
+
+// GraftersOfDegree is Grafters without a cap: every link a real peer's degree leaves.
+const GraftersOfDegree = -1
 
 // Presses reports whether the boundary keeps grafting topic (by its kind).
 func (p NeighbourhoodParams) Presses(topic string) bool {
@@ -149,6 +169,7 @@ func DefaultNeighbourhoodParams() NeighbourhoodParams {
 		Degrees:      d,
 		DialledShare: 0.5,
 		Boundary:     16,
+		Grafters:     GraftersOfDegree,
 		ForkDigest:   workload.DefaultParams().ForkDigest,
 	}
 }
@@ -185,12 +206,30 @@ func ParseNeighbourhoodParams(m map[string]string) (NeighbourhoodParams, error) 
 	if v, ok := get(ParamLatency); ok {
 		p.Latency = strings.TrimSpace(v)
 	}
+	if v, ok := get(ParamGrafters); ok {
+		if p.Grafters, err = parseGrafters(v); err != nil {
+			return p, err
+		}
+	}
 	if v, ok := get(ParamDialledShare); ok {
 		if p.DialledShare, err = strconv.ParseFloat(v, 64); err != nil {
 			return p, fmt.Errorf("param %s: %q is not a number in 0..1", ParamDialledShare, v)
 		}
 	}
 	return p, p.Validate()
+}
+
+// parseGrafters reads ParamGrafters: "degree" or a non-negative cap.
+func parseGrafters(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if v == GraftersByDegree {
+		return GraftersOfDegree, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("param %s: %q: want %s (each real peer's degree minus its other links) or a non-negative cap (0: none)", ParamGrafters, v, GraftersByDegree)
+	}
+	return n, nil
 }
 
 // parseDegrees parses "client:min-max,..." (or client:n); every client of ClientNames must
@@ -257,6 +296,9 @@ func (p NeighbourhoodParams) Validate() error {
 	if p.Boundary < 0 {
 		return fmt.Errorf("param %s: %d: must not be negative", ParamBoundary, p.Boundary)
 	}
+	if p.Grafters < GraftersOfDegree {
+		return fmt.Errorf("param %s: %d: want %s or a non-negative cap", ParamGrafters, p.Grafters, GraftersByDegree)
+	}
 	if p.Latency != LatencyRegions && p.Latency != LatencyOff {
 		return fmt.Errorf("param %s: %q: allowed %s, %s", ParamLatency, p.Latency, LatencyRegions, LatencyOff)
 	}
@@ -278,6 +320,16 @@ type NeighbourPeer struct {
 	Topics []string
 	// Boundary is its number of boundary peers: min(param boundary, Degree − 1).
 	Boundary int
+	// Grafters is its number of outside grafters: the links its Degree leaves after the
+	// observed node and its boundary peers (Degree − 1 − Boundary), capped by param
+	// grafters, and 0 when none of its topics is under pressure. They subscribe to
+	// GrafterTopics only (its topics under pressure) and graft it again whenever their
+	// backoff and re-graft delay allow.
+	Grafters      int
+	GrafterTopics []string
+	// Bandwidth is its class in gossipsub-interop's model (BandwidthFullNode or
+	// BandwidthSupernode, by kind).
+	Bandwidth string
 }
 
 // NeighbourhoodPlan is the drawn neighbourhood.
@@ -287,8 +339,12 @@ type NeighbourhoodPlan struct {
 	Peers          []NeighbourPeer
 	// Subscribers maps each of the observed node's topics to the peers subscribed to it.
 	Subscribers map[string][]int
-	// BoundaryTotal is the number of boundary peers over all real peers.
-	BoundaryTotal int
+	// BoundaryTotal is the number of boundary peers over all real peers; GraftersTotal the
+	// number of outside grafters.
+	BoundaryTotal, GraftersTotal int
+	// ObservedBandwidth is the observed node's bandwidth class (BandwidthFullNode: the
+	// recording does not say; an assumption).
+	ObservedBandwidth string
 }
 
 // Neighbourhood draws the population from the seed: kinds and clients apportioned like the
@@ -326,7 +382,7 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &NeighbourhoodPlan{ObservedClient: obsClient, Subscribers: map[string][]int{}}
+	plan := &NeighbourhoodPlan{ObservedClient: obsClient, Subscribers: map[string][]int{}, ObservedBandwidth: BandwidthFullNode}
 	for _, t := range observed.Topics(fd) {
 		if keep(t) {
 			plan.ObservedTopics = append(plan.ObservedTopics, t)
@@ -380,8 +436,24 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 		topics = slices.DeleteFunc(topics, func(t string) bool { return !keep(t) })
 		slices.Sort(topics)
 		b := min(p.Boundary, max(deg-1, 0))
-		plan.Peers = append(plan.Peers, NeighbourPeer{Kind: kinds[i], Client: cl, Degree: deg, Dialled: i < dialled, Topics: topics, Boundary: b})
+		np := NeighbourPeer{Kind: kinds[i], Client: cl, Degree: deg, Dialled: i < dialled, Topics: topics, Boundary: b, Bandwidth: BandwidthFullNode}
+		if kinds[i] == KindSupernode {
+			np.Bandwidth = BandwidthSupernode
+		}
+		for _, t := range topics {
+			if p.Presses(t) {
+				np.GrafterTopics = append(np.GrafterTopics, t)
+			}
+		}
+		if len(np.GrafterTopics) > 0 {
+			np.Grafters = max(deg-1-b, 0)
+			if p.Grafters != GraftersOfDegree {
+				np.Grafters = min(np.Grafters, p.Grafters)
+			}
+		}
+		plan.Peers = append(plan.Peers, np)
 		plan.BoundaryTotal += b
+		plan.GraftersTotal += np.Grafters
 	}
 	for i, pr := range plan.Peers {
 		for _, t := range pr.Topics {
@@ -404,11 +476,12 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 // real nodes × bytes each must stay within available bytes. The error names param boundary
 // and says what the run would need.
 func (pl *NeighbourhoodPlan) PeripheryCapacity(perBoundary, perReal, available int64) error {
-	need := int64(pl.BoundaryTotal)*perBoundary + int64(len(pl.Peers)+1)*perReal
+	outside := int64(pl.BoundaryTotal + pl.GraftersTotal)
+	need := outside*perBoundary + int64(len(pl.Peers)+1)*perReal
 	if need > available {
-		return fmt.Errorf("param %s: %d boundary peers (%.0f MiB) and %d real nodes (%.0f MiB) need %.0f MiB, this machine has %.0f MiB available: lower %s or %s",
-			ParamBoundary, pl.BoundaryTotal, float64(int64(pl.BoundaryTotal)*perBoundary)/(1<<20), len(pl.Peers)+1,
-			float64(int64(len(pl.Peers)+1)*perReal)/(1<<20), float64(need)/(1<<20), float64(available)/(1<<20), ParamBoundary, ParamObservedPeers)
+		return fmt.Errorf("param %s: %d boundary peers and %d outside grafters (%.0f MiB) and %d real nodes (%.0f MiB) need %.0f MiB, this machine has %.0f MiB available: lower %s, %s (a cap) or %s",
+			ParamBoundary, pl.BoundaryTotal, pl.GraftersTotal, float64(outside*perBoundary)/(1<<20), len(pl.Peers)+1,
+			float64(int64(len(pl.Peers)+1)*perReal)/(1<<20), float64(need)/(1<<20), float64(available)/(1<<20), ParamBoundary, ParamGrafters, ParamObservedPeers)
 	}
 	return nil
 }

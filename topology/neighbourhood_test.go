@@ -102,6 +102,7 @@ func TestNeighbourhoodRejects(t *testing.T) {
 
 func TestPeripheryCapacity(t *testing.T) {
 	p := DefaultNeighbourhoodParams()
+	p.Grafters = 0
 	plan, err := Neighbourhood(p)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,80 @@ func TestPeripheryCapacity(t *testing.T) {
 		t.Errorf("720 × 100 KiB + 46 MiB in 1 GiB: %v", err)
 	}
 	err = plan.PeripheryCapacity(2<<20, 1<<20, 1<<30)
-	if err == nil || !strings.Contains(err.Error(), "param boundary: 720 boundary peers (1440 MiB)") || !strings.Contains(err.Error(), "need 1486 MiB") {
+	if err == nil || !strings.Contains(err.Error(), "param boundary: 720 boundary peers and 0 outside grafters (1440 MiB)") || !strings.Contains(err.Error(), "need 1486 MiB") {
 		t.Errorf("too large a periphery: %v", err)
+	}
+	// The grafters count: by degree they outnumber the boundary peers several times over.
+	p.Grafters = GraftersOfDegree
+	plan, err = Neighbourhood(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := int64(plan.BoundaryTotal + plan.GraftersTotal)
+	if err := plan.PeripheryCapacity(100<<10, 1<<20, outside*(100<<10)+46<<20); err != nil {
+		t.Errorf("exactly enough memory: %v", err)
+	}
+	if err := plan.PeripheryCapacity(100<<10, 1<<20, outside*(100<<10)+45<<20); err == nil || !strings.Contains(err.Error(), "lower boundary, grafters (a cap)") {
+		t.Errorf("1 MiB short: %v", err)
+	}
+}
+
+// Outside grafters in proportion to each peer's degree: a peer with a topic under pressure
+// gets its degree minus the observed node minus its boundary peers, subscribed to those topics
+// only; a peer without one gets none; a cap caps; the class follows the kind; bad values are
+// refused naming the parameter.
+func TestOutsideGrafters(t *testing.T) {
+	p := DefaultNeighbourhoodParams()
+	plan, err := Neighbourhood(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, withPressure := 0, 0
+	for i, pr := range plan.Peers {
+		var pressed []string
+		for _, tp := range pr.Topics {
+			if p.Presses(tp) {
+				pressed = append(pressed, tp)
+			}
+		}
+		want := 0
+		if len(pressed) > 0 {
+			want = pr.Degree - 1 - pr.Boundary
+			withPressure++
+		}
+		if pr.Grafters != want || !reflect.DeepEqual(pr.GrafterTopics, pressed) {
+			t.Errorf("peer %d (%s, degree %d, boundary %d): %d grafters on %v, want %d on %v", i, pr.Kind, pr.Degree, pr.Boundary, pr.Grafters, pr.GrafterTopics, want, pressed)
+		}
+		if (pr.Kind == KindSupernode) != (pr.Bandwidth == BandwidthSupernode) || (pr.Bandwidth != BandwidthSupernode && pr.Bandwidth != BandwidthFullNode) {
+			t.Errorf("peer %d of kind %s in bandwidth class %q", i, pr.Kind, pr.Bandwidth)
+		}
+		total += pr.Grafters
+	}
+	// Every all-subnets peer (14) is on the pressed subnets; degrees 64–200 make thousands.
+	if total != plan.GraftersTotal || withPressure < 14 || total < 14*40 {
+		t.Errorf("%d grafters over %d peers with pressure (plan says %d)", total, withPressure, plan.GraftersTotal)
+	}
+	capped, err := ParseNeighbourhoodParams(map[string]string{ParamGrafters: "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _ := Neighbourhood(capped)
+	for i, pr := range cp.Peers {
+		if pr.Grafters > 5 || (pr.Grafters == 0) != (plan.Peers[i].Grafters == 0) {
+			t.Errorf("cap 5: peer %d has %d grafters (uncapped %d)", i, pr.Grafters, plan.Peers[i].Grafters)
+		}
+	}
+	none, _ := ParseNeighbourhoodParams(map[string]string{ParamGrafters: "0"})
+	if np, _ := Neighbourhood(none); np.GraftersTotal != 0 {
+		t.Errorf("grafters=0: %d", np.GraftersTotal)
+	}
+	off, _ := ParseNeighbourhoodParams(map[string]string{ParamPressure: "none"})
+	if np, _ := Neighbourhood(off); np.GraftersTotal != 0 {
+		t.Errorf("pressure none: %d grafters", np.GraftersTotal)
+	}
+	for _, v := range []string{"-2", "lots", "1.5"} {
+		if _, err := ParseNeighbourhoodParams(map[string]string{ParamGrafters: v}); err == nil || !strings.Contains(err.Error(), "param grafters") {
+			t.Errorf("grafters=%s: %v", v, err)
+		}
 	}
 }

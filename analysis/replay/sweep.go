@@ -171,6 +171,8 @@ type Report struct {
 	Results    []Result         `json:"results"`
 	Workers    int              `json:"workers"`
 	Build      string           `json:"build"`
+	// Origin is the command, commit and machine of the sweep.
+	Origin *result.Origin `json:"origin,omitempty"`
 	// Notes warn about views a trace cannot fully provide (a view wanting topics the trace's
 	// recording profile did not subscribe to).
 	Notes   []string      `json:"notes,omitempty"`
@@ -223,6 +225,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	}
 	rep := &Report{Traces: sc.infos, Direction: o.Direction, TrainSplit: o.TrainSplit, Payloads: o.Payloads, Workers: o.Workers}
 	_, rep.Build = result.BuildOptimized()
+	rep.Origin = result.CurrentOrigin()
 	for _, c := range o.Grid {
 		rep.Grid = append(rep.Grid, c.Name)
 	}

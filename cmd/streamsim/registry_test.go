@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,8 +111,24 @@ func TestThrowawayScenarioThroughTheCLI(t *testing.T) {
 		t.Errorf("%d receivers in the report, want 2", receivers)
 	}
 
+	// The HTML report has a section for it, listing its report's figures (a kind without a
+	// section of its own), each bound to its JSON.
+	page := filepath.Join(t.TempDir(), "report.html")
+	if err := runReport([]string{"--html", page, dir}, &bytes.Buffer{}); err != nil {
+		t.Fatalf("report --html: %v", err)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<h2>nodes: ", "every figure of the report&#39;s JSON", `data-path="nodes.1.received"`} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+
 	// A bad value of its parameter is a usage error naming it, before any node starts.
-	err := runRunCmd([]string{"--scenario", name, "--set", param + "=zero", "--out", t.TempDir()})
+	err = runRunCmd([]string{"--scenario", name, "--set", param + "=zero", "--out", t.TempDir()})
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--set "+param) {
 		t.Errorf("bad %s: %v, want a usage error naming --set %s", param, err, param)

@@ -13,12 +13,13 @@ import (
 	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/analysis/replay"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
 )
 
 func init() {
-	register("report", "print the live-check table from Testground outputs (collected .tgz or outputs dir)", runReportCmd)
+	register("report", "read every report kind from any run's or sweep's outputs (embedded, Testground, Kubernetes): print the reports, or write one HTML page (--html)", runReportCmd)
 }
 
 // reportRun is one run found among the report's arguments.
@@ -33,14 +34,19 @@ func runReport(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	jsonOut := fs.Bool("json", false, "print each run's report as JSON instead of tables")
 	tables := fs.Bool("tables", false, "with several runs, also print each run's full live-check table")
+	htmlOut := fs.String("html", "", "write one self-contained HTML page (inline SVG charts, nothing fetched when opened) of every argument's runs to this file instead of printing tables")
 	fs.Usage = func() {
 		out := fs.Output()
-		fmt.Fprintln(out, "usage: streamsim report [flags] <collected .tgz | outputs dir>...")
+		fmt.Fprintln(out, "usage: streamsim report [flags] <collected .tgz | outputs dir | sweep --out dir>...")
 		fmt.Fprintln(out, "\nReads the outputs of any scenario's run (embedded, Testground, Kubernetes) and prints the report `streamsim run` prints.")
 		fmt.Fprintln(out, "Arguments: archives written by `testground run … --collect` or `testground collect`; a run's")
 		fmt.Fprintln(out, "outputs directory (<task>/ with <group>/<instance>/summary.json below it); or a directory")
-		fmt.Fprintln(out, "holding several of either. One run prints its table; several runs (a sweep composition's")
+		fmt.Fprintln(out, "holding several of either; or a sweep's --out directory (sweep.json, printed as its table).")
+		fmt.Fprintln(out, "One run prints its table; several runs (a sweep composition's")
 		fmt.Fprintln(out, "[[runs]]) print one row per run. Exit status 1 when any run fails its checks (parity, drops).")
+		fmt.Fprintln(out, "--html OUT.html writes the decision report instead: the proposal's table beside the measured rows,")
+		fmt.Fprintln(out, "then one section per argument and report kind (a mesh or neighbourhood A/B joined as `run` joins it,")
+		fmt.Fprintln(out, "sweeps from their --out directory); an argument without a run is named on the page.")
 		fmt.Fprintln(out, "\nflags:")
 		fs.PrintDefaults()
 	}
@@ -57,6 +63,24 @@ func runReport(args []string, w io.Writer) error {
 		return fmt.Errorf("temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	if *htmlOut != "" {
+		failed, missing, err := writeHTMLReport(*htmlOut, fs.Args(), tmp)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s\n", *htmlOut)
+		var errs []string
+		if len(missing) > 0 {
+			errs = append(errs, fmt.Sprintf("%d argument(s) held no readable run: %s", len(missing), strings.Join(missing, "; ")))
+		}
+		if len(failed) > 0 {
+			errs = append(errs, fmt.Sprintf("%d run(s) failed their checks: %s", len(failed), strings.Join(failed, ", ")))
+		}
+		if len(errs) > 0 {
+			return errors.New(strings.Join(errs, "; "))
+		}
+		return nil
+	}
 
 	var runs []reportRun
 	for _, arg := range fs.Args() {
@@ -81,7 +105,7 @@ func runReport(args []string, w io.Writer) error {
 	var order []string
 	byKind := map[string]*kindRuns{}
 	for _, run := range runs {
-		kind, err := reportKind(run.dir)
+		kind, err := reportKindOf(run.dir)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", run.label, err)
 		}
@@ -167,6 +191,10 @@ func findReportRuns(arg, tmp string) ([]reportRun, error) {
 		}
 		return extractRuns(arg, tmp)
 	}
+	// A sweep's --out directory.
+	if _, err := os.Stat(filepath.Join(arg, replay.SweepFile)); err == nil {
+		return []reportRun{{label: filepath.Base(filepath.Clean(arg)), dir: arg}}, nil
+	}
 	// A run's outputs directory: <group>/<instance>/summary.json.
 	if m, _ := filepath.Glob(filepath.Join(arg, "*", "*", result.SummaryFile)); len(m) > 0 {
 		return []reportRun{{label: filepath.Base(filepath.Clean(arg)), dir: arg}}, nil
@@ -197,7 +225,7 @@ func findReportRuns(arg, tmp string) ([]reportRun, error) {
 		}
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("%s: no %s under <group>/<instance>/ and no collected archives", arg, result.SummaryFile)
+		return nil, fmt.Errorf("%s: no %s under <group>/<instance>/, no %s and no collected archives", arg, result.SummaryFile, replay.SweepFile)
 	}
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].label < runs[j].label })
 	return runs, nil

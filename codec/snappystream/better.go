@@ -8,7 +8,8 @@ package snappystream
 // more bytes; a short match is compared with the one starting at the next position
 // (lazy matching). Positions inside a match are indexed sparsely. The block is win[bs:].
 func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
-	long, short := e.long[:1<<longTableBits], e.short[:1<<shortTableBits]
+	longShift, shortShift := 64-e.longBits, uint(64-shortTableBits)
+	long, short := e.long, e.short
 	lo := bs - e.win.histLen(bs)
 	sLimit := len(win) - 8
 	nextEmit := bs
@@ -17,19 +18,19 @@ func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
 	// length and gain; length 0 if none.
 	best := func(s int) (c, length, gain int) {
 		x := load64(win, s)
-		hl, hs := hash8(x, longTableBits), hash6(x, shortTableBits)
+		hl, tl := hash8(x, longShift)
+		hs, ts := hash6(x, shortShift)
 		vl, vs := long[hl], short[hs]
-		ent := e.entry(s, x)
-		long[hl], short[hs] = ent, ent
-		if cl := e.candidate(vl, x, lo, s); cl >= 0 {
-			n := 4 + commonPrefix(win[cl+4:], win[s+4:])
-			if g := matchGain(s-cl, n); g > 0 {
-				c, length, gain = cl, n, g
+		long[hl], short[hs] = e.entry(s, tl), e.entry(s, ts)
+		if cl := e.candidate(vl, tl, lo, s); cl >= 0 {
+			if n := matchLen(win, cl, s, x); n >= 4 {
+				if g := matchGain(s-cl, n); g > 0 {
+					c, length, gain = cl, n, g
+				}
 			}
 		}
-		if vs != vl {
-			if cs := e.candidate(vs, x, lo, s); cs >= 0 {
-				n := 4 + commonPrefix(win[cs+4:], win[s+4:])
+		if cs := e.candidate(vs, ts, lo, s); cs >= 0 && (cs != c || length == 0) {
+			if n := matchLen(win, cs, s, x); n >= 4 {
 				if g := matchGain(s-cs, n); g > gain {
 					c, length, gain = cs, n, g
 				}
@@ -63,7 +64,8 @@ func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
 			if p <= s || p > sLimit {
 				continue
 			}
-			c2 := int(uint32(long[hash8(load64(win, p), longTableBits)])) - e.win.base
+			h, _ := hash8(load64(win, p), longShift)
+			c2 := e.at(long[h], p)
 			if c2 == c+(p-s) || c2 < lo || c2 >= p {
 				continue
 			}
@@ -101,14 +103,15 @@ func (e *Encoder) encodeBetter(dst, win []byte, bs int) (d int) {
 			step = 3
 		}
 		for p := s + 1; p < end-2 && p <= sLimit; p += step {
-			x := load64(win, p)
-			long[hash8(x, longTableBits)] = e.entry(p, x)
+			h, t := hash8(load64(win, p), longShift)
+			long[h] = e.entry(p, t)
 		}
 		for p := max(s+1, end-2); p < end && p <= sLimit; p++ {
 			x := load64(win, p)
-			ent := e.entry(p, x)
-			long[hash8(x, longTableBits)] = ent
-			short[hash6(x, shortTableBits)] = ent
+			h, t := hash8(x, longShift)
+			long[h] = e.entry(p, t)
+			h, t = hash6(x, shortShift)
+			short[h] = e.entry(p, t)
 		}
 		s = end
 		nextEmit = s

@@ -6,42 +6,68 @@ import (
 	"math/bits"
 )
 
-// Table sizes. Entries hold a stream coordinate (low 32 bits; Encode rebases them before
-// they could overflow) and the 4 bytes found there (high 32 bits), so that most
-// candidates are rejected without touching the window. fast: one 6-byte-hash table;
-// better: an 8-byte-hash table and a 4-byte-hash table for short matches. At most 384 KiB.
+// The match finder. Every table holds compact entries: 8 tag bits of the position's hash
+// (the bits just below the index) over its stream coordinate modulo 2^24. A candidate is
+// the latest window index with that coordinate; it is used only if it lies in the window
+// and its 4 bytes equal the probe's, so an entry can never yield a wrong copy, however old:
+// the table stays valid across blocks with no rebasing and no re-hashing of the history.
+// The tag rejects all but 1/256 of the entries left by other contents without touching the
+// window. 2^24 covers MaxWindowBytes (an entry exactly 2^24 back is not used).
+//
+// Table sizes follow the window: about one entry per 4 bytes of it (a repeat is findable
+// while its entry survives, and IHAVE ids recur 64 KiB–1 MiB apart on a gossip stream),
+// between a floor (the 2^14 entries fast had for every window) and a cap (memory per
+// stream: a 4 MiB table at most).
 const (
-	fastTableBits  = 14
-	longTableBits  = 15
-	shortTableBits = 14
+	minFastTableBits = 14
+	maxFastTableBits = 20
+	minLongTableBits = 15
+	maxLongTableBits = 20
+	shortTableBits   = 14
+
+	posBits = 24
+	posMask = 1<<posBits - 1
+
+	// gentleSkipShift: above the default window, fast's skip step grows by one per
+	// 2^gentleSkipShift bytes without a match.
+	gentleSkipShift = 6
 
 	// minFarMatch is the shortest match worth a 4-byte-offset copy (5 bytes).
 	minFarMatch = 8
-	// rebaseAt bounds table coordinates well below the uint32 limit.
-	rebaseAt = 1<<31 - 1 - MaxEncodeBytes
 )
+
+// tableBits returns log2 of a table's entries for a window: log2(window) - 2, clamped.
+func tableBits(windowBytes, lo, hi int) uint {
+	b := bits.Len(uint(max(windowBytes, 1)-1)) - 2
+	return uint(min(max(b, lo), hi))
+}
 
 // Encoder encodes the blocks of one stream direction, in order.
 type Encoder struct {
 	win    window
 	level  Level
 	blocks int64
-	fast   []uint64 // fast
-	long   []uint64 // better
-	short  []uint64 // better
+	// fast: one 6-byte-hash table; better: an 8-byte-hash table (long) and a 6-byte-hash
+	// table for short matches.
+	fastBits, longBits uint
+	fast               []uint32
+	long               []uint32
+	short              []uint32
 }
 
 // NewEncoder returns an encoder with the given history window (0 gives plain Snappy
 // blocks) and level. It panics if windowBytes is outside [0, MaxWindowBytes].
 func NewEncoder(windowBytes int, level Level) *Encoder {
 	checkWindow(windowBytes)
-	e := &Encoder{win: window{windowBytes: windowBytes, base: 1}, level: level}
+	e := &Encoder{win: window{windowBytes: windowBytes}, level: level}
 	switch level {
 	case Fast:
-		e.fast = make([]uint64, 1<<fastTableBits)
+		e.fastBits = tableBits(windowBytes, minFastTableBits, maxFastTableBits)
+		e.fast = make([]uint32, 1<<e.fastBits)
 	case Better:
-		e.long = make([]uint64, 1<<longTableBits)
-		e.short = make([]uint64, 1<<shortTableBits)
+		e.longBits = tableBits(windowBytes, minLongTableBits, maxLongTableBits)
+		e.long = make([]uint32, 1<<e.longBits)
+		e.short = make([]uint32, 1<<shortTableBits)
 	default:
 		panic(fmt.Sprintf("snappystream: unknown level %d", level))
 	}
@@ -70,9 +96,6 @@ func (e *Encoder) Encode(dst, src []byte) []byte {
 		e.win.buf = append(e.win.buf, src...)
 		win = e.win.buf
 	}
-	if e.win.base+bs+len(src) > rebaseAt {
-		e.rebase()
-	}
 	var n int
 	if len(src) < 12 {
 		n = emitLiteral(out, src)
@@ -91,7 +114,6 @@ func (e *Encoder) Encode(dst, src []byte) []byte {
 // Reset forgets the history, as for a new stream.
 func (e *Encoder) Reset() {
 	e.win.reset()
-	e.win.base = 1
 	clear(e.fast)
 	clear(e.long)
 	clear(e.short)
@@ -103,56 +125,57 @@ func (e *Encoder) Blocks() int64 { return e.blocks }
 
 // StateBytes returns the memory the encoder holds across blocks: window and tables.
 func (e *Encoder) StateBytes() int {
-	return e.win.stateBytes() + 8*(len(e.fast)+len(e.long)+len(e.short))
+	return e.win.stateBytes() + 4*(len(e.fast)+len(e.long)+len(e.short))
 }
 
-// rebase shifts coordinates down so that the window starts at 1; entries that fall
-// before it become 0, which is never a usable coordinate.
-func (e *Encoder) rebase() {
-	delta := e.win.base - 1
-	for _, t := range [][]uint64{e.fast, e.long, e.short} {
-		for i, v := range t {
-			if p := int(uint32(v)) - delta; p > 0 {
-				t[i] = v&^0xffffffff | uint64(p)
-			} else {
-				t[i] = v &^ 0xffffffff
-			}
-		}
-	}
-	e.win.base = 1
+// entry is a table entry for window index i with hash tag tag.
+func (e *Encoder) entry(i int, tag uint32) uint32 {
+	return tag<<posBits | uint32(e.win.base+i)&posMask
 }
 
-// entry is a table entry for window index i holding the 4 bytes x.
-func (e *Encoder) entry(i int, x uint64) uint64 {
-	return uint64(uint32(x))<<32 | uint64(uint32(e.win.base+i))
-}
-
-// candidate returns the window index of a table entry if its 4 bytes equal x's and it
-// lies in [lo, s), else -1.
-func (e *Encoder) candidate(v, x uint64, lo, s int) int {
-	if uint32(v>>32) != uint32(x) {
-		return -1
-	}
-	c := int(uint32(v)) - e.win.base
-	if c < lo || c >= s {
+// candidate returns the window index an entry points to if its tag is tag and it lies in
+// [lo, s), else -1. The caller verifies the bytes there.
+func (e *Encoder) candidate(v, tag uint32, lo, s int) int {
+	d := (uint32(e.win.base+s) - v) & posMask
+	c := s - int(d)
+	if v>>posBits != tag || d == 0 || c < lo {
 		return -1
 	}
 	return c
 }
 
+// at returns the window index an entry points to, as seen from index s (whatever its tag).
+func (e *Encoder) at(v uint32, s int) int {
+	d := (uint32(e.win.base+s) - v) & posMask
+	if d == 0 {
+		return -1
+	}
+	return s - int(d)
+}
+
 func load32(b []byte, i int) uint32 { return binary.LittleEndian.Uint32(b[i:]) }
 func load64(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i:]) }
 
-func hash4(u uint64, tableBits uint) uint32 {
-	return (uint32(u) * 0x1e35a7bd) >> (32 - tableBits)
+// hash6 and hash8 hash the low 6 or 8 bytes of u for a table of 2^(64-shift) entries: the
+// top bits of the product index the table, the 8 below them are the entry's tag. (shift
+// rather than the table's bits, masked, so that the shifts compile to single instructions.)
+func hash6(u uint64, shift uint) (uint32, uint32) {
+	p := (u << 16) * 227718039650203
+	return uint32(p >> (shift & 63)), uint32(uint8(p >> ((shift - 8) & 63)))
 }
 
-func hash6(u uint64, tableBits uint) uint32 {
-	return uint32(((u << 16) * 227718039650203) >> (64 - tableBits))
+func hash8(u uint64, shift uint) (uint32, uint32) {
+	p := u * 0xcf1bbcdcb7a56463
+	return uint32(p >> (shift & 63)), uint32(uint8(p >> ((shift - 8) & 63)))
 }
 
-func hash8(u uint64, tableBits uint) uint32 {
-	return uint32((u * 0xcf1bbcdcb7a56463) >> (64 - tableBits))
+// matchLen returns the length of the match at c for position s > c, whose 8 bytes are x
+// (s ≤ len(win) − 8): the first 8 bytes from one load each.
+func matchLen(win []byte, c, s int, x uint64) int {
+	if y := load64(win, c) ^ x; y != 0 {
+		return bits.TrailingZeros64(y) >> 3
+	}
+	return 8 + commonPrefix(win[c+8:], win[s+8:])
 }
 
 // commonPrefix returns the length of the common prefix of a and b.
@@ -265,36 +288,65 @@ func copyCost(offset, length int) int {
 // encodeFast is golang/snappy's encodeBlock over the window: a 6-byte hash, candidates
 // in the history, matches extended backwards. The block is win[bs:].
 func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
-	const tableBits = fastTableBits
-	table := e.fast[:1<<tableBits]
+	shift := 64 - e.fastBits
+	table := e.fast
+	base := uint32(e.win.base) // coordinates are kept modulo 2^24
+	gentle := e.win.windowBytes > DefaultWindowBytes
 	lo := bs - e.win.histLen(bs) // oldest usable index
 	sLimit := len(win) - 8
 	nextEmit := bs
 	s := bs
 	for {
-		// Heuristic match skipping as in Snappy, but faster: after 16 misses look at
-		// every second byte, after 8 more every third... Signatures and cells are random;
-		// backward extension recovers the start of a match found late.
+		// Skip ahead over bytes that do not match: after 16 misses look at every second
+		// byte, after 8 more every third... as Snappy does but twice as fast (signatures
+		// and blob cells are random; backward extension recovers the start of a match
+		// found late). With a window above the default, where most of what a stream
+		// repeats lies far back, the step grows more gently, by one per 64 bytes without a
+		// match (zstd grows it by one per 256): IHAVE ids are 20 bytes, and a step that
+		// grows geometrically over a run of new ids jumps over the repeated ones after it.
 		skip := 16
 		nextS := s
 		var c, length int
+		if s > sLimit {
+			goto emitRemainder
+		}
+		// The next probe's hash is computed before the current candidate is
+		// checked, so that their loads overlap the check (as golang/snappy and zstd do).
+		x := load64(win, s)
+		h, tag := hash6(x, shift)
 		for {
 			s = nextS
 			step := skip >> 4
+			if gentle {
+				step = 1 + (s-nextEmit)>>gentleSkipShift
+			}
 			nextS = s + step
 			skip += step
-			if s > sLimit {
-				goto emitRemainder
-			}
-			x := load64(win, s)
-			h := hash6(x, tableBits)
 			v := table[h]
-			table[h] = e.entry(s, x)
-			if c = e.candidate(v, x, lo, s); c < 0 {
+			table[h] = tag<<posBits | (base+uint32(s))&posMask
+			cx, ctag := x, tag
+			if nextS <= sLimit {
+				x = load64(win, nextS)
+				h, tag = hash6(x, shift)
+			}
+			dist := (base + uint32(s) - v) & posMask
+			c = s - int(dist)
+			if v>>posBits != ctag || dist == 0 || c < lo {
+				if nextS > sLimit {
+					goto emitRemainder
+				}
 				continue
 			}
-			length = 4 + commonPrefix(win[c+4:], win[s+4:])
+			if length = matchLen(win, c, s, cx); length < 4 {
+				if nextS > sLimit {
+					goto emitRemainder
+				}
+				continue
+			}
 			if s-c > 65535 && length < minFarMatch {
+				if nextS > sLimit {
+					goto emitRemainder
+				}
 				continue
 			}
 			break
@@ -312,8 +364,11 @@ func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
 			if p <= s || p > sLimit {
 				continue
 			}
-			c2 := int(uint32(table[hash6(load64(win, p), tableBits)])) - e.win.base - (p - s) // aligned to s
-			if c2 == c || c2 < lo || c2 >= s {
+			h, tag := hash6(load64(win, p), shift)
+			v := table[h]
+			c2 := e.at(v, p) - (p - s) // aligned to s
+			// A longer match must also hold the byte that ended this one.
+			if v>>posBits != tag || c2 == c || c2 < lo || c2 >= s || s+length >= len(win) || win[c2+length] != win[s+length] {
 				continue
 			}
 			if n := commonPrefix(win[c2:], win[s:]); n > length && (s-c2 <= 65535 || s-c > 65535) {
@@ -329,10 +384,10 @@ func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
 			goto emitRemainder
 		}
 		// Index the two positions before the new one, as golang/snappy does.
-		x2 := load64(win, s-2)
-		table[hash6(x2, tableBits)] = e.entry(s-2, x2)
-		x1 := load64(win, s-1)
-		table[hash6(x1, tableBits)] = e.entry(s-1, x1)
+		h2, t2 := hash6(load64(win, s-2), shift)
+		table[h2] = t2<<posBits | (base+uint32(s-2))&posMask
+		h1, t1 := hash6(load64(win, s-1), shift)
+		table[h1] = t1<<posBits | (base+uint32(s-1))&posMask
 	}
 emitRemainder:
 	d += emitLiteral(dst[d:], win[nextEmit:])

@@ -28,7 +28,7 @@ const (
 	// RPC frame carrying a maximal 10 MiB payload (MAX_PAYLOAD_SIZE) plus its framing.
 	DefaultMaxBlockBytes = 10<<20 + 64<<10
 	// MaxEncodeBytes is the largest src Encode accepts; Snappy's length header limits
-	// blocks to 4 GiB and the encoder's tables hold 31-bit positions.
+	// blocks to 4 GiB.
 	MaxEncodeBytes = 1 << 30
 )
 

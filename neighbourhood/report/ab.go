@@ -18,6 +18,7 @@ func init() {
 		Compare: compare,
 		// Several runs of one form, not an A/B: the calibration over seeds (report.go).
 		WriteRuns: writeRuns,
+		Section:   section,
 	})
 }
 

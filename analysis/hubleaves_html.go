@@ -1,0 +1,77 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/streamsim/streamsim/analysis/page"
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
+)
+
+// liveSection is the live check's part of the HTML report: per run, each leaf's inbound
+// bytes against the plain leaf's, per category, and codec CPU and memory on both ends.
+func liveSection(s *page.Section, runs []SectionRun, _ *SectionRun) error {
+	for _, r := range runs {
+		rep, ok := r.Report.(*RunReport)
+		if !ok {
+			return fmt.Errorf("run %s: not a %s report", r.Label, LiveCheckKind)
+		}
+		if len(runs) > 1 {
+			s.H3("Run " + r.Label)
+		}
+		s.Para(fmt.Sprintf("Profile %s, payload %s, %d publishers, %d slots at %g× real time: every leaf is a direct peer of the hub only, so it receives every message of its profile and no gossip control.",
+			rep.Profile, rep.Payload, rep.Publishers, rep.Schedule.Slots, rep.Schedule.TimeScale))
+		var cats []string
+		for _, c := range gossip.Categories() {
+			for i := range rep.Leaves {
+				if _, ok := r.Src.Lookup(fmt.Sprintf("leaves.%d.categories.%s", i, c)); ok {
+					cats = append(cats, c.String())
+					break
+				}
+			}
+		}
+		var rel, wire []page.BarSeries
+		var rows, cpu [][]page.Cell
+		for i, l := range rep.Leaves {
+			b := fmt.Sprintf("leaves.%d.", i)
+			name := l.Codec
+			w := page.BarSeries{Name: name}
+			rs := page.BarSeries{Name: name}
+			for _, c := range cats {
+				w.Values = append(w.Values, r.Src.Fig(b+"categories."+c+".wire_bytes", page.MB))
+				rs.Values = append(rs.Values, r.Src.Fig(b+"categories."+c+".relative_to_plain", page.Pct))
+			}
+			rs.Values = append(rs.Values, r.Src.Fig(b+"relative_to_plain", page.Pct))
+			wire = append(wire, w)
+			if l.Codec != "plain" {
+				rel = append(rel, rs)
+			}
+			rows = append(rows, []page.Cell{page.T(fmt.Sprintf("%s/%d", l.Group, l.Instance)), page.T(l.Codec), page.F(r.Src.Fig(b+"wire_bytes", page.MB)),
+				page.F(r.Src.Fig(b+"raw_bytes", page.MB)), page.F(r.Src.Fig(b+"relative_to_plain", page.Pct)), page.F(r.Src.Fig(b+"bandwidth_counter_in", page.MB))})
+			d, e := b+"cpu.decode.", b+"cpu.hub_encode."
+			cpu = append(cpu, []page.Cell{page.T(l.Codec), page.F(r.Src.Fig(e+"us_per_block", page.Micro)), page.F(r.Src.Fig(e+"ns_per_byte", page.NsB)),
+				page.F(r.Src.Fig(e+"core_pct", page.Pct)), page.F(r.Src.Fig(e+"state_bytes", page.KiB)),
+				page.F(r.Src.Fig(d+"us_per_block", page.Micro)), page.F(r.Src.Fig(d+"ns_per_byte", page.NsB)),
+				page.F(r.Src.Fig(d+"core_pct", page.Pct)), page.F(r.Src.Fig(d+"state_bytes", page.KiB))})
+			// The proposal's live check had its two nodes on every subnet.
+			if l.Codec != "plain" && l.RelativeToPlain != nil && rep.Profile == "all-subnets" {
+				if spec, err := codec.Parse(l.Codec); err == nil {
+					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, LiveCheck: true, Value: r.Src.Fig(b+"relative_to_plain", page.Pct),
+						Column:   "live check " + r.Label,
+						Measured: fmt.Sprintf("a direct-peer leaf's inbound wire, %% of the plain leaf's (payload %s, no control), beside the proposal's live check", rep.Payload)})
+				}
+			}
+		}
+		s.Table("Leaves: inbound from the hub", []string{"leaf", "codec", "wire", "raw (decoded)", "wire, % of plain leaf", "BandwidthCounter in"}, rows)
+		s.Bars(page.BarChart{Title: "Leaf inbound wire bytes, % of the plain leaf's", YLabel: "% of plain", Groups: append(append([]string{}, cats...), "total"), Series: rel, RefY: 100, RefYLabel: "plain"},
+			"Each compressed leaf's wire bytes per category as a percentage of the plain leaf's in the same run (leaves.<i>.categories.<category>.relative_to_plain; total: leaves.<i>.relative_to_plain).")
+		s.Bars(page.BarChart{Title: "Leaf inbound wire bytes per category", YLabel: "MB", Groups: cats, Series: wire},
+			"Wire bytes per category and leaf, plain against each codec (leaves.<i>.categories.<category>.wire_bytes).")
+		s.Table("Codec CPU and memory per peer stream (hub encoding for the leaf; the leaf decoding)", []string{"codec", "encode µs/block", "encode ns/byte", "encode % of a core", "encoder state", "decode µs/block", "decode ns/byte", "decode % of a core", "decoder state"}, cpu)
+		s.Table("Schedule", []string{"published", "max lag", "mean lag", "late messages", "scheduled", "elapsed", "kept up (1 yes)", "drops"}, [][]page.Cell{{
+			page.F(r.Src.Fig("schedule.published", page.Count)), page.F(r.Src.Fig("schedule.max_lag_ms", page.Ms)), page.F(r.Src.Fig("schedule.mean_lag_ms", page.Ms)),
+			page.F(r.Src.Fig("schedule.late_messages", page.Count)), page.F(r.Src.Fig("schedule.scheduled_s", page.Sec)), page.F(r.Src.Fig("schedule.elapsed_s", page.Sec)),
+			page.F(r.Src.Fig("schedule.kept_up", page.Count)), page.F(r.Src.Fig("drops", page.Count))}})
+	}
+	return nil
+}

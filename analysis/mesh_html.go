@@ -1,0 +1,314 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/streamsim/streamsim/analysis/page"
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/units"
+)
+
+// ABLabel says which run of an A/B a mesh run is: its seed, the codec of its compressed
+// nodes (from the protocols offered), and the ordinary nodes' link rate when links were shaped.
+func (r *MeshReport) ABLabel() ABRun {
+	l := ABRun{Seed: r.Seed, Codec: "plain"}
+	for _, p := range r.Codecs {
+		if s, ok := codec.ParseProtocolID(p); ok && !s.IsPlain() {
+			l.Codec = s.String()
+			break
+		}
+	}
+	rates := map[int64]int{}
+	for _, n := range r.nodes {
+		if n.Link != nil && n.Link.Class != "supernode" {
+			rates[n.Link.UpBitsPerSec]++
+		}
+	}
+	best := 0
+	for rate, k := range rates {
+		if k > best {
+			best, l.Bandwidth = k, units.FormatBitsPerSec(rate)
+		}
+	}
+	return l
+}
+
+// cdfCategories are the categories whose latency CDFs the page draws.
+var cdfCategories = []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn, gossip.SyncCommittee}
+
+// meshSection is the gossip mesh's part of the HTML report: the A/B first when the runs were
+// compared, then the runs side by side (bytes, control by kind, latency CDFs, copies, CPU).
+func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
+	if joined != nil {
+		if err := abSection(s, joined); err != nil {
+			return err
+		}
+	}
+	s.H3("Observed node: bytes per category")
+	for _, dir := range []struct{ key, name string }{{"in", "inbound"}, {"out", "outbound"}} {
+		var series []page.BarSeries
+		var groups []string
+		for _, c := range gossip.Categories() {
+			for _, r := range runs {
+				if _, ok := r.Src.Lookup("observed." + dir.key + "." + c.String()); ok {
+					groups = append(groups, c.String())
+					break
+				}
+			}
+		}
+		for _, r := range runs {
+			se := page.BarSeries{Name: r.Label + " wire"}
+			raw := page.BarSeries{Name: r.Label + " raw"}
+			for _, g := range groups {
+				se.Values = append(se.Values, r.Src.Fig("observed."+dir.key+"."+g+".wire_bytes", page.MB))
+				raw.Values = append(raw.Values, r.Src.Fig("observed."+dir.key+"."+g+".raw_bytes", page.MB))
+			}
+			series = append(series, se)
+			if dir.key == "in" && len(runs) == 1 {
+				series = append(series, raw)
+			}
+		}
+		s.Bars(page.BarChart{Title: "Observed node, " + dir.name + " wire bytes per category", YLabel: "MB", Groups: groups, Series: series},
+			"Wire bytes (after stream compression) of the observed node's gossip streams, "+dir.name+", per category and run; from observed."+dir.key+".<category>.wire_bytes.")
+	}
+
+	s.H3("Control by kind")
+	var kinds []string
+	for _, k := range gossip.ControlKinds() {
+		for _, r := range runs {
+			if _, ok := r.Src.Lookup("observed.control_in." + k.String()); ok {
+				kinds = append(kinds, k.String())
+				break
+			}
+		}
+	}
+	var ctl []page.BarSeries
+	var ctlRows [][]page.Cell
+	for _, r := range runs {
+		se := page.BarSeries{Name: r.Label}
+		for _, k := range kinds {
+			p := "observed.control_in." + k
+			se.Values = append(se.Values, r.Src.Fig(p+".wire_bytes", page.MB))
+			ctlRows = append(ctlRows, []page.Cell{page.T(r.Label), page.T(k), page.F(r.Src.Fig(p+".raw_bytes", page.MB)), page.F(r.Src.Fig(p+".wire_bytes", page.MB)),
+				page.F(r.Src.Fig(p+".entries", page.Count)), page.F(r.Src.Fig(p+".ids", page.Count))})
+		}
+		ctl = append(ctl, se)
+	}
+	s.Bars(page.BarChart{Title: "Observed node, inbound control wire bytes by kind", YLabel: "MB", Groups: kinds, Series: ctl},
+		"Control's wire bytes shared out across control kinds in proportion to their raw bytes (docs/results-schema.md); observed.control_in.<kind>.wire_bytes.")
+	s.Table("Inbound control by kind", []string{"run", "kind", "raw", "wire", "entries", "message ids"}, ctlRows)
+
+	s.H3("Delivery latency")
+	for _, c := range cdfCategories {
+		chart := page.LineChart{Title: "Delivery latency CDF: " + c.String(), XLabel: "ms from publish to first delivery (log scale)", YLabel: "% of deliveries", YMax: 100, LogX: true}
+		for ri, r := range runs {
+			base := "latency." + c.String()
+			cdf, ok := r.Src.Lookup(base + ".cdf_ms")
+			if !ok {
+				continue
+			}
+			n := len(cdf.([]any))
+			se := page.LineSeries{Name: r.Label}
+			for i := 0; i < n; i++ {
+				se.Points = append(se.Points, page.Point{X: r.Src.Fig(fmt.Sprintf("%s.cdf_ms.%d", base, i), page.Ms1), Y: page.Const(float64(i*CDFStepPct), page.Pct)})
+			}
+			chart.Series = append(chart.Series, se)
+			for _, q := range []string{"p50", "p90", "p99"} {
+				chart.Marks = append(chart.Marks, page.Mark{Label: q, At: r.Src.Fig(base+"."+q+"_ms", page.Ms), Series: ri})
+			}
+		}
+		if len(chart.Series) > 0 {
+			s.Lines(chart, "Share of deliveries (publish to first delivery at each subscribed node, origin excluded) within a latency; dashed: p50, p90, p99 per run. latency."+c.String()+".cdf_ms.")
+		}
+	}
+	var latRows [][]page.Cell
+	for _, r := range runs {
+		for _, c := range cdfCategories {
+			b := "latency." + c.String()
+			if _, ok := r.Src.Lookup(b); !ok {
+				continue
+			}
+			latRows = append(latRows, []page.Cell{page.T(r.Label), page.T(c.String()), page.F(r.Src.Fig(b+".deliveries", page.Count)),
+				page.F(r.Src.Fig(b+".p50_ms", page.Ms1)), page.F(r.Src.Fig(b+".p90_ms", page.Ms1)), page.F(r.Src.Fig(b+".p99_ms", page.Ms1)),
+				page.F(r.Src.Fig(b+".max_ms", page.Ms1)), page.F(r.Src.Fig(b+".t95_p50_ms", page.Ms1))})
+		}
+	}
+	s.Table("Delivery latency per category", []string{"run", "category", "deliveries", "p50", "p90", "p99", "max", "95 % of subscribers, median"}, latRows)
+	regionLatency(s, runs)
+
+	s.H3("Duplicates")
+	var groups []string
+	for _, c := range gossip.Categories() {
+		for _, r := range runs {
+			if _, ok := r.Src.Lookup("copies_observed." + c.String()); ok {
+				groups = append(groups, c.String())
+				break
+			}
+		}
+	}
+	var cp []page.BarSeries
+	for _, r := range runs {
+		obs, all := page.BarSeries{Name: r.Label + " observed"}, page.BarSeries{Name: r.Label + " all nodes"}
+		for _, g := range groups {
+			obs.Values = append(obs.Values, r.Src.Fig("copies_observed."+g, page.Ratio))
+			all.Values = append(all.Values, r.Src.Fig("copies_all."+g, page.Ratio))
+		}
+		cp = append(cp, obs, all)
+	}
+	s.Bars(page.BarChart{Title: "Copies received per delivered message, per topic kind", YLabel: "copies", Groups: groups, Series: cp, RefY: 1, RefYLabel: "one copy"},
+		"Received copies (first plus duplicates) per unique delivered message: the observed node's (copies_observed) and the mean over all nodes (copies_all).")
+	var kindRows [][]page.Cell
+	for _, r := range runs {
+		rep, _ := r.Report.(*MeshReport)
+		if rep == nil {
+			continue
+		}
+		for i, k := range rep.Kinds {
+			row := []page.Cell{page.T(r.Label), page.T(k.Kind), page.F(r.Src.Fig(fmt.Sprintf("kinds.%d.nodes", i), page.Count))}
+			for _, c := range []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn} {
+				row = append(row, page.F(r.Src.Fig(fmt.Sprintf("kinds.%d.copies.%s", i, c), page.Ratio)))
+			}
+			kindRows = append(kindRows, row)
+		}
+	}
+	s.Table("Copies per delivered message by node kind", []string{"run", "node kind", "nodes", "attestation", "aggregate", "block", "data_column"}, kindRows)
+
+	s.H3("Gossip, delivery, CPU and memory")
+	var rows [][]page.Cell
+	for _, r := range runs {
+		rows = append(rows, []page.Cell{page.T(r.Label), page.F(r.Src.Fig("ihave_ids_per_message", page.Ratio)), page.F(r.Src.Fig("delivery.complete", page.Count)),
+			page.F(r.Src.Fig("drops", page.Count)), page.F(r.Src.Fig("process.cpu_s", page.Sec)), page.F(r.Src.Fig("cpu_s_per_simulated_minute", page.Sec)), page.F(r.Src.Fig("process.cpu_share", page.Share)),
+			page.F(r.Src.Fig("process.max_rss_bytes", page.MB)), page.F(r.Src.Fig("cpu_us_per_copy", page.Micro)),
+			page.F(r.Src.Fig("observed.codec_time_ms", page.Ms1)), page.F(r.Src.Fig("observed.codec_state_bytes", page.KiB))})
+	}
+	s.Table("Per run (delivery complete: 1 yes, 0 no)", []string{"run", "IHAVE ids per message", "delivery complete", "pubsub drops", "process CPU", "CPU per simulated minute", "CPU share", "peak RSS", "CPU per copy", "observed codec time", "observed codec state"}, rows)
+
+	var calRows [][]page.Cell
+	for _, r := range runs {
+		rep, _ := r.Report.(*MeshReport)
+		if rep == nil {
+			continue
+		}
+		for i, c := range rep.Calibration {
+			b := fmt.Sprintf("calibration.%d.", i)
+			calRows = append(calRows, []page.Cell{page.T(r.Label), page.T(c.Category.String()), page.F(r.Src.Fig(b+"recording_mib_h", page.MiBh)),
+				page.F(r.Src.Fig(b+"raw_mib_h", page.MiBh)), page.F(r.Src.Fig(b+"wire_mib_h", page.MiBh)), page.F(r.Src.Fig(b+"raw_vs_recording", page.Ratio))})
+		}
+	}
+	s.Table("Observed node's inbound traffic per hour of simulated time against the recording (reference.md §1)", []string{"run", "category", "recording", "raw (plain)", "wire", "raw / recording"}, calRows)
+	return nil
+}
+
+// abSection is the mesh A/B: each codec's wire bytes relative to plain in the same seed, mean
+// and range over seeds, and latency against plain's.
+func abSection(s *page.Section, ab *SectionRun) error {
+	rep, ok := ab.Report.(*ABReport)
+	if !ok {
+		return fmt.Errorf("comparison: not an A/B report")
+	}
+	s.H3("A/B: wire bytes relative to plain, same seed")
+	type key struct{ bw, codec, scope string }
+	var order []key
+	series := map[key]*page.BarSeries{}
+	var cats []string
+	seen := map[string]bool{}
+	for _, row := range rep.Rows {
+		if !seen[row.Category] {
+			seen[row.Category] = true
+			cats = append(cats, row.Category)
+		}
+	}
+	var rows [][]page.Cell
+	for i, row := range rep.Rows {
+		k := key{row.Bandwidth, row.Codec, row.Scope}
+		if series[k] == nil {
+			name := row.Codec + ", " + row.Scope
+			if row.Bandwidth != "" {
+				name += ", " + row.Bandwidth
+			}
+			series[k] = &page.BarSeries{Name: name, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
+			order = append(order, k)
+		}
+		b := fmt.Sprintf("rows.%d.", i)
+		ci := indexOf(cats, row.Category)
+		series[k].Values[ci] = ab.Src.Fig(b+"mean_pct", page.Pct)
+		series[k].Low[ci], series[k].High[ci] = ab.Src.Fig(b+"min_pct", page.Pct), ab.Src.Fig(b+"max_pct", page.Pct)
+		rows = append(rows, []page.Cell{page.T(linksLabel(row.Bandwidth)), page.T(row.Codec), page.T(row.Scope), page.T(row.Category), page.F(ab.Src.Fig(b+"seeds", page.Count)),
+			page.F(ab.Src.Fig(b+"mean_pct", page.Pct)), page.F(ab.Src.Fig(b+"min_pct", page.Pct)), page.F(ab.Src.Fig(b+"max_pct", page.Pct))})
+		if row.Scope == "observed in" && row.Category == "total" {
+			if spec, err := codec.Parse(row.Codec); err == nil {
+				s.Answer(page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Value: ab.Src.Fig(b+"mean_pct", page.Pct),
+					Column:   "mesh A/B, " + linksLabel(row.Bandwidth),
+					Measured: fmt.Sprintf("the observed all-subnets node's inbound wire, %% of the plain run's of the same seed (mean over %d seed(s))", row.Seeds)})
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].scope > order[j].scope })
+	var bars []page.BarSeries
+	for _, k := range order {
+		bars = append(bars, *series[k])
+	}
+	s.Bars(page.BarChart{Title: "Wire bytes, % of plain in the same seed (mean; whiskers: range over seeds)", YLabel: "% of plain", Groups: cats, Series: bars, RefY: 100, RefYLabel: "plain"},
+		"Each codec's inbound wire bytes per category as a percentage of the plain run of the same seed, for the observed node and for all nodes; rows.<i>.mean_pct, min_pct, max_pct.")
+	s.Table("A/B rows", []string{"links", "codec", "scope", "category", "seeds", "mean", "min", "max"}, rows)
+	var lat [][]page.Cell
+	for i, d := range rep.LatencyDiff {
+		b := fmt.Sprintf("latency_diff.%d.", i)
+		lat = append(lat, []page.Cell{page.T(linksLabel(d.Bandwidth)), page.T(d.Codec), page.T(d.Category.String()), page.F(ab.Src.Fig(b+"seeds", page.Count)),
+			page.F(ab.Src.Fig(b+"p50_ms.mean", page.Ms1)), page.F(ab.Src.Fig(b+"p99_ms.mean", page.Ms1)), page.F(ab.Src.Fig(b+"p99_ms.min", page.Ms1)), page.F(ab.Src.Fig(b+"p99_ms.max", page.Ms1)), page.T(fmt.Sprint(d.Saturated))})
+	}
+	s.Table("Latency against plain in the same seed (codec minus plain, ms)", []string{"links", "codec", "category", "seeds", "p50 diff", "p99 diff", "p99 diff min", "p99 diff max", "machine saturated"}, lat)
+	return nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// regionLatency draws delivery latency per receiving node's region (runs over shaped links
+// with regions): p50 and p99 per run, for attestations and blocks.
+func regionLatency(s *page.Section, runs []SectionRun) {
+	var regions []string
+	for _, r := range runs {
+		rep, _ := r.Report.(*MeshReport)
+		if rep == nil {
+			continue
+		}
+		for region := range rep.LatencyByRegion {
+			if indexOf(regions, region) < 0 {
+				regions = append(regions, region)
+			}
+		}
+	}
+	if len(regions) == 0 {
+		return
+	}
+	sort.Strings(regions)
+	var rows [][]page.Cell
+	for _, c := range []gossip.Category{gossip.Attestation, gossip.Block} {
+		var series []page.BarSeries
+		for _, r := range runs {
+			p50, p99 := page.BarSeries{Name: r.Label + " p50"}, page.BarSeries{Name: r.Label + " p99"}
+			for _, region := range regions {
+				b := "latency_by_region." + region + "." + c.String()
+				p50.Values = append(p50.Values, r.Src.Fig(b+".p50_ms", page.Ms1))
+				p99.Values = append(p99.Values, r.Src.Fig(b+".p99_ms", page.Ms1))
+				if _, ok := r.Src.Lookup(b); ok {
+					rows = append(rows, []page.Cell{page.T(r.Label), page.T(region), page.T(c.String()), page.F(r.Src.Fig(b+".deliveries", page.Count)),
+						page.F(r.Src.Fig(b+".p50_ms", page.Ms1)), page.F(r.Src.Fig(b+".p90_ms", page.Ms1)), page.F(r.Src.Fig(b+".p99_ms", page.Ms1))})
+				}
+			}
+			series = append(series, p50, p99)
+		}
+		s.Bars(page.BarChart{Title: "Delivery latency by receiving node's region: " + c.String(), YLabel: "ms", Groups: regions, Series: series},
+			"p50 and p99 of publish to first delivery, by the receiving node's region (latency_by_region.<region>.<category>).")
+	}
+	s.Table("Delivery latency by region", []string{"run", "region", "category", "deliveries", "p50", "p90", "p99"}, rows)
+}

@@ -1,0 +1,467 @@
+// Package page writes streamsim's decision report: one self-contained HTML page (inline CSS
+// and SVG, no script, nothing fetched when it opens) made of sections that report kinds fill
+// with tables and charts. Every figure on the page is bound to the JSON it came from: a report
+// is added as a Source (its --json form, embedded in the page), and tables and charts take
+// figures by their path in that JSON, so the page cannot show a number its report does not
+// hold, and a browser test can check each one (data-src, data-path on every figure).
+package page
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Page is the whole report.
+type Page struct {
+	Title string
+	// Intro is a paragraph under the title.
+	Intro string
+	// Answer is the first section (the proposal's table beside the measured rows); nil: none.
+	Answer   *Section
+	Sections []*Section
+	// Missing lists arguments that held no run, each with what was expected there.
+	Missing []string
+	sources []*Source
+}
+
+// Source is one report's JSON, as its kind's WriteJSON printed it.
+type Source struct {
+	ID    string
+	Label string
+	raw   []byte
+	tree  any
+}
+
+// AddSource adds a report's JSON (the bytes its WriteJSON wrote) under a label.
+func (p *Page) AddSource(label string, js []byte) (*Source, error) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, fmt.Errorf("report %s: its JSON: %w", label, err)
+	}
+	s := &Source{ID: fmt.Sprintf("s%d", len(p.sources)+1), Label: label, raw: js, tree: tree}
+	p.sources = append(p.sources, s)
+	return s, nil
+}
+
+// Sources returns the page's sources in order.
+func (p *Page) Sources() []*Source { return p.sources }
+
+// JSON returns the source's JSON as it was added.
+func (s *Source) JSON() []byte { return s.raw }
+
+// Lookup returns the value at a dotted path ("leaves.1.relative_to_plain": object keys and
+// array indexes), and whether it is there and not null.
+func (s *Source) Lookup(path string) (any, bool) {
+	return Lookup(s.tree, path)
+}
+
+// Lookup resolves a dotted path in a decoded JSON tree.
+func Lookup(tree any, path string) (any, bool) {
+	v := tree
+	if path == "" {
+		return v, v != nil
+	}
+	for _, part := range strings.Split(path, ".") {
+		switch t := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = t[part]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil, false
+			}
+			v = t[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, v != nil
+}
+
+// Number is the numeric value at path.
+func (s *Source) Number(path string) (float64, bool) {
+	v, ok := s.Lookup(path)
+	if !ok {
+		return 0, false
+	}
+	return toFloat(v)
+}
+
+func toFloat(v any) (float64, bool) {
+	switch t := v.(type) {
+	case json.Number:
+		f, err := t.Float64()
+		return f, err == nil
+	case float64:
+		return t, true
+	case bool:
+		if t {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+// Text is the string at path ("" when absent).
+func (s *Source) Text(path string) string {
+	v, ok := s.Lookup(path)
+	if !ok {
+		return ""
+	}
+	switch t := v.(type) {
+	case string:
+		return t
+	case json.Number:
+		return t.String()
+	case bool:
+		return strconv.FormatBool(t)
+	}
+	return ""
+}
+
+// Format is how a figure is shown: its value divided by Scale, with Decimals, then Unit.
+type Format struct {
+	Unit     string
+	Scale    float64
+	Decimals int
+}
+
+// The formats reports use.
+var (
+	Pct   = Format{Unit: "%", Scale: 1, Decimals: 1}
+	MB    = Format{Unit: "MB", Scale: 1e6, Decimals: 2}
+	KiB   = Format{Unit: "KiB", Scale: 1024, Decimals: 1}
+	MiBh  = Format{Unit: "MiB/h", Scale: 1, Decimals: 1}
+	Ms    = Format{Unit: "ms", Scale: 1, Decimals: 0}
+	Ms1   = Format{Unit: "ms", Scale: 1, Decimals: 1}
+	Count = Format{Scale: 1}
+	Ratio = Format{Scale: 1, Decimals: 2}
+	Micro = Format{Unit: "µs", Scale: 1, Decimals: 2}
+	NsB   = Format{Unit: "ns/B", Scale: 1, Decimals: 2}
+	Sec   = Format{Unit: "s", Scale: 1, Decimals: 1}
+	Share = Format{Unit: "%", Scale: 0.01, Decimals: 0} // a 0..1 share shown in percent
+)
+
+// Figure is one number on the page: where it came from, and how it is shown.
+type Figure struct {
+	Src    *Source // nil for a constant (an axis position, not a measured figure)
+	Path   string
+	Value  float64
+	Found  bool
+	Format Format
+	// A and B make a difference the page states (A − B, same unit): an answer row's
+	// measured figure minus the proposal's. Both stay bound to their JSON.
+	A, B *Figure
+}
+
+// Difference is a − b, shown in the given format (percentage points for two percentages).
+func Difference(a, b Figure, f Format) Figure {
+	return Figure{Value: a.Value - b.Value, Found: a.Found && b.Found, Format: f, A: &a, B: &b}
+}
+
+// Fig takes the figure at path; a missing one shows as "–" (still bound to its path, so the
+// test can check the JSON has nothing there).
+func (s *Source) Fig(path string, f Format) Figure {
+	v, ok := s.Number(path)
+	return Figure{Src: s, Path: path, Value: v, Found: ok, Format: f}
+}
+
+// Const is a number that is not a measured figure (a percentile's rank on a CDF's axis).
+func Const(v float64, f Format) Figure { return Figure{Value: v, Found: true, Format: f} }
+
+// Text is the figure as shown.
+func (f Figure) Text() string {
+	if !f.Found {
+		return "–"
+	}
+	s := strconv.FormatFloat(f.Value/f.Format.scale(), 'f', f.Format.Decimals, 64)
+	if f.Format.Unit != "" {
+		s += " " + f.Format.Unit
+	}
+	return s
+}
+
+func (f Format) scale() float64 {
+	if f.Scale == 0 {
+		return 1
+	}
+	return f.Scale
+}
+
+// attrs are the data attributes that bind a figure to its JSON.
+func (f Figure) attrs() string {
+	if f.A != nil && f.B != nil && f.A.Src != nil && f.B.Src != nil {
+		return fmt.Sprintf(` data-diff-a="%s:%s" data-diff-b="%s:%s" data-decimals="%d"`, f.A.Src.ID, esc(f.A.Path), f.B.Src.ID, esc(f.B.Path), f.Format.Decimals)
+	}
+	if f.Src == nil {
+		return ""
+	}
+	return fmt.Sprintf(` data-src="%s" data-path="%s" data-scale="%s" data-decimals="%d"`, f.Src.ID, esc(f.Path),
+		strconv.FormatFloat(f.Format.scale(), 'g', -1, 64), f.Format.Decimals)
+}
+
+// Section is one part of the page: a run, or several runs of one kind.
+type Section struct {
+	ID, Title string
+	// Runs describe where the figures come from: one line per run (command, commit, machine,
+	// clock).
+	Runs     []RunMeta
+	Problems []string
+	Notes    []string
+	blocks   []string
+	// answer rows a section contributes to the page's first section.
+	answers []AnswerRow
+	charts  int
+}
+
+// RunMeta is one run's provenance.
+type RunMeta struct {
+	Label, Dir, Command, Commit, Machine, Clock string
+}
+
+// H3 adds a sub-heading.
+func (s *Section) H3(title string) { s.blocks = append(s.blocks, "<h3>"+esc(title)+"</h3>") }
+
+// Para adds a paragraph of text.
+func (s *Section) Para(text string) { s.blocks = append(s.blocks, "<p>"+esc(text)+"</p>") }
+
+// Pre adds preformatted text under a caption: a report's own table where its figures have
+// no JSON of their own (shown as the terminal prints them, not bound to a path).
+func (s *Section) Pre(caption, text string) {
+	s.blocks = append(s.blocks, "<figure><figcaption>"+esc(caption)+"</figcaption><pre class=\"table\">"+esc(text)+"</pre></figure>")
+}
+
+// List adds a bulleted list of text.
+func (s *Section) List(items []string) {
+	var b strings.Builder
+	b.WriteString("<ul>")
+	for _, it := range items {
+		b.WriteString("<li>" + esc(it) + "</li>")
+	}
+	b.WriteString("</ul>")
+	s.blocks = append(s.blocks, b.String())
+}
+
+// Cell is a table cell: text, or a figure.
+type Cell struct {
+	Text string
+	Fig  *Figure
+	// High, when set, is the top of a published range (Fig its bottom).
+	High *Figure
+	// Paren, when set, follows Fig in parentheses, signed (a difference).
+	Paren *Figure
+	// Diff shows Fig with its sign (a difference).
+	Diff bool
+}
+
+// writeFig writes a figure as a span bound to its JSON.
+func writeFig(b *strings.Builder, f Figure, signed bool) {
+	text := f.Text()
+	if signed && f.Found && f.Value > 0 {
+		text = "+" + text
+	}
+	fmt.Fprintf(b, `<span class="fig"%s>%s</span>`, f.attrs(), esc(text))
+}
+
+// T is a text cell.
+func T(s string) Cell { return Cell{Text: s} }
+
+// F is a figure cell.
+func F(f Figure) Cell { return Cell{Fig: &f} }
+
+// Table adds a table; rows shorter than the head are padded.
+func (s *Section) Table(caption string, head []string, rows [][]Cell) {
+	var b strings.Builder
+	b.WriteString(`<div class="tw"><table>`)
+	if caption != "" {
+		b.WriteString("<caption>" + esc(caption) + "</caption>")
+	}
+	b.WriteString("<thead><tr>")
+	for _, h := range head {
+		b.WriteString("<th>" + esc(h) + "</th>")
+	}
+	b.WriteString("</tr></thead><tbody>")
+	for _, r := range rows {
+		b.WriteString("<tr>")
+		for i := range head {
+			if i >= len(r) {
+				b.WriteString("<td></td>")
+				continue
+			}
+			c := r[i]
+			if c.Fig == nil {
+				b.WriteString("<td>" + esc(c.Text) + "</td>")
+				continue
+			}
+			b.WriteString(`<td class="num">`)
+			writeFig(&b, *c.Fig, c.Diff)
+			if c.High != nil && c.High.Found && c.High.Value != c.Fig.Value {
+				b.WriteString("–")
+				writeFig(&b, *c.High, c.Diff)
+			}
+			if c.Paren != nil {
+				b.WriteString(" (")
+				writeFig(&b, *c.Paren, true)
+				b.WriteString(")")
+			}
+			b.WriteString("</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</tbody></table></div>")
+	s.blocks = append(s.blocks, b.String())
+}
+
+// AnswerRow is a measured row a section offers the page's first section: a configuration's
+// total relative to plain, next to the proposal's figure for the same configuration.
+type AnswerRow struct {
+	Config string // the codec configuration, explicit (snappy-stream:64KiB:fast)
+	View   string // "all-subnets" or "default": which proposal column it stands beside
+	// Column heads the measured figure's column in the answer (one per source and scope),
+	// Measured says what was measured, in words (source, scope, direction).
+	Column, Measured string
+	Value            Figure
+	// Proposal is the proposal's figure for Config and View, and Diff measured minus it
+	// (percentage points; 0 inside a published range), when the source's JSON holds them;
+	// otherwise the page takes the proposal's figure and states the difference.
+	Proposal, Diff *Figure
+	// LiveCheck: the row stands beside the proposal's live check, not its results table.
+	LiveCheck bool
+}
+
+// Answer offers a row to the page's first section.
+func (s *Section) Answer(r AnswerRow) { s.answers = append(s.answers, r) }
+
+// Answers returns the rows the page's sections offered.
+func (p *Page) Answers() []AnswerRow {
+	var out []AnswerRow
+	for _, s := range p.Sections {
+		out = append(out, s.answers...)
+	}
+	return out
+}
+
+// Write writes the page.
+func (p *Page) Write(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
+	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">` + "\n")
+	b.WriteString("<title>" + esc(p.Title) + "</title>\n<style>" + css + "</style></head><body>\n")
+	b.WriteString("<h1>" + esc(p.Title) + "</h1>\n")
+	if p.Intro != "" {
+		b.WriteString("<p class=\"intro\">" + esc(p.Intro) + "</p>\n")
+	}
+	b.WriteString("<nav><ol>")
+	all := p.Sections
+	if p.Answer != nil {
+		all = append([]*Section{p.Answer}, all...)
+	}
+	for _, s := range all {
+		fmt.Fprintf(&b, `<li><a href="#%s">%s</a>%s</li>`, esc(s.ID), esc(s.Title), badge(s))
+	}
+	b.WriteString("</ol></nav>\n")
+	if len(p.Missing) > 0 {
+		b.WriteString(`<section class="missing"><h2>Arguments without a run</h2><ul>`)
+		for _, m := range p.Missing {
+			b.WriteString("<li class=\"problem\">" + esc(m) + "</li>")
+		}
+		b.WriteString("</ul></section>\n")
+	}
+	for _, s := range all {
+		writeSection(&b, s)
+	}
+	b.WriteString("<section id=\"data\"><h2>Data</h2><p>Each report's JSON, as <code>streamsim report --json</code> prints it; every figure above names its path in one of these (data-src, data-path).</p>\n")
+	for _, src := range p.sources {
+		fmt.Fprintf(&b, "<details><summary>%s: %s</summary><pre id=\"json-%s\">%s</pre></details>\n",
+			src.ID, esc(src.Label), src.ID, esc(string(src.raw)))
+	}
+	b.WriteString("</section>\n</body></html>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func badge(s *Section) string {
+	if len(s.Problems) > 0 {
+		return ` <span class="bad">problems</span>`
+	}
+	return ""
+}
+
+func writeSection(b *strings.Builder, s *Section) {
+	cls := "run"
+	if len(s.Problems) > 0 {
+		cls += " failed"
+	}
+	fmt.Fprintf(b, "<section id=\"%s\" class=\"%s\"><h2>%s</h2>\n", esc(s.ID), cls, esc(s.Title))
+	// Problems first: a failed run's charts are never read without them.
+	if len(s.Problems) > 0 {
+		b.WriteString(`<div class="problems"><strong>This run failed its checks; read every figure below with these problems:</strong><ul>`)
+		for _, p := range s.Problems {
+			b.WriteString("<li class=\"problem\">" + esc(p) + "</li>")
+		}
+		b.WriteString("</ul></div>\n")
+	}
+	if len(s.Runs) > 0 {
+		b.WriteString(`<table class="meta"><thead><tr><th>run</th><th>command</th><th>commit</th><th>machine</th><th>clock</th></tr></thead><tbody>`)
+		for _, r := range s.Runs {
+			fmt.Fprintf(b, "<tr><td>%s</td><td><code>%s</code></td><td><code>%s</code></td><td>%s</td><td>%s</td></tr>",
+				esc(r.Label), esc(orNone(r.Command)), esc(orNone(r.Commit)), esc(orNone(r.Machine)), esc(orNone(r.Clock)))
+		}
+		b.WriteString("</tbody></table>\n")
+	}
+	if len(s.Notes) > 0 {
+		b.WriteString(`<ul class="notes">`)
+		for _, n := range s.Notes {
+			b.WriteString("<li>note: " + esc(n) + "</li>")
+		}
+		b.WriteString("</ul>\n")
+	}
+	for _, blk := range s.blocks {
+		b.WriteString(blk)
+		b.WriteString("\n")
+	}
+	b.WriteString("</section>\n")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "not recorded"
+	}
+	return s
+}
+
+func esc(s string) string { return html.EscapeString(s) }
+
+func fnum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+const css = `
+body{font:15px/1.45 system-ui,-apple-system,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1100px;padding:1em 1.5em;color:#1b1b1b}
+h1{font-size:1.6em;margin:.3em 0}h2{border-top:2px solid #444;padding-top:.6em;margin-top:2em}h3{margin:1.4em 0 .4em}
+.tw{overflow-x:auto;max-width:100%}table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.2em .5em;vertical-align:top}
+th{background:#f2f2f2;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+caption{text-align:left;font-weight:600;padding:.2em 0}
+table.meta{font-size:.8em;color:#333}table.meta code{word-break:break-all}
+.problems{background:#fde8e8;border:2px solid #c00;padding:.4em .8em;margin:.6em 0}.problem{color:#900}
+.notes{background:#fff8e0;border-left:4px solid #d9a400;padding:.4em .4em .4em 1.6em;font-size:.9em}
+.bad{background:#c00;color:#fff;border-radius:3px;padding:0 .3em;font-size:.8em}
+section.failed>h2{color:#900}.missing{border:2px dashed #c00;padding:0 1em}
+figure{margin:1em 0}figcaption{font-size:.9em;color:#333}svg.chart{max-width:100%;height:auto;background:#fff}
+pre{max-height:20em;overflow:auto;background:#f7f7f7;font-size:.75em}nav ol{columns:2}
+`

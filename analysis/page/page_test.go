@@ -1,0 +1,78 @@
+package page
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLookupAndFigures(t *testing.T) {
+	p := &Page{}
+	src, err := p.AddSource("run <a>", []byte(`{"leaves":[{"wire_bytes":1234567,"rel":45.04},{"rel":null}],"ok":true,"name":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		f    Format
+		want string
+	}{
+		{"leaves.0.wire_bytes", MB, "1.23 MB"},
+		{"leaves.0.rel", Pct, "45.0 %"},
+		{"leaves.1.rel", Pct, "–"}, // null
+		{"leaves.2.rel", Pct, "–"}, // out of range
+		{"leaves.x.rel", Pct, "–"}, // not an index
+		{"ok", Count, "1"},
+		{"name", Count, "–"}, // not a number
+	} {
+		if got := src.Fig(c.path, c.f).Text(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.path, got, c.want)
+		}
+	}
+	d := Difference(src.Fig("leaves.0.rel", Pct), Const(63.1, Pct), Format{Unit: "pp", Scale: 1, Decimals: 1})
+	if got := d.Text(); got != "-18.1 pp" {
+		t.Errorf("difference %q, want -18.1 pp", got)
+	}
+	if _, err := p.AddSource("broken", []byte(`{"a":`)); err == nil || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("bad JSON: error %v, want one naming the report", err)
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	for _, c := range []struct{ lo, hi float64 }{{0, 1}, {0, 7.3}, {0, 100}, {0, 0.02}, {0, 123456}, {0, 0}, {3, 3}} {
+		ts := niceTicks(c.lo, c.hi)
+		if len(ts) < 2 || len(ts) > 8 {
+			t.Errorf("[%g, %g]: %d ticks %v", c.lo, c.hi, len(ts), ts)
+			continue
+		}
+		if ts[0] > c.lo || ts[len(ts)-1] < c.hi {
+			t.Errorf("[%g, %g]: ticks %v do not cover it", c.lo, c.hi, ts)
+		}
+	}
+}
+
+// A chart without data is a sentence saying so, never empty axes; text is escaped.
+func TestEmptyChartAndEscaping(t *testing.T) {
+	p := &Page{Title: "t"}
+	src, _ := p.AddSource("s", []byte(`{"v":[1,2]}`))
+	s := &Section{ID: "a", Title: "<b>run</b>", Problems: []string{"x & y"}}
+	p.Sections = append(p.Sections, s)
+	s.Bars(BarChart{Title: "nothing", Groups: []string{"g"}, Series: []BarSeries{{Name: "n", Values: []Figure{src.Fig("missing", Pct)}}}}, "c")
+	s.Lines(LineChart{Title: "nothing either"}, "c")
+	s.Bars(BarChart{Title: "bars", Groups: []string{"a", "b"}, Series: []BarSeries{{Name: "n", Values: []Figure{src.Fig("v.0", Count), src.Fig("v.1", Count)}}}}, "c")
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{"nothing: no data in this run.", "nothing either: no data in this run.", "&lt;b&gt;run&lt;/b&gt;", "x &amp; y", `data-path="v.1"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, "<svg"); n != 1 {
+		t.Errorf("%d charts, want 1 (the empty ones are sentences)", n)
+	}
+	if strings.Index(html, "x &amp; y") > strings.Index(html, "<svg") {
+		t.Error("the section's problem comes after its chart")
+	}
+}

@@ -1,0 +1,355 @@
+package page
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Every chart is inline SVG drawn here: grouped bars (with an optional range per bar) and
+// lines (with vertical reference marks, for the percentiles on a CDF). Each bar and point is
+// an element of class "mark" carrying its figure's data-src, data-path and data-value, so the
+// browser test can check that a chart shows what the JSON holds and is not empty.
+
+const (
+	chartW, chartH                           = 860, 340
+	marginL, marginR, marginT, marginB       = 72, 16, 34, 58
+	plotW                                    = chartW - marginL - marginR
+	plotH                                    = chartH - marginT - marginB
+	legendRowH                               = 16
+	fontAttr                                 = `font-family="DejaVu Sans,sans-serif" font-size="11"`
+	legendCharW                              = 6.6 // average glyph width at font-size 11
+	barGroupPad                              = 0.2
+	pointRadius                              = 2.2
+	refDash                                  = "4 3"
+	gridColor, axisColor, textColor, refText = "#e3e3e3", "#555", "#222", "#444"
+)
+
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
+
+// Color is series i's color (the same across charts for the same series order).
+func Color(i int) string { return palette[i%len(palette)] }
+
+// BarSeries is one series of a grouped bar chart: a value per group (Found=false: no bar).
+type BarSeries struct {
+	Name   string
+	Values []Figure
+	// Low and High, when set, draw each bar's range (min and max over seeds).
+	Low, High []Figure
+}
+
+// BarChart is grouped bars: Groups along x, one bar per series in each.
+type BarChart struct {
+	Title, YLabel string
+	Groups        []string
+	Series        []BarSeries
+	// RefY draws a horizontal reference line (100 % of plain); 0: none.
+	RefY      float64
+	RefYLabel string
+}
+
+// Point is one point of a line.
+type Point struct{ X, Y Figure }
+
+// LineSeries is one line.
+type LineSeries struct {
+	Name   string
+	Points []Point
+}
+
+// Mark is a vertical reference line at a figure's value (a percentile), in a series' color.
+type Mark struct {
+	Label  string
+	At     Figure
+	Series int
+}
+
+// LineChart is lines over a numeric x axis.
+type LineChart struct {
+	Title, XLabel, YLabel string
+	Series                []LineSeries
+	Marks                 []Mark
+	// YMax fixes the y axis' top (100 for a CDF in percent); 0: from the data.
+	YMax float64
+	// LogX draws x on a log10 scale (latency spans orders of magnitude); points at x <= 0
+	// are left out.
+	LogX bool
+}
+
+// Bars adds a bar chart with a caption; without a single bar it adds the caption's
+// statement that the run has no data for it instead of an empty chart.
+func (s *Section) Bars(c BarChart, caption string) {
+	max := 0.0
+	bars := 0
+	for _, se := range c.Series {
+		for i, v := range se.Values {
+			if v.Found {
+				bars++
+				max = math.Max(max, v.Value)
+			}
+			if i < len(se.High) && se.High[i].Found {
+				max = math.Max(max, se.High[i].Value)
+			}
+		}
+	}
+	if bars == 0 {
+		s.Para(c.Title + ": no data in this run.")
+		return
+	}
+	max = math.Max(max, c.RefY)
+	// Ticks are in the figures' display unit (MB for bytes), not the JSON's.
+	var unit float64 = 1
+	for _, se := range c.Series {
+		for _, v := range se.Values {
+			if v.Found {
+				unit = v.Format.scale()
+				break
+			}
+		}
+		if unit != 1 {
+			break
+		}
+	}
+	ticks := scaled(niceTicks(0, max/unit), unit)
+	top := ticks[len(ticks)-1]
+	var b strings.Builder
+	names := make([]string, len(c.Series))
+	for i, se := range c.Series {
+		names[i] = se.Name
+	}
+	_, _, legendRows := legendLayout(names)
+	h := chartH + legendRows*legendRowH
+	s.charts++
+	openSVG(&b, s, c.Title, h, "bars")
+	y := func(v float64) float64 { return marginT + plotH - v/top*plotH }
+	yAxis(&b, ticks, y, c.YLabel, unit)
+	groupW := float64(plotW) / float64(len(c.Groups))
+	barW := groupW * (1 - barGroupPad) / float64(len(c.Series))
+	for g, name := range c.Groups {
+		x0 := marginL + float64(g)*groupW
+		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle" fill="%s">%s</text>`, fnum(x0+groupW/2), marginT+plotH+16, textColor, esc(name))
+		for si, se := range c.Series {
+			if g >= len(se.Values) || !se.Values[g].Found {
+				continue
+			}
+			v := se.Values[g]
+			bx := x0 + groupW*barGroupPad/2 + float64(si)*barW
+			fmt.Fprintf(&b, `<rect class="mark bar" x="%s" y="%s" width="%s" height="%s" fill="%s"%s data-value="%s"><title>%s, %s: %s</title></rect>`,
+				fnum(bx), fnum(y(v.Value)), fnum(barW-1), fnum(y(0)-y(v.Value)), Color(si), v.attrs(), exact(v.Value), esc(se.Name), esc(name), esc(v.Text()))
+			if g < len(se.Low) && g < len(se.High) && se.Low[g].Found && se.High[g].Found {
+				cx := bx + (barW-1)/2
+				fmt.Fprintf(&b, `<path class="range" d="M%s %sV%sM%s %sH%sM%s %sH%s" stroke="#000" fill="none"%s/>`,
+					fnum(cx), fnum(y(se.Low[g].Value)), fnum(y(se.High[g].Value)),
+					fnum(cx-3), fnum(y(se.Low[g].Value)), fnum(cx+3), fnum(cx-3), fnum(y(se.High[g].Value)), fnum(cx+3), rangeAttrs(se.Low[g], se.High[g]))
+			}
+		}
+	}
+	if c.RefY > 0 {
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="#000" stroke-dasharray="%s"/><text x="%d" y="%s" text-anchor="end" fill="%s">%s</text>`,
+			marginL, marginL+plotW, fnum(y(c.RefY)), fnum(y(c.RefY)), refDash, marginL+plotW-2, fnum(y(c.RefY)-3), refText, esc(c.RefYLabel))
+	}
+	legend(&b, names, chartH)
+	b.WriteString("</svg>")
+	s.figure(b.String(), caption)
+}
+
+// Lines adds a line chart; without a point it states that the run has no data for it.
+func (s *Section) Lines(c LineChart, caption string) {
+	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 0.0
+	points := 0
+	for _, se := range c.Series {
+		for _, p := range se.Points {
+			if !p.X.Found || !p.Y.Found || (c.LogX && p.X.Value <= 0) {
+				continue
+			}
+			points++
+			xmin, xmax = math.Min(xmin, p.X.Value), math.Max(xmax, p.X.Value)
+			ymax = math.Max(ymax, p.Y.Value)
+		}
+	}
+	if points == 0 {
+		s.Para(c.Title + ": no data in this run.")
+		return
+	}
+	if c.YMax > 0 {
+		ymax = c.YMax
+	}
+	yunit, xunit := 1.0, 1.0
+	for _, se := range c.Series {
+		for _, p := range se.Points {
+			if p.Y.Found && p.X.Found {
+				yunit, xunit = p.Y.Format.scale(), p.X.Format.scale()
+				break
+			}
+		}
+	}
+	yt := scaled(niceTicks(0, ymax/yunit), yunit)
+	ytop := yt[len(yt)-1]
+	var xt []float64
+	var xf func(float64) float64
+	if c.LogX {
+		lo, hi := math.Floor(math.Log10(xmin)), math.Ceil(math.Log10(xmax))
+		if hi == lo {
+			hi++
+		}
+		for e := lo; e <= hi; e++ {
+			xt = append(xt, math.Pow(10, e))
+		}
+		xf = func(v float64) float64 { return marginL + (math.Log10(v)-lo)/(hi-lo)*plotW }
+	} else {
+		xt = scaled(niceTicks(math.Min(0, xmin)/xunit, xmax/xunit), xunit)
+		lo, hi := xt[0], xt[len(xt)-1]
+		xf = func(v float64) float64 { return marginL + (v-lo)/(hi-lo)*plotW }
+	}
+	yf := func(v float64) float64 { return marginT + plotH - v/ytop*plotH }
+	var b strings.Builder
+	names := make([]string, len(c.Series))
+	for i, se := range c.Series {
+		names[i] = se.Name
+	}
+	_, _, legendRows := legendLayout(names)
+	s.charts++
+	openSVG(&b, s, c.Title, chartH+legendRows*legendRowH, "lines")
+	yAxis(&b, yt, yf, c.YLabel, yunit)
+	for _, t := range xt {
+		x := xf(t)
+		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s"/><text class="tick" x="%s" y="%d" text-anchor="middle" fill="%s">%s</text>`,
+			fnum(x), fnum(x), marginT, marginT+plotH, gridColor, fnum(x), marginT+plotH+16, textColor, tickLabel(t/xunit))
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="%s">%s</text>`, marginL+plotW/2, marginT+plotH+34, textColor, esc(c.XLabel))
+	for si, se := range c.Series {
+		var d strings.Builder
+		var dots strings.Builder
+		for _, p := range se.Points {
+			if !p.X.Found || !p.Y.Found || (c.LogX && p.X.Value <= 0) {
+				continue
+			}
+			cmd := "L"
+			if d.Len() == 0 {
+				cmd = "M"
+			}
+			fmt.Fprintf(&d, "%s%s %s", cmd, fnum(xf(p.X.Value)), fnum(yf(p.Y.Value)))
+			bound := p.X
+			if bound.Src == nil {
+				bound = p.Y
+			}
+			fmt.Fprintf(&dots, `<circle class="mark point" cx="%s" cy="%s" r="%g" fill="%s"%s data-value="%s" data-x="%s" data-y="%s"><title>%s: %s, %s</title></circle>`,
+				fnum(xf(p.X.Value)), fnum(yf(p.Y.Value)), pointRadius, Color(si), bound.attrs(), exact(bound.Value), exact(p.X.Value), exact(p.Y.Value), esc(se.Name), esc(p.X.Text()), esc(p.Y.Text()))
+		}
+		if d.Len() > 0 {
+			fmt.Fprintf(&b, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="1.6"/>`, d.String(), Color(si))
+			b.WriteString(dots.String())
+		}
+	}
+	for mi, m := range c.Marks {
+		if !m.At.Found || (c.LogX && m.At.Value <= 0) {
+			continue
+		}
+		x := xf(m.At.Value)
+		fmt.Fprintf(&b, `<line class="mark ref" x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s" stroke-dasharray="%s"%s data-value="%s"/><text x="%s" y="%d" fill="%s" font-size="10">%s</text>`,
+			fnum(x), fnum(x), marginT, marginT+plotH, Color(m.Series), refDash, m.At.attrs(), exact(m.At.Value),
+			fnum(x+2), marginT+10+(mi%6)*11, Color(m.Series), esc(m.Label+" "+m.At.Text()))
+	}
+	legend(&b, names, chartH)
+	b.WriteString("</svg>")
+	s.figure(b.String(), caption)
+}
+
+func (s *Section) figure(svg, caption string) {
+	s.blocks = append(s.blocks, "<figure>"+svg+"<figcaption>"+esc(caption)+"</figcaption></figure>")
+}
+
+func openSVG(b *strings.Builder, s *Section, title string, h int, kind string) {
+	fmt.Fprintf(b, `<svg class="chart %s" id="%s-c%d" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" %s>`,
+		kind, esc(s.ID), s.charts, chartW, h, chartW, h, fontAttr)
+	fmt.Fprintf(b, `<text class="title" x="%d" y="18" font-size="13" font-weight="600" fill="%s">%s</text>`, marginL, textColor, esc(title))
+}
+
+func yAxis(b *strings.Builder, ticks []float64, y func(float64) float64, label string, unit float64) {
+	for _, t := range ticks {
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s"/><text class="tick" x="%d" y="%s" text-anchor="end" fill="%s">%s</text>`,
+			marginL, marginL+plotW, fnum(y(t)), fnum(y(t)), gridColor, marginL-5, fnum(y(t)+4), textColor, tickLabel(t/unit))
+	}
+	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s"/><line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s"/>`,
+		marginL, marginL, marginT, marginT+plotH, axisColor, marginL, marginL+plotW, marginT+plotH, marginT+plotH, axisColor)
+	fmt.Fprintf(b, `<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle" fill="%s">%s</text>`, marginT+plotH/2, marginT+plotH/2, textColor, esc(label))
+}
+
+// legendLayout places legend items left to right, wrapping when a row is full (text width
+// estimated from its length); it returns each item's position and the rows used.
+func legendLayout(names []string) (xs, rows []int, n int) {
+	x, row := marginL, 0
+	for _, name := range names {
+		w := 16 + int(float64(len([]rune(name)))*legendCharW) + 14
+		if x+w > chartW && x > marginL {
+			x, row = marginL, row+1
+		}
+		xs, rows = append(xs, x), append(rows, row)
+		x += w
+	}
+	return xs, rows, row + 1
+}
+
+func legend(b *strings.Builder, names []string, top int) {
+	xs, rows, _ := legendLayout(names)
+	for i, n := range names {
+		y := top - 8 + rows[i]*legendRowH
+		fmt.Fprintf(b, `<rect class="legend" x="%d" y="%d" width="12" height="10" fill="%s"/><text x="%d" y="%d" fill="%s">%s</text>`,
+			xs[i], y-9, Color(i), xs[i]+16, y, textColor, esc(n))
+	}
+}
+
+func rangeAttrs(lo, hi Figure) string {
+	if lo.Src == nil {
+		return ""
+	}
+	return fmt.Sprintf(` data-src="%s" data-low="%s" data-high="%s" data-low-value="%s" data-high-value="%s"`, lo.Src.ID, esc(lo.Path), esc(hi.Path), exact(lo.Value), exact(hi.Value))
+}
+
+// exact is a value as JSON wrote it (shortest round-trip form).
+func exact(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// scaled multiplies ticks chosen in display units back into the JSON's units.
+func scaled(ticks []float64, unit float64) []float64 {
+	for i := range ticks {
+		ticks[i] *= unit
+	}
+	return ticks
+}
+
+// niceTicks returns 3 to 7 round tick values covering [lo, hi].
+func niceTicks(lo, hi float64) []float64 {
+	if hi <= lo {
+		hi = lo + 1
+	}
+	span := hi - lo
+	step := math.Pow(10, math.Floor(math.Log10(span/5)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if span/(step*m) <= 6 {
+			step *= m
+			break
+		}
+	}
+	start := math.Floor(lo/step) * step
+	var out []float64
+	for v := start; v < hi+step*0.999; v += step {
+		out = append(out, math.Round(v/step)*step)
+	}
+	if len(out) < 2 {
+		out = append(out, start+step)
+	}
+	return out
+}
+
+func tickLabel(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return strconv.FormatFloat(v/1e9, 'g', 4, 64) + "G"
+	case a >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 4, 64) + "M"
+	case a >= 1e4:
+		return strconv.FormatFloat(v/1e3, 'g', 4, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}

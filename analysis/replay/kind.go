@@ -1,0 +1,240 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/analysis/page"
+)
+
+// SweepKind is the report of a sweep's outputs (the directory `streamsim sweep --out` wrote):
+// a report kind like a scenario's, so that `streamsim report` reads sweeps beside runs.
+const SweepKind = "sweep"
+
+// SweepFile is the sweep's JSON in its --out directory.
+const SweepFile = "sweep.json"
+
+func init() {
+	analysis.RegisterKind(analysis.Kind{Name: SweepKind, Load: func(dir string) (analysis.Report, error) { return LoadSweep(dir) }, Section: sweepSection})
+}
+
+// SweepReport is a sweep read back from its outputs, with a verdict: every configuration
+// decoded back to its input.
+type SweepReport struct {
+	*Report
+	verdict analysis.Verdict
+}
+
+// LoadSweep reads dir/sweep.json.
+func LoadSweep(dir string) (*SweepReport, error) {
+	b, err := os.ReadFile(filepath.Join(dir, SweepFile))
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, SweepFile), err)
+	}
+	v := analysis.Verdict{Build: rep.Build, Optimized: true, Checks: analysis.Checks{OK: true}, Notes: rep.Notes}
+	for _, r := range rep.Results {
+		if !r.Verified {
+			v.Problem("%s %s %s did not decode back to its input", r.View, r.Payload, r.Config)
+		}
+	}
+	if len(rep.Results) == 0 {
+		v.Problem("the sweep holds no results")
+	}
+	return &SweepReport{Report: &rep, verdict: v}, nil
+}
+
+// Outcome is the sweep's verdict.
+func (s *SweepReport) Outcome() *analysis.Verdict { return &s.verdict }
+
+// WriteTable prints the sweep's Markdown table.
+func (s *SweepReport) WriteTable(w io.Writer) error { return s.Report.WriteMarkdown(w) }
+
+// ProposalRow is one row of the proposal's results table (reference.md §1, seed 001): percent
+// of today's wire bytes, inbound. A category's Low and High differ where the proposal gives a
+// range; zero means not published.
+type ProposalRow struct {
+	Config         string      `json:"config"`
+	DefaultTotal   float64     `json:"default_total"`
+	AllTotal       float64     `json:"all_subnets_total"`
+	Attestation    ProposalFig `json:"attestation"`
+	Aggregate      ProposalFig `json:"aggregate"`
+	Block          ProposalFig `json:"block"`
+	DataColumn     float64     `json:"data_column"`
+	ControlDefault float64     `json:"control_default"`
+	ControlAll     float64     `json:"control_all_subnets"`
+}
+
+// ProposalFig is a published figure or range.
+type ProposalFig struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// proposalOrder is the proposal's table's row order (the "better" level shares 64 KiB's row).
+var proposalOrder = []string{"plain", "none", "zstd:3:2MiB", "snappy-stream:4KiB:fast", "snappy-stream:64KiB:fast", "snappy-stream:1MiB:fast"}
+
+// ProposalTable is the proposal's results table, from the figures the sweep compares with.
+func ProposalTable() []ProposalRow {
+	var out []ProposalRow
+	for _, name := range proposalOrder {
+		p := published[name]
+		out = append(out, ProposalRow{Config: name, DefaultTotal: p.defaultTotal, AllTotal: p.allTotal,
+			Attestation: ProposalFig{p.att[0], p.att[1]}, Aggregate: ProposalFig{p.agg[0], p.agg[1]}, Block: ProposalFig{p.block[0], p.block[1]},
+			DataColumn: p.column, ControlDefault: p.controlDefault, ControlAll: p.control})
+	}
+	return out
+}
+
+// ProposalLiveCheckPct is the proposal's live check (reference.md §1): the snappy-stream
+// node's bytes on the wire as a percentage of the plain node's, both direct peers of a hub on
+// mainnet, raw SSZ payloads, no control.
+const ProposalLiveCheckPct = 44.1
+
+// Proposal is the proposal's published figures as one JSON document (the HTML report's
+// source for its first section).
+type Proposal struct {
+	Rows         []ProposalRow `json:"rows"`
+	LiveCheckPct float64       `json:"live_check_snappy_stream_pct"`
+}
+
+// PublishedFigures returns the proposal's figures.
+func PublishedFigures() Proposal {
+	return Proposal{Rows: ProposalTable(), LiveCheckPct: ProposalLiveCheckPct}
+}
+
+// ProposalIndex is the ProposalTable row a configuration stands beside (-1: none).
+func ProposalIndex(config string) int {
+	c, err := ParseConfig(config)
+	if err != nil {
+		return -1
+	}
+	name := c.Name
+	if name == "snappy-stream:64KiB:better" {
+		name = "snappy-stream:64KiB:fast"
+	}
+	for i, n := range proposalOrder {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// sweepSection is the sweep's part of the HTML report: per view, each configuration's bytes
+// relative to plain per category, the proposal's figures and the differences, codec CPU and
+// memory per stream direction.
+func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.SectionRun) error {
+	for _, r := range runs {
+		sr, ok := r.Report.(*SweepReport)
+		if !ok {
+			return fmt.Errorf("run %s: not a sweep", r.Label)
+		}
+		rep := sr.Report
+		if len(runs) > 1 {
+			s.H3("Sweep " + r.Label)
+		}
+		var traces []string
+		for _, t := range rep.Traces {
+			traces = append(traces, traceLabel(t))
+		}
+		dir := rep.Direction
+		if dir == "" {
+			dir = "every direction"
+		}
+		s.Para(fmt.Sprintf("Offline replay of %s (%s), %.0f %% of each trace's time only trains dictionaries; streams start empty at the split.",
+			strings.Join(traces, "; "), dir, 100*rep.TrainSplit))
+		cats := rep.reportCategories()
+		type vp struct{ view, payload string }
+		var order []vp
+		byVP := map[vp][]int{}
+		for i, res := range rep.Results {
+			k := vp{res.View, res.Payload}
+			if res.Payload == "" || res.Payload == "ssz" && res.Config == "none" {
+				// plain and none are replayed once per view; they belong to every payload.
+				k.payload = "*"
+			}
+			if byVP[k] == nil && k.payload != "*" {
+				order = append(order, k)
+			}
+			byVP[k] = append(byVP[k], i)
+		}
+		for _, k := range order {
+			idx := append(append([]int{}, byVP[vp{k.view, "*"}]...), byVP[k]...)
+			s.H3(fmt.Sprintf("View %s, payload %s", k.view, k.payload))
+			var groups []string
+			for _, c := range cats {
+				groups = append(groups, c.String())
+			}
+			groups = append(groups, "total")
+			var bars []page.BarSeries
+			var rows, cpu [][]page.Cell
+			for _, i := range idx {
+				res := rep.Results[i]
+				b := fmt.Sprintf("results.%d.", i)
+				se := page.BarSeries{Name: res.Config}
+				row := []page.Cell{page.T(res.Config)}
+				for _, c := range cats {
+					f := r.Src.Fig(fmt.Sprintf("%srelative.%d", b, c), page.Pct)
+					if res.PlainBytes[c] == 0 {
+						f.Found = false
+					}
+					se.Values = append(se.Values, f)
+					row = append(row, page.F(f))
+				}
+				se.Values = append(se.Values, r.Src.Fig(b+"relative_total", page.Pct))
+				row = append(row, page.F(r.Src.Fig(b+"relative_total", page.Pct)), page.F(r.Src.Fig(b+"proposal.total.low", page.Pct)),
+					page.Cell{Fig: ptr(r.Src.Fig(b+"proposal.total.diff", pp)), Diff: true}, page.F(r.Src.Fig(b+"at_proposal_mix", page.Pct)))
+				if res.Config != "plain" {
+					bars = append(bars, se)
+				}
+				rows = append(rows, row)
+				cpu = append(cpu, []page.Cell{page.T(res.Config), page.F(r.Src.Fig(b+"encode_thread_cpu_ns_per_byte", page.NsB)), page.F(r.Src.Fig(b+"decode_thread_cpu_ns_per_byte", page.NsB)),
+					page.F(r.Src.Fig(b+"encode_mb_per_s", mbs)), page.F(r.Src.Fig(b+"decode_mb_per_s", mbs)),
+					page.F(r.Src.Fig(b+"encoder_state_bytes", page.KiB)), page.F(r.Src.Fig(b+"decoder_state_bytes", page.KiB))})
+				// The answer takes the total at the proposal's mix: the traffic's own mix (a
+				// workload trace has no control) is not the proposal's. The total with its own
+				// comparison is in the table below.
+				if res.Proposal["total"] != (Comparison{}) && res.Config != "plain" && res.AtProposalMix > 0 {
+					s.Answer(page.AnswerRow{Config: res.Config, View: res.View, Value: r.Src.Fig(b+"at_proposal_mix", page.Pct),
+						Column:   fmt.Sprintf("sweep %s, %s", r.Label, payloadLabel(res.Payload)),
+						Measured: fmt.Sprintf("the view's streams replayed offline (payload %s), each category weighted by the proposal's traffic, control at the proposal's own figure", payloadLabel(res.Payload))})
+				}
+			}
+			head := []string{"configuration"}
+			for _, c := range cats {
+				head = append(head, c.String())
+			}
+			head = append(head, "total", "proposal total", "difference", "at the proposal's mix")
+			s.Bars(page.BarChart{Title: fmt.Sprintf("Wire bytes, %% of plain: view %s, payload %s", k.view, k.payload), YLabel: "% of plain", Groups: groups, Series: bars, RefY: 100, RefYLabel: "plain"},
+				"Each configuration's wire bytes per category as a percentage of today's per-message Snappy on the same frames (results.<i>.relative, relative_total).")
+			s.Table("Relative to plain, beside the proposal (difference: measured minus published, percentage points; 0 inside a published range)", head, rows)
+			s.Table("Codec CPU (thread CPU per input byte) and memory per stream direction (largest over the view's streams)",
+				[]string{"configuration", "encode", "decode", "encode (wall)", "decode (wall)", "encoder state", "decoder state"}, cpu)
+		}
+	}
+	return nil
+}
+
+var (
+	pp  = page.Format{Unit: "pp", Scale: 1, Decimals: 1}
+	mbs = page.Format{Unit: "MB/s", Scale: 1, Decimals: 0}
+)
+
+// payloadLabel names a result's payload mode ("" is plain's, replayed once).
+func payloadLabel(p string) string {
+	if p == "" {
+		return "ssz_snappy"
+	}
+	return p
+}
+
+func ptr(f page.Figure) *page.Figure { return &f }
