@@ -59,7 +59,7 @@ func (l *Loopback) Host(region string) (*sim.Host, error) {
 func (l *Loopback) Name() string { return "tcp-loopback (real clock)" }
 
 // Virtual is the virtual clock's network: hosts on the run's simulated network (QUIC over
-// simnet, sim.VirtualNetwork) in the run's synctest bubble, each packet delayed by the latency
+// simnet or package memnet's in-process streams, sim.VirtualNetwork) in the run's synctest bubble, each packet delayed by the latency
 // model's per-pair delay in simulated time (undilated: there is no time scale). Links carry no
 // rate limit, as on Loopback; the boundary region's latency is 0 (unshaped).
 type Virtual struct {
@@ -93,7 +93,7 @@ func (v *Virtual) Host(region string) (*sim.Host, error) {
 }
 
 // Name is the network's label in the report.
-func (v *Virtual) Name() string { return sim.TransportSimnet + " (virtual clock)" }
+func (v *Virtual) Name() string { return v.Net.Transport() + " (virtual clock)" }
 
 // placement is where each host of a run sits in the latency model: each real peer's region
 // drawn from the topology seed by the regions' weights, the observed node in ObservedRegion,

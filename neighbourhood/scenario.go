@@ -159,7 +159,7 @@ func body(ctx context.Context, p *sim.Params, outputs string, summary *result.No
 		if err != nil {
 			return err
 		}
-		cfg.Network, summary.Transport = net, sim.TransportSimnet
+		cfg.Network, summary.Transport = net, vn.Transport()
 	}
 	simStart, wallStart, cpuStart := time.Now(), sim.WallNow(), processCPU()
 	if p.Record {
