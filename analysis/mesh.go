@@ -645,10 +645,20 @@ func (r *MeshReport) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
 
 // WriteTable prints the mesh report.
 func (r *MeshReport) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "mesh: %d nodes, %d slots at %g× real time, seed %d; protocols %s\n", r.Nodes, r.Slots, r.TimeScale, r.Seed, strings.Join(r.Codecs, ", "))
-	if r.Links != "" {
+	virtual := r.Clock == "virtual"
+	pace := fmt.Sprintf("%g× real time", r.TimeScale)
+	if virtual {
+		pace = "on the virtual clock"
+	}
+	fmt.Fprintf(w, "mesh: %d nodes, %d slots %s, seed %d; protocols %s\n", r.Nodes, r.Slots, pace, r.Seed, strings.Join(r.Codecs, ", "))
+	switch {
+	case r.Links != "" && virtual:
+		fmt.Fprintf(w, "shaped links: %s, in simulated time\n", r.Links)
+	case r.Links != "":
 		fmt.Fprintf(w, "shaped links: %s; the shaper woke up to %.1f ms late\n", r.Links, r.LinkLateMs)
-	} else {
+	case virtual:
+		fmt.Fprintln(w, "links: unshaped simulated links (latency is the charged codec CPU and any validation delay)")
+	default:
 		fmt.Fprintln(w, "links: unshaped loopback (latency is processing and queueing in this machine)")
 	}
 	fmt.Fprintln(w)

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -75,6 +76,7 @@ type ABLatency struct {
 	P50Ms      map[gossip.Category]float64 `json:"p50_ms"`
 	P99Ms      map[gossip.Category]float64 `json:"p99_ms"`
 	T95Ms      map[gossip.Category]float64 `json:"t95_p50_ms"`
+	Clock      string                      `json:"clock"`          // the runs' clock; virtual has no CPU windows
 	CPUShare   float64                     `json:"cpu_share"`      // mean process CPU share
 	PeakShare  float64                     `json:"peak_cpu_share"` // busiest window over the runs
 	SchedP99Ms float64                     `json:"sched_p99_ms"`   // worst run's scheduling delay p99
@@ -85,6 +87,8 @@ type ABLatency struct {
 type ABRunResult struct {
 	ABRun
 	OK             bool                        `json:"ok"`
+	Clock          string                      `json:"clock"`               // real or virtual
+	Transport      string                      `json:"transport,omitempty"` // what the nodes' hosts ran on
 	ObservedInWire map[gossip.Category]int64   `json:"observed_in_wire"`
 	AllInWire      map[gossip.Category]int64   `json:"all_in_wire"`
 	Copies         map[gossip.Category]float64 `json:"copies_observed"`
@@ -133,7 +137,7 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 	ab := &ABReport{Verdict: newVerdict()}
 	for i, r := range reports {
 		ab.TakeBuild(r.Build, r.Optimized)
-		res := ABRunResult{ABRun: runs[i], OK: r.OK, ObservedInWire: map[gossip.Category]int64{}, AllInWire: map[gossip.Category]int64{},
+		res := ABRunResult{ABRun: runs[i], OK: r.OK, Clock: r.Clock, Transport: r.Transport, ObservedInWire: map[gossip.Category]int64{}, AllInWire: map[gossip.Category]int64{},
 			Copies: r.Copies, LatencyP50Ms: map[gossip.Category]float64{}, LatencyP99Ms: map[gossip.Category]float64{},
 			LatencyT95Ms: map[gossip.Category]float64{}}
 		if !r.OK {
@@ -289,7 +293,7 @@ func abLatency(runs []ABRunResult) []ABLatency {
 	var out []ABLatency
 	for _, k := range order {
 		rs := groups[k]
-		l := ABLatency{Bandwidth: k.bw, Codec: k.codec, Seeds: len(rs),
+		l := ABLatency{Bandwidth: k.bw, Codec: k.codec, Seeds: len(rs), Clock: rs[0].Clock,
 			P50Ms: map[gossip.Category]float64{}, P99Ms: map[gossip.Category]float64{}, T95Ms: map[gossip.Category]float64{}}
 		n := float64(len(rs))
 		for _, r := range rs {
@@ -334,7 +338,19 @@ func (ab *ABReport) WriteJSON(w io.Writer) error { return WriteJSON(w, ab) }
 
 // WriteTable prints the comparison.
 func (ab *ABReport) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "mesh A/B: %d runs; wire bytes relative to plain in the same seed's run (mean, range over seeds)\n\n", len(ab.Runs))
+	fmt.Fprintf(w, "mesh A/B: %d runs; wire bytes relative to plain in the same seed's run (mean, range over seeds)\n", len(ab.Runs))
+	clocks := map[string]bool{}
+	for _, r := range ab.Runs {
+		if c := r.Clock + " clock (" + cmp.Or(r.Transport, "tcp") + ")"; !clocks[c] {
+			clocks[c] = true
+			fmt.Fprintf(w, "ran on the %s", c)
+			if r.Clock == "virtual" {
+				fmt.Fprint(w, ": latency in simulated time; no CPU windows are sampled, so CPU peak, sched p99 and saturated read –")
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "links\tcodec\tscope\tcategory\tseeds\tmean\tmin\tmax\t")
 	for _, r := range ab.Rows {
@@ -347,9 +363,13 @@ func (ab *ABReport) WriteTable(w io.Writer) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "links\tcodec\tseeds\tatt p50\tatt p99\tatt t95\tagg p50\tblock p50\tblock p99\tcolumn p50\tCPU avg\tCPU peak\tsched p99\tsaturated\t")
 	for _, l := range ab.Latency {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f %%\t%.0f %%\t%.1f ms\t%v\t\n", linksLabel(l.Bandwidth), l.Codec, l.Seeds,
+		peak, sched, saturated := fmt.Sprintf("%.0f %%", 100*l.PeakShare), fmt.Sprintf("%.1f ms", l.SchedP99Ms), fmt.Sprint(l.Saturated)
+		if l.Clock == "virtual" {
+			peak, sched, saturated = "–", "–", "–"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f %%\t%s\t%s\t%s\t\n", linksLabel(l.Bandwidth), l.Codec, l.Seeds,
 			l.P50Ms[gossip.Attestation], l.P99Ms[gossip.Attestation], l.T95Ms[gossip.Attestation], l.P50Ms[gossip.Aggregate],
-			l.P50Ms[gossip.Block], l.P99Ms[gossip.Block], l.P50Ms[gossip.DataColumn], 100*l.CPUShare, 100*l.PeakShare, l.SchedP99Ms, l.Saturated)
+			l.P50Ms[gossip.Block], l.P99Ms[gossip.Block], l.P50Ms[gossip.DataColumn], 100*l.CPUShare, peak, sched, saturated)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -387,9 +407,11 @@ func (ab *ABReport) WriteTable(w io.Writer) error {
 	return ab.WriteFooter(w)
 }
 
+// linksLabel names a run's link setting: a rate, or unshaped (loopback TCP on the real clock,
+// unshaped simulated links on the virtual one).
 func linksLabel(bw string) string {
 	if bw == "" {
-		return "loopback"
+		return "unshaped"
 	}
 	return bw
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/streamsim/streamsim/analysis/page"
@@ -49,15 +50,7 @@ func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
 	s.H3("Observed node: bytes per category")
 	for _, dir := range []struct{ key, name string }{{"in", "inbound"}, {"out", "outbound"}} {
 		var series []page.BarSeries
-		var groups []string
-		for _, c := range gossip.Categories() {
-			for _, r := range runs {
-				if _, ok := r.Src.Lookup("observed." + dir.key + "." + c.String()); ok {
-					groups = append(groups, c.String())
-					break
-				}
-			}
-		}
+		groups := presentIn(runs, "observed."+dir.key+".", gossip.Categories())
 		for _, r := range runs {
 			se := page.BarSeries{Name: r.Label + " wire"}
 			raw := page.BarSeries{Name: r.Label + " raw"}
@@ -75,15 +68,7 @@ func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
 	}
 
 	s.H3("Control by kind")
-	var kinds []string
-	for _, k := range gossip.ControlKinds() {
-		for _, r := range runs {
-			if _, ok := r.Src.Lookup("observed.control_in." + k.String()); ok {
-				kinds = append(kinds, k.String())
-				break
-			}
-		}
-	}
+	kinds := presentIn(runs, "observed.control_in.", gossip.ControlKinds())
 	var ctl []page.BarSeries
 	var ctlRows [][]page.Cell
 	for _, r := range runs {
@@ -139,15 +124,7 @@ func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
 	regionLatency(s, runs)
 
 	s.H3("Duplicates")
-	var groups []string
-	for _, c := range gossip.Categories() {
-		for _, r := range runs {
-			if _, ok := r.Src.Lookup("copies_observed." + c.String()); ok {
-				groups = append(groups, c.String())
-				break
-			}
-		}
-	}
+	groups := presentIn(runs, "copies_observed.", gossip.Categories())
 	var cp []page.BarSeries
 	for _, r := range runs {
 		obs, all := page.BarSeries{Name: r.Label + " observed"}, page.BarSeries{Name: r.Label + " all nodes"}
@@ -232,7 +209,7 @@ func abSection(s *page.Section, ab *SectionRun) error {
 			order = append(order, k)
 		}
 		b := fmt.Sprintf("rows.%d.", i)
-		ci := indexOf(cats, row.Category)
+		ci := slices.Index(cats, row.Category)
 		series[k].Values[ci] = ab.Src.Fig(b+"mean_pct", page.Pct)
 		series[k].Low[ci], series[k].High[ci] = ab.Src.Fig(b+"min_pct", page.Pct), ab.Src.Fig(b+"max_pct", page.Pct)
 		rows = append(rows, []page.Cell{page.T(linksLabel(row.Bandwidth)), page.T(row.Codec), page.T(row.Scope), page.T(row.Category), page.F(ab.Src.Fig(b+"seeds", page.Count)),
@@ -263,13 +240,19 @@ func abSection(s *page.Section, ab *SectionRun) error {
 	return nil
 }
 
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
+// presentIn returns, in their order, the names some run's JSON holds at prefix+name: the
+// groups a chart or table over the runs shows.
+func presentIn[T fmt.Stringer](runs []SectionRun, prefix string, names []T) []string {
+	var out []string
+	for _, n := range names {
+		for _, r := range runs {
+			if _, ok := r.Src.Lookup(prefix + n.String()); ok {
+				out = append(out, n.String())
+				break
+			}
 		}
 	}
-	return -1
+	return out
 }
 
 // regionLatency draws delivery latency per receiving node's region (runs over shaped links
@@ -282,7 +265,7 @@ func regionLatency(s *page.Section, runs []SectionRun) {
 			continue
 		}
 		for region := range rep.LatencyByRegion {
-			if indexOf(regions, region) < 0 {
+			if !slices.Contains(regions, region) {
 				regions = append(regions, region)
 			}
 		}

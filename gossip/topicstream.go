@@ -137,6 +137,3 @@ func stripTopic(msg []byte, topicField, data protowire.Number) (topic, stripped 
 	}
 	return topic, stripped, nil
 }
-
-// TopicFrameCategory is the category of a topic stream's frames (its header and TopicRPCs).
-func TopicFrameCategory(topic string) Category { return topicBytesCategory([]byte(topic)) }

@@ -74,9 +74,10 @@ func (l *Loopback) dilate(sh link.Shape) link.Shape {
 func (l *Loopback) Name() string { return "tcp-loopback (real clock)" }
 
 // Virtual is the virtual clock's network: hosts on the run's simulated network (QUIC over
-// simnet, sim.VirtualNetwork) in the run's synctest bubble, each packet delayed by the latency
-// model's per-pair delay in simulated time (undilated: there is no time scale), each endpoint's
-// uplink and downlink at its bandwidth class's rate (simnet's); the boundary region's
+// simnet or package memnet's in-process streams, sim.VirtualNetwork) in the run's synctest
+// bubble, each packet delayed by the latency model's per-pair delay in simulated time
+// (undilated: there is no time scale), each host's uplink and downlink at its bandwidth
+// class's rate (simnet's endpoint rates, or link's shaping on memnet); the boundary region's
 // latency is 0 and its rates unlimited (unshaped).
 type Virtual struct {
 	Net     *sim.VirtualNetwork
@@ -106,7 +107,7 @@ func (v *Virtual) Host(sh link.Shape) (*sim.Host, error) {
 }
 
 // Name is the network's label in the report.
-func (v *Virtual) Name() string { return sim.TransportSimnet + " (virtual clock)" }
+func (v *Virtual) Name() string { return v.Net.Transport() + " (virtual clock)" }
 
 // FlatRegion is every host's region when bandwidth is modelled without the latency model:
 // one region of latency 0, so that the hosts' links carry their rates and nothing else.

@@ -20,8 +20,14 @@ import (
 // the arrival model's first copy in simulated time, and the report names the network.
 func TestSmallNeighbourhoodVirtualClock(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 9 real nodes and 112 boundary peers for 5 slots of simulated time")
+		t.Skip("runs 9 real nodes and 112 boundary peers for 5 slots of simulated time on each virtual transport")
 	}
+	for _, vnet := range []sim.VirtualTransport{sim.VirtualQUIC, sim.VirtualMem} {
+		t.Run(string(vnet), func(t *testing.T) { testSmallNeighbourhoodVirtualClock(t, vnet) })
+	}
+}
+
+func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet sim.VirtualTransport) {
 	cfg := DefaultConfig()
 	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", topology.ParamSubnets: "1",
 		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1",
@@ -39,7 +45,7 @@ func TestSmallNeighbourhoodVirtualClock(t *testing.T) {
 	var runErr error
 	start := sim.WallNow()
 	synctest.Test(t, func(t *testing.T) {
-		vn := sim.NewVirtualNetwork()
+		vn := sim.NewVirtualNetworkOn(vnet)
 		defer vn.Close()
 		if cfg.Network, err = NewVirtual(vn, cfg); err != nil {
 			t.Fatal(err)
@@ -64,7 +70,8 @@ func TestSmallNeighbourhoodVirtualClock(t *testing.T) {
 	if l := r.Timing.Latency["attestation"]; l.Messages == 0 || l.P50Ms < 50 {
 		t.Errorf("attestation latency %+v", l)
 	}
-	if r.Network != sim.TransportSimnet+" (virtual clock)" || r.In[gossip.Attestation].RawBytes == 0 {
+	want := map[sim.VirtualTransport]string{sim.VirtualQUIC: sim.TransportSimnet, sim.VirtualMem: sim.TransportMem}[vnet]
+	if r.Network != want+" (virtual clock)" || r.In[gossip.Attestation].RawBytes == 0 {
 		t.Errorf("network %q, attestation bytes %+v", r.Network, r.In[gossip.Attestation])
 	}
 }

@@ -15,7 +15,8 @@ import (
 // depends on how fast this machine keeps up.
 //
 // Virtual: the whole run (hosts, pubsub, schedule, meters, recorder) runs in one
-// testing/synctest bubble on a simulated network (hosts.go: QUIC over marcopolo/simnet),
+// testing/synctest bubble on a simulated network (network.go: in-process streams or QUIC over
+// marcopolo/simnet),
 // where time advances only when every goroutine waits: the schedule is never late, CPU costs
 // no simulated time unless charged (codec_cpu), and the figures are the model's, whatever else
 // the machine runs. Testground and Kubernetes instances are processes and stay real.

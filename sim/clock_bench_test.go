@@ -8,34 +8,41 @@ import (
 // BenchmarkClockOverhead measures what the virtual clock costs against the real one on the
 // overhead benchmark's graph (48 nodes, plain streams, 4 slots of 65 536 validators' traffic):
 // the embedded mesh on the real clock (TCP, noise, yamux, unshaped, at time scale 2) and on the
-// virtual clock (QUIC over simnet, unshaped, in a synctest bubble), one after the other in one
-// process. Each side's figure is the process CPU over the measured phase per received copy;
-// virtual/real is their ratio, and wall-s/sim-min what a simulated minute took on the virtual
-// clock. Run it with -benchtime 1x and -count 3 or more (docs/overhead.md).
+// virtual clock on each of its transports (vnet quic: QUIC over simnet; vnet mem: package
+// memnet's in-process streams under noise and yamux; unshaped, in a synctest bubble), one after
+// the other in one process, in an order that rotates each iteration. Each side's figure is the
+// process CPU over the measured phase per received copy; virtual-quic/real and virtual-mem/real
+// are ratios of those, and wall-s/sim-min what a simulated minute took on each virtual
+// transport. Run it with -benchtime 1x and -count 3 or more (docs/overhead.md).
 func BenchmarkClockOverhead(b *testing.B) {
 	if testing.Short() {
-		b.Skip("runs two 48-node meshes per iteration")
+		b.Skip("runs three 48-node meshes per iteration")
 	}
-	virtualParams := mergeParams(overheadParams, map[string]string{ParamClock: string(ClockVirtual)})
-	var real, virtual overheadRun
+	quicParams := mergeParams(overheadParams, map[string]string{ParamClock: string(ClockVirtual), ParamVNet: string(VirtualQUIC)})
+	memParams := mergeParams(overheadParams, map[string]string{ParamClock: string(ClockVirtual), ParamVNet: string(VirtualMem)})
+	var real, quic, mem overheadRun
 	for b.Loop() {
 		sides := []func(){
 			func() { r := runOverheadEmbedded(b, overheadParams, nil, "real"); real.add(r) },
-			func() { r := runOverheadEmbedded(b, virtualParams, benchBubble, "virtual"); virtual.add(r) },
+			func() { r := runOverheadEmbedded(b, quicParams, benchBubble, "virtual-quic"); quic.add(r) },
+			func() { r := runOverheadEmbedded(b, memParams, benchBubble, "virtual-mem"); mem.add(r) },
 		}
-		if overheadTurn.Add(1)%2 == 0 {
-			sides[0], sides[1] = sides[1], sides[0]
-		}
+		k := int(overheadTurn.Add(1)) % len(sides)
+		sides = append(sides[k:], sides[:k]...)
 		for _, run := range sides {
 			run()
 		}
 	}
 	b.ReportMetric(real.usPerCopy(), "real-µs/copy")
-	b.ReportMetric(virtual.usPerCopy(), "virtual-µs/copy")
-	b.ReportMetric(virtual.usPerCopy()/real.usPerCopy(), "virtual/real")
-	b.ReportMetric(virtual.wall.Seconds()/(virtual.simulated.Minutes()), "wall-s/sim-min")
+	b.ReportMetric(quic.usPerCopy(), "virtual-quic-µs/copy")
+	b.ReportMetric(mem.usPerCopy(), "virtual-mem-µs/copy")
+	b.ReportMetric(quic.usPerCopy()/real.usPerCopy(), "virtual-quic/real")
+	b.ReportMetric(mem.usPerCopy()/real.usPerCopy(), "virtual-mem/real")
+	b.ReportMetric(quic.wall.Seconds()/(quic.simulated.Minutes()), "quic-wall-s/sim-min")
+	b.ReportMetric(mem.wall.Seconds()/(mem.simulated.Minutes()), "mem-wall-s/sim-min")
 	b.ReportMetric(float64(real.copies)/float64(b.N), "real-copies/op")
-	b.ReportMetric(float64(virtual.copies)/float64(b.N), "virtual-copies/op")
+	b.ReportMetric(float64(quic.copies)/float64(b.N), "virtual-quic-copies/op")
+	b.ReportMetric(float64(mem.copies)/float64(b.N), "virtual-mem-copies/op")
 }
 
 func (r *overheadRun) add(o overheadRun) {

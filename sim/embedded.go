@@ -122,7 +122,7 @@ func (e *Embedded) Run(ctx context.Context) error {
 	}
 	var runErr error
 	if err := bubble(func() {
-		vn := NewVirtualNetwork()
+		vn := NewVirtualNetworkOn(params.VNet)
 		defer vn.Close()
 		runErr = e.runInstances(context.Background(), sc, insts, envs, params, vn)
 	}); err != nil {

@@ -590,7 +590,7 @@ func (in *instance) finish() error {
 		in.summary.Pubsub = in.node.PubsubStats()
 		in.summary.Bandwidth = in.node.Bandwidth()
 		in.summary.StreamErrors = in.node.StreamErrors()
-		if lk := in.host.link; lk != nil && in.summary.Link != nil && !in.host.virtual {
+		if lk := in.host.link; lk != nil && in.summary.Link != nil && in.host.Transport() != TransportSimnet {
 			st := lk.Stats()
 			l := in.summary.Link
 			l.UpBytes, l.DownBytes, l.HandshakeErrors = st.UpBytes, st.DownBytes, st.HandshakeErrors

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	gosync "sync"
 	"time"
 
@@ -12,11 +13,14 @@ import (
 	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/x/simlibp2p"
 	"github.com/marcopolo/simnet"
 
 	"github.com/streamsim/streamsim/link"
+	"github.com/streamsim/streamsim/memnet"
 )
 
 // Transports a run's hosts use, as summaries name them.
@@ -24,7 +28,36 @@ const (
 	TransportTCP    = "tcp+noise+yamux"        // real clock, unshaped
 	TransportLink   = "tcp+noise+yamux (link)" // real clock, shaped by package link
 	TransportSimnet = "quic+simnet"            // virtual clock: QUIC over marcopolo/simnet
+	TransportMem    = "memnet+noise+yamux"     // virtual clock: in-process streams (package memnet), shaped by package link
 )
+
+// VirtualTransport is what carries a virtual-clock run's connections (param vnet).
+//
+// quic: go-libp2p's QUIC over marcopolo/simnet, each packet paced and delayed by simnet.
+// mem: package memnet's in-process byte streams under the hosts' own noise and yamux, as on
+// TCP, shaped in user space by package link (rates and per-pair latency); an unshaped
+// connection arms no timer. docs/overhead.md measures both.
+type VirtualTransport string
+
+const (
+	VirtualQUIC VirtualTransport = "quic"
+	VirtualMem  VirtualTransport = "mem"
+)
+
+// DefaultVirtualTransport is vnet's default: mem, measured (docs/overhead.md) at a seventh of
+// QUIC's CPU on the neighbourhood's calibration form and half of it on the 14-node mesh.
+const DefaultVirtualTransport = VirtualMem
+
+// ParseVirtualTransport parses param vnet; empty is the default.
+func ParseVirtualTransport(v string) (VirtualTransport, error) {
+	switch t := VirtualTransport(strings.ToLower(strings.TrimSpace(v))); t {
+	case "":
+		return DefaultVirtualTransport, nil
+	case VirtualQUIC, VirtualMem:
+		return t, nil
+	}
+	return "", paramError(ParamVNet, "%q is not quic or mem", v)
+}
 
 // unshapedBitsPerSec and unshapedBurstBytes make a simulated link the scenario leaves
 // unshaped: simnet paces every link with a token bucket whose burst is the link's MTU setting
@@ -39,15 +72,17 @@ const (
 	unshapedBurstBytes = 4 << 20
 )
 
-// VirtualNetwork is the simulated network of a virtual-clock run: go-libp2p's QUIC over
-// marcopolo/simnet (as go-libp2p-pubsub's own tests run), each host with its link's uplink and
-// downlink rates and each packet delayed by the one-way latency between its sender's and its
-// receiver's regions, all in simulated time. Chosen over an in-process stream transport with
-// user-space shaping because go-libp2p has none and simnet already paces packets through
-// per-node queues; docs/overhead.md has the CPU per received copy of both clocks. Make it,
-// and every host on it, inside the run's synctest bubble.
+// VirtualNetwork is the simulated network of a virtual-clock run, on one of two transports
+// (VirtualTransport): package memnet's in-process streams under noise and yamux, each
+// connection shaped by its hosts' links (rates, and the latency between their regions), or
+// go-libp2p's QUIC over marcopolo/simnet (as go-libp2p-pubsub's own tests run), each host with
+// its link's uplink and downlink rates and each packet delayed by the latency between its
+// sender's and receiver's regions; all in simulated time. docs/overhead.md measures both
+// against the real clock. Make it, and every host on it, inside the run's synctest bubble.
 type VirtualNetwork struct {
-	sn *simnet.Simnet
+	kind VirtualTransport
+	sn   *simnet.Simnet      // quic
+	sb   *memnet.Switchboard // mem
 
 	mu     gosync.RWMutex
 	next   int
@@ -60,16 +95,45 @@ type nodeRegion struct {
 	name    string
 }
 
-// NewVirtualNetwork starts an empty simulated network; Close stops it after its hosts closed.
-func NewVirtualNetwork() *VirtualNetwork {
-	v := &VirtualNetwork{region: map[netip.Addr]nodeRegion{}}
+// NewVirtualNetwork starts an empty simulated network on the default transport; Close stops
+// it after its hosts closed.
+func NewVirtualNetwork() *VirtualNetwork { return NewVirtualNetworkOn(DefaultVirtualTransport) }
+
+// NewVirtualNetworkOn starts an empty simulated network on transport kind.
+func NewVirtualNetworkOn(kind VirtualTransport) *VirtualNetwork {
+	v := &VirtualNetwork{kind: kind, region: map[netip.Addr]nodeRegion{}}
+	if kind == VirtualMem {
+		v.sb = memnet.NewSwitchboard()
+		return v
+	}
+	v.kind = VirtualQUIC
 	v.sn = &simnet.Simnet{LatencyFunc: v.latency}
 	v.sn.Start()
 	return v
 }
 
-// Close stops the network's goroutines.
-func (v *VirtualNetwork) Close() { v.sn.Close() }
+// Transport names the network's transport, as summaries do.
+func (v *VirtualNetwork) Transport() string {
+	if v.kind == VirtualMem {
+		return TransportMem
+	}
+	return TransportSimnet
+}
+
+// memDrain bounds how long Close waits for the mem transport's shaped connections to deliver
+// what they accepted before their hosts closed (package link delivers for up to 10 s).
+const memDrain = 15 * time.Second
+
+// Close stops the network's goroutines; on the mem transport it first waits (simulated time)
+// for closed connections to deliver what they had accepted.
+func (v *VirtualNetwork) Close() {
+	if v.sn != nil {
+		v.sn.Close()
+	}
+	if v.sb != nil {
+		v.sb.Drain(memDrain)
+	}
+}
 
 // latency is the one-way latency of a packet: the sender's latency model from its region to
 // the receiver's; 0 when either end is unshaped.
@@ -110,6 +174,9 @@ func (v *VirtualNetwork) NewHost(lk *link.Link, extra ...libp2p.Option) (*Host, 
 	if err != nil {
 		return nil, fmt.Errorf("node key: %w", err)
 	}
+	if v.kind == VirtualMem {
+		return v.newMemHost(key, lk, extra)
+	}
 	unshaped := simnet.LinkSettings{BitsPerSecond: unshapedBitsPerSec, MTU: unshapedBurstBytes}
 	settings := simnet.NodeBiDiLinkSettings{Uplink: unshaped, Downlink: unshaped}
 	var nr nodeRegion
@@ -148,5 +215,46 @@ func (v *VirtualNetwork) NewHost(lk *link.Link, extra ...libp2p.Option) (*Host, 
 	if err != nil {
 		return nil, fmt.Errorf("libp2p host on the simulated network: %w", err)
 	}
-	return &Host{Host: h, link: lk, virtual: true}, nil
+	return &Host{Host: h, link: lk, virtual: true, transport: TransportSimnet}, nil
+}
+
+// memYamux is yamux as on TCP hosts, keepalive off: an in-memory connection never dies
+// silently, and a keepalive is a timer per connection in the bubble.
+var memYamux = func() *yamux.Transport {
+	c := *yamux.DefaultTransport
+	c.EnableKeepAlive = false
+	return &c
+}()
+
+// newMemHost is NewHost on the mem transport: noise and yamux over package memnet's
+// in-process streams, each connection shaped by lk (link.Wrap: its rates, and the latency to
+// the other end's region) or plain when lk is nil; no socket is ever opened.
+func (v *VirtualNetwork) newMemHost(key crypto.PrivKey, lk *link.Link, extra []libp2p.Option) (*Host, error) {
+	v.mu.Lock()
+	ip := simnet.IntToPublicIPv4(v.next)
+	v.next++
+	v.mu.Unlock()
+	var shaper memnet.Shaper
+	if lk != nil {
+		shaper = lk
+	}
+	opts := []libp2p.Option{
+		libp2p.Identity(key),
+		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/tcp/4001", ip)),
+		libp2p.NoTransports,
+		memnet.Option(v.sb, shaper),
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Muxer(yamux.ID, memYamux),
+		libp2p.DisableIdentifyAddressDiscovery(),
+		libp2p.ResourceManager(&network.NullResourceManager{}),
+		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
+		libp2p.DisableRelay(),
+		libp2p.DisableMetrics(),
+		libp2p.Ping(false),
+	}
+	h, err := libp2p.New(append(opts, extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("libp2p host on the in-process network: %w", err)
+	}
+	return &Host{Host: h, link: lk, virtual: true, transport: TransportMem}, nil
 }

@@ -53,13 +53,15 @@ type Host struct {
 	bw      *metrics.BandwidthCounter
 	link    *link.Link // nil: unshaped
 	virtual bool       // on a VirtualNetwork (network.go)
+	// transport names a virtual host's transport (TransportSimnet, TransportMem).
+	transport string
 }
 
 // Transport names what carries the host's connections, for summaries.
 func (h *Host) Transport() string {
 	switch {
 	case h.virtual:
-		return TransportSimnet
+		return h.transport
 	case h.link != nil:
 		return TransportLink
 	}

@@ -38,6 +38,7 @@ const (
 	// The clock (clock.go) and, under the virtual clock, whether codec CPU is charged.
 	ParamClock    = "clock"
 	ParamCodecCPU = "codec_cpu"
+	ParamVNet     = "vnet"
 )
 
 // Defaults of slots and time_scale: about a minute of run that keeps up with the all-subnets
@@ -60,8 +61,9 @@ var commonParams = []Param{
 	{ParamFaults, "string", "", "", "fault schedule: " + FaultForms},
 	{ParamTimeout, "string", "", "", "an instance's time budget (a Go duration like 90s or 5m; empty: the slots' duration plus two slots and 4 minutes); an instance that exceeds it fails with a timeout naming it"},
 	{ParamSampleSlots, "float", "slots", "1", "period of the resource samples (heap, goroutines, streams) in slots; 0: none"},
-	{ParamClock, "string", "", "", "real: the machine's clock (timing-shaped figures depend on how busy it is); virtual: the whole embedded run in one synctest bubble on a simulated network (QUIC over simnet, links' rates and latencies in simulated time): never late, time_scale ignored; empty: the scenario's choice for streamsim run (streamsim scenarios: \"embedded clock\"), real for Testground and Kubernetes instances, which are processes (docs/running.md)"},
+	{ParamClock, "string", "", "", "real: the machine's clock (timing-shaped figures depend on how busy it is); virtual: the whole embedded run in one synctest bubble on a simulated network (in-process streams or QUIC over simnet: param vnet; links' rates and latencies in simulated time): never late, time_scale ignored; empty: the scenario's choice for streamsim run (streamsim scenarios: \"embedded clock\"), real for Testground and Kubernetes instances, which are processes (docs/running.md)"},
 	{ParamCodecCPU, "bool", "", "true", "clock virtual: charge each frame's measured encode and decode CPU (thread CPU time) as simulated time on the sending and receiving node; false: codecs cost no simulated time. Ignored on the real clock, where CPU takes real time"},
+	{ParamVNet, "string", "", string(DefaultVirtualTransport), "clock virtual: what carries connections: quic (go-libp2p's QUIC over marcopolo/simnet) or mem (in-process streams under noise and yamux as on TCP, shaped by package link in simulated time); docs/overhead.md measures both. Ignored on the real clock"},
 }
 
 // Params are a scenario instance's parameters: the common ones parsed, and every value as
@@ -85,6 +87,8 @@ type Params struct {
 	Clock Clock
 	// CodecCPU: under the virtual clock, frames' codec CPU is charged as simulated time.
 	CodecCPU bool
+	// VNet: under the virtual clock, what carries the connections (network.go).
+	VNet VirtualTransport
 	// Values holds every declared parameter as a string, defaults applied.
 	Values map[string]string
 	// Own is the scenario's own parameters, parsed once by its Parse.
@@ -155,6 +159,9 @@ func ParseParams(decl []Param, m map[string]string) (*Params, error) {
 		return nil, err
 	}
 	if p.CodecCPU, err = ParseBool(ParamCodecCPU, get(ParamCodecCPU)); err != nil {
+		return nil, err
+	}
+	if p.VNet, err = ParseVirtualTransport(get(ParamVNet)); err != nil {
 		return nil, err
 	}
 	if p.Clock == ClockVirtual {

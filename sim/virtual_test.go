@@ -27,10 +27,17 @@ func inBubble(t *testing.T) func(f func()) error {
 // minute cost.
 func TestMeshVirtualClock(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a 14-node mesh for two slots of simulated time")
+		t.Skip("runs a 14-node mesh for two slots of simulated time on each virtual transport")
 	}
+	for _, vnet := range []VirtualTransport{VirtualQUIC, VirtualMem} {
+		t.Run(string(vnet), func(t *testing.T) { testMeshVirtualClock(t, vnet) })
+	}
+}
+
+func testMeshVirtualClock(t *testing.T, vnet VirtualTransport) {
 	dir := t.TempDir()
-	params := smallMeshParams(map[string]string{ParamSlots: "2", ParamRecord: "true", ParamClock: "virtual", ParamLinks: "true"})
+	params := smallMeshParams(map[string]string{ParamSlots: "2", ParamRecord: "true", ParamClock: "virtual", ParamLinks: "true", ParamVNet: string(vnet)})
+	want := map[VirtualTransport]string{VirtualQUIC: TransportSimnet, VirtualMem: TransportMem}[vnet]
 	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
 	r, runErr := runEmbeddedMesh(t, e)
 	if runErr != nil || !r.Delivery.Complete {
@@ -44,7 +51,7 @@ func TestMeshVirtualClock(t *testing.T) {
 		t.Errorf("attestation latency over simulated links %+v", l)
 	}
 	for _, n := range r.Summaries() {
-		if n.Clock != string(ClockVirtual) || n.Transport != TransportSimnet || n.TimeScale != 1 {
+		if n.Clock != string(ClockVirtual) || n.Transport != want || n.TimeScale != 1 {
 			t.Fatalf("node %s/%d: clock %q transport %q time scale %g", n.Group, n.Instance, n.Clock, n.Transport, n.TimeScale)
 		}
 		if p := n.Process; p == nil || p.SimulatedSeconds < 12 || p.WallPerSimulatedMinute() <= 0 {
@@ -131,6 +138,15 @@ func TestClockParam(t *testing.T) {
 	if _, err := Mesh.ParseParams(map[string]string{ParamClock: "simulated"}); !errors.As(err, &pe) || pe.Name != ParamClock || !strings.Contains(err.Error(), "real or virtual") {
 		t.Errorf("bad clock: %v", err)
 	}
+	if _, err := Mesh.ParseParams(map[string]string{ParamVNet: "tcp"}); !errors.As(err, &pe) || pe.Name != ParamVNet || !strings.Contains(err.Error(), "quic or mem") {
+		t.Errorf("bad vnet: %v", err)
+	}
+	if p, err := Mesh.ParseParams(map[string]string{ParamVNet: " MEM "}); err != nil || p.VNet != VirtualMem {
+		t.Errorf("vnet MEM: %+v, %v", p, err)
+	}
+	if p, err := Mesh.ParseParams(nil); err != nil || p.VNet != DefaultVirtualTransport {
+		t.Errorf("vnet default: %+v, %v", p, err)
+	}
 	// An embedded run without a clock takes the scenario's, or real when a time scale is
 	// given; a clock given stays.
 	sc := *Mesh
@@ -159,10 +175,16 @@ func TestClockParam(t *testing.T) {
 // the fault injection's waits on the stream locks.
 func TestChurnMeshVirtualClock(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a 14-node mesh with faults for three slots of simulated time")
+		t.Skip("runs a 14-node mesh with faults for three slots of simulated time on each virtual transport")
 	}
+	for _, vnet := range []VirtualTransport{VirtualQUIC, VirtualMem} {
+		t.Run(string(vnet), func(t *testing.T) { testChurnMeshVirtualClock(t, vnet) })
+	}
+}
+
+func testChurnMeshVirtualClock(t *testing.T, vnet VirtualTransport) {
 	schedule := "0.4:disconnect:nodes/3:0.3, 1:reset:nodes/5, 1.5:garbage:nodes/7, 2:rogue:nodes/4, 2.2:slow:nodes/2:0.5"
-	params := smallMeshParams(map[string]string{ParamSlots: "3", ParamFaults: schedule, ParamClock: string(ClockVirtual)})
+	params := smallMeshParams(map[string]string{ParamSlots: "3", ParamFaults: schedule, ParamClock: string(ClockVirtual), ParamVNet: string(vnet)})
 	e := &Embedded{Scenario: Mesh.Name, Out: t.TempDir(), Groups: []Group{{ID: GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
 	r, runErr := runEmbeddedMesh(t, e)
 	if runErr != nil || !r.OK || r.Faults == nil || !r.Faults.OK {

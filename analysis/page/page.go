@@ -51,9 +51,6 @@ func (p *Page) AddSource(label string, js []byte) (*Source, error) {
 	return s, nil
 }
 
-// Sources returns the page's sources in order.
-func (p *Page) Sources() []*Source { return p.sources }
-
 // JSON returns the source's JSON as it was added.
 func (s *Source) JSON() []byte { return s.raw }
 
@@ -112,23 +109,6 @@ func toFloat(v any) (float64, bool) {
 		return 0, true
 	}
 	return 0, false
-}
-
-// Text is the string at path ("" when absent).
-func (s *Source) Text(path string) string {
-	v, ok := s.Lookup(path)
-	if !ok {
-		return ""
-	}
-	switch t := v.(type) {
-	case string:
-		return t
-	case json.Number:
-		return t.String()
-	case bool:
-		return strconv.FormatBool(t)
-	}
-	return ""
 }
 
 // Format is how a figure is shown: its value divided by Scale, with Decimals, then Unit.

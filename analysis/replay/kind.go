@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/analysis/page"
+	"github.com/streamsim/streamsim/gossip"
 )
 
 // SweepKind is the report of a sweep's outputs (the directory `streamsim sweep --out` wrote):
@@ -153,12 +154,14 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 		s.Para(fmt.Sprintf("Offline replay of %s (%s), %.0f %% of each trace's time only trains dictionaries; streams start empty at the split.",
 			strings.Join(traces, "; "), dir, 100*rep.TrainSplit))
 		cats := rep.reportCategories()
-		type vp struct{ view, payload string }
+		// One table per view, payload and layout: a configuration replayed under two layouts
+		// is two rows of different streams.
+		type vp struct{ view, payload, layout string }
 		var order []vp
 		byVP := map[vp][]int{}
 		for i, res := range rep.Results {
-			k := vp{res.View, res.Payload}
-			if res.Payload == "" || res.Payload == "ssz" && res.Config == "none" {
+			k := vp{res.View, res.Payload, res.Layout}
+			if res.Payload == "" || res.Payload == gossip.PayloadSSZ && res.Config == "none" {
 				// plain and none are replayed once per view; they belong to every payload.
 				k.payload = "*"
 			}
@@ -168,8 +171,12 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 			byVP[k] = append(byVP[k], i)
 		}
 		for _, k := range order {
-			idx := append(append([]int{}, byVP[vp{k.view, "*"}]...), byVP[k]...)
-			s.H3(fmt.Sprintf("View %s, payload %s", k.view, k.payload))
+			idx := append(append([]int{}, byVP[vp{k.view, "*", k.layout}]...), byVP[k]...)
+			scope := fmt.Sprintf("%s, payload %s", k.view, k.payload)
+			if rep.hasLayouts() {
+				scope += ", layout " + k.layout
+			}
+			s.H3("View " + scope)
 			var groups []string
 			for _, c := range cats {
 				groups = append(groups, c.String())
@@ -214,7 +221,7 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 				head = append(head, c.String())
 			}
 			head = append(head, "total", "proposal total", "difference", "at the proposal's mix")
-			s.Bars(page.BarChart{Title: fmt.Sprintf("Wire bytes, %% of plain: view %s, payload %s", k.view, k.payload), YLabel: "% of plain", Groups: groups, Series: bars, RefY: 100, RefYLabel: "plain"},
+			s.Bars(page.BarChart{Title: "Wire bytes, % of plain: view " + scope, YLabel: "% of plain", Groups: groups, Series: bars, RefY: 100, RefYLabel: "plain"},
 				"Each configuration's wire bytes per category as a percentage of today's per-message Snappy on the same frames (results.<i>.relative, relative_total).")
 			s.Table("Relative to plain, beside the proposal (difference: measured minus published, percentage points; 0 inside a published range)", head, rows)
 			s.Table("Codec CPU (thread CPU per input byte) and memory per stream direction (largest over the view's streams)",
@@ -229,10 +236,11 @@ var (
 	mbs = page.Format{Unit: "MB/s", Scale: 1, Decimals: 0}
 )
 
-// payloadLabel names a result's payload mode ("" is plain's, replayed once).
+// payloadLabel names a result's payload mode ("" is plain's, replayed once on today's
+// payloads).
 func payloadLabel(p string) string {
 	if p == "" {
-		return "ssz_snappy"
+		return gossip.PayloadSSZSnappy
 	}
 	return p
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/streamsim/streamsim/gossip"
@@ -37,10 +38,10 @@ func ParseLayouts(list string) ([]string, error) {
 		if s == "" {
 			continue
 		}
-		if s != LayoutOneStream && s != LayoutTopicStreams {
+		if !slices.Contains(Layouts, s) {
 			return nil, fmt.Errorf("layout %q: allowed %s", s, strings.Join(Layouts, ", "))
 		}
-		if !containsString(out, s) {
+		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -48,15 +49,6 @@ func ParseLayouts(list string) ([]string, error) {
 		return nil, fmt.Errorf("no layout given: allowed %s", strings.Join(Layouts, ", "))
 	}
 	return out, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // owner is the node and peer a recorded stream direction belongs to, and its direction.
@@ -108,7 +100,7 @@ func topicSplit(in frameIn) ([]frameIn, error) {
 	}
 	for _, tf := range topics {
 		f := frameIn{stream: in.stream + "/" + tf.Topic, topic: tf.Topic, data: tf.Frame, owner: in.owner}
-		f.parts[gossip.TopicFrameCategory(tf.Topic)] = len(tf.Frame)
+		f.parts[gossip.TopicCategory(tf.Topic)] = len(tf.Frame)
 		out = append(out, f)
 	}
 	return out, nil
@@ -142,7 +134,7 @@ func withHeaders(frames []frameIn, fresh map[string]bool) []frameIn {
 		if fresh[f.stream] && !done[f.stream] {
 			done[f.stream] = true
 			h := frameIn{stream: f.stream, topic: f.topic, data: gossip.AppendTopicHeaderFrame(nil, f.topic), owner: f.owner}
-			h.parts[gossip.TopicFrameCategory(f.topic)] = len(h.data)
+			h.parts[gossip.TopicCategory(f.topic)] = len(h.data)
 			out = append(out, h)
 		}
 		out = append(out, f)

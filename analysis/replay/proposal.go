@@ -301,10 +301,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 			if r.View != v.View {
 				continue
 			}
-			payload := r.Payload
-			if payload == "" {
-				payload = gossip.PayloadSSZSnappy
-			}
+			payload := payloadLabel(r.Payload)
 			fmt.Fprintf(&b, "| %s | %s | %s |", r.Config, payload, cell(r.RelativeTotal, r.Proposal, "total", r.PlainTotal > 0))
 			if layouts {
 				fmt.Fprintf(&b, " %s |", r.Layout)
@@ -361,10 +358,7 @@ func mixTable(b *strings.Builder, rep *Report, view string) {
 				"| configuration | payload | measured total | at the proposal's mix | proposal's total |\n|---|---|---:|---:|---:|\n")
 			first = false
 		}
-		payload := r.Payload
-		if payload == "" {
-			payload = gossip.PayloadSSZSnappy
-		}
+		payload := payloadLabel(r.Payload)
 		pub := "–"
 		if c, ok := r.Proposal["total"]; ok {
 			pub = c.published() + " %"
@@ -443,17 +437,18 @@ func layoutTables(b *strings.Builder, rep *Report, v TrafficSummary, cats []goss
 		if r.View != v.View || r.Config == "none" {
 			continue
 		}
-		payload := r.Payload
-		if payload == "" {
-			payload = gossip.PayloadSSZSnappy
-		}
+		payload := payloadLabel(r.Payload)
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |", r.Config, payload, r.Layout, pct(r.RelativeTotal, r.PlainTotal > 0),
 			pct(r.DirRelativeTotal[0], r.DirPlainTotal[0] > 0), pct(r.DirRelativeTotal[1], r.DirPlainTotal[1] > 0))
 		for _, c := range cats {
 			fmt.Fprintf(b, " %s |", pct(r.Relative[c], r.PlainBytes[c] > 0))
 		}
-		p := plainOf[r.Layout]
-		fmt.Fprintf(b, " %s |", pct(100*r.Total/p.Total, p != nil && p.Total > 0))
+		p := plainOf[r.Layout] // nil when the grid has no plain
+		if p != nil && p.Total > 0 {
+			fmt.Fprintf(b, " %s |", pct(100*r.Total/p.Total, true))
+		} else {
+			b.WriteString(" – |")
+		}
 		if r.Layout == LayoutTopicStreams && p != nil && r.PlainTotal > 0 {
 			ctl := p.Total
 			for _, c := range []gossip.Category{gossip.Control, gossip.Other} {
@@ -475,10 +470,7 @@ func layoutTables(b *strings.Builder, rep *Report, v TrafficSummary, cats []goss
 			continue
 		}
 		m := r.Memory
-		payload := r.Payload
-		if payload == "" {
-			payload = gossip.PayloadSSZSnappy
-		}
+		payload := payloadLabel(r.Payload)
 		fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %d | %s + %s | %s | %s + %s | %s | %s |\n", r.Config, payload, r.Layout, m.Streams, m.Peers,
 			m.MaxStreamsPerPeer, kib(int64(m.MeanPeerEncoderBytes)), kib(int64(m.MeanPeerDecoderBytes)), kib(m.MaxPeerBytes),
 			kib(int64(m.MeanNodeEncoderBytes)), kib(int64(m.MeanNodeDecoderBytes)), kib(m.PeakNodeBytes), kib(int64(m.MeanNodeHistoryBytes)))

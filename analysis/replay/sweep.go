@@ -227,9 +227,11 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	if len(o.Layouts) == 0 {
 		o.Layouts = []string{LayoutOneStream}
 	}
-	if _, err := ParseLayouts(strings.Join(o.Layouts, ",")); err != nil {
+	layouts, err := ParseLayouts(strings.Join(o.Layouts, ","))
+	if err != nil {
 		return nil, err
 	}
+	o.Layouts = layouts // each once: a layout given twice would replay twice
 	switch o.Direction {
 	case "", trace.DirectionIn, trace.DirectionOut:
 	default:

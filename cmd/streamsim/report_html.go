@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/analysis/page"
@@ -115,7 +115,9 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 				sec.joined = &analysis.SectionRun{Label: "comparison", Report: cmp, Src: src}
 				// The comparison's own problems repeat its runs'; its notes are its own.
 				for _, n := range cmp.Outcome().Notes {
-					s.Notes = appendNew(s.Notes, "comparison: "+n)
+					if n = "comparison: " + n; !slices.Contains(s.Notes, n) {
+						s.Notes = append(s.Notes, n)
+					}
 				}
 			}
 		}
@@ -148,15 +150,6 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 	return failed, missing, nil
 }
 
-func appendNew(list []string, s string) []string {
-	for _, v := range list {
-		if v == s {
-			return list
-		}
-	}
-	return append(list, s)
-}
-
 // addSource adds a report's --json form to the page.
 func addSource(p *page.Page, label string, rep analysis.Report) (*page.Source, error) {
 	var b bytes.Buffer
@@ -175,46 +168,35 @@ func reportKindOf(dir string) (analysis.Kind, error) {
 	return reportKind(dir)
 }
 
-// runMeta is a run's provenance: from its first summary's origin (and clock, when the
-// summary has one), or from the report's own JSON (a sweep's origin).
+// runMeta is a run's provenance: from its first summary (origin, clock, transport), or from
+// the report's own JSON (a sweep's origin; a sweep has no clock).
 func runMeta(run reportRun, src *page.Source) page.RunMeta {
 	m := page.RunMeta{Label: run.label, Dir: run.dir}
-	var origin map[string]any
-	var clock, transport any
-	var scale float64
+	var origin *result.Origin
 	if paths, err := result.FindSummaries(run.dir); err == nil && len(paths) > 0 {
-		var raw map[string]any
-		if b, err := os.ReadFile(paths[0]); err == nil && json.Unmarshal(b, &raw) == nil {
-			origin, _ = raw["origin"].(map[string]any)
-			clock, transport = raw["clock"], raw["transport"]
-			scale, _ = raw["time_scale"].(float64)
+		if s, err := result.ReadSummary(paths[0]); err == nil {
+			origin = s.Origin
+			switch {
+			case s.Clock != "":
+				m.Clock = s.Clock
+				if s.Transport != "" {
+					m.Clock += " (" + s.Transport + ")"
+				}
+			case s.TimeScale > 0:
+				m.Clock = fmt.Sprintf("not recorded (summaries before the clock field ran on the real clock), %g× real time", s.TimeScale)
+			}
 		}
-	} else if o, ok := src.Lookup("origin"); ok {
-		origin, _ = o.(map[string]any)
-		clock, _ = src.Lookup("clock")
+	} else {
+		var sweep struct {
+			Origin *result.Origin `json:"origin"`
+		}
+		if json.Unmarshal(src.JSON(), &sweep) == nil {
+			origin = sweep.Origin
+		}
 	}
 	if origin != nil {
-		m.Command, _ = origin["command"].(string)
-		m.Commit, _ = origin["commit"].(string)
-		host, _ := origin["host"].(string)
-		osArch, _ := origin["os"].(string)
-		goVer, _ := origin["go"].(string)
-		cores, _ := origin["cores"].(json.Number)
-		if c, ok := origin["cores"].(float64); ok {
-			cores = json.Number(fmt.Sprint(c))
-		}
-		m.Machine = strings.TrimSpace(fmt.Sprintf("%s, %s cores, %s, %s", host, cores, osArch, goVer))
-	}
-	switch {
-	case clock != nil:
-		if b, err := json.Marshal(clock); err == nil {
-			m.Clock = strings.Trim(string(b), `"`)
-		}
-		if t, ok := transport.(string); ok && t != "" {
-			m.Clock += " (" + t + ")"
-		}
-	case scale > 0:
-		m.Clock = fmt.Sprintf("not recorded (summaries before the clock field ran on the real clock), %g× real time", scale)
+		m.Command, m.Commit = origin.Command, origin.Commit
+		m.Machine = fmt.Sprintf("%s, %d cores, %s, %s", origin.Host, origin.Cores, origin.OS, origin.GoVersion)
 	}
 	return m
 }

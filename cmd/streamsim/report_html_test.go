@@ -489,3 +489,34 @@ func TestReportReadsSweepOutputs(t *testing.T) {
 		t.Errorf("report --json of a sweep: %v, %d results, origin %v", err, len(rep.Results), rep.Origin)
 	}
 }
+
+// A run's provenance line comes from its summary (origin, clock and transport), a sweep's
+// from the origin in its JSON.
+func TestRunMeta(t *testing.T) {
+	dir := t.TempDir()
+	origin := &result.Origin{Command: "streamsim run --scenario mesh", Commit: "abc123", Host: "box", GoVersion: "go1.26", OS: "linux/amd64", Cores: 8}
+	path := filepath.Join(dir, "nodes", "0", result.SummaryFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := result.WriteSummary(path, &result.NodeSummary{Scenario: "mesh", Role: "node", Group: "nodes", Clock: "virtual", Transport: "quic+simnet", Origin: origin}); err != nil {
+		t.Fatal(err)
+	}
+	want := page.RunMeta{Label: "mesh", Dir: dir, Command: origin.Command, Commit: "abc123", Machine: "box, 8 cores, linux/amd64, go1.26", Clock: "virtual (quic+simnet)"}
+	if got := runMeta(reportRun{label: "mesh", dir: dir}, nil); got != want {
+		t.Errorf("run: %+v, want %+v", got, want)
+	}
+	js, err := json.Marshal(map[string]any{"origin": origin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := (&page.Page{}).AddSource("sweep", js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweepDir := t.TempDir()
+	want = page.RunMeta{Label: "sweep", Dir: sweepDir, Command: origin.Command, Commit: "abc123", Machine: "box, 8 cores, linux/amd64, go1.26"}
+	if got := runMeta(reportRun{label: "sweep", dir: sweepDir}, src); got != want {
+		t.Errorf("sweep: %+v, want %+v", got, want)
+	}
+}

@@ -1,0 +1,270 @@
+package memnet
+
+import (
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	ma "github.com/multiformats/go-multiaddr"
+)
+
+// pipeBufferBytes is how much one direction of a connection holds before its writer waits for
+// the reader: a loopback socket pair's buffering, so a writer does not wait for its reader per
+// write, and a slow reader still pushes back.
+const pipeBufferBytes = 4 << 20
+
+// keepBufferBytes is the most a drained direction keeps allocated; larger buffers are
+// released, so thousands of idle connections do not each hold their busiest moment.
+const keepBufferBytes = 64 << 10
+
+// half is one direction of a connection: bytes written at one end and not yet read at the
+// other. Its mutex is held only to copy bytes, never across a wait; waits are on channels,
+// which a synctest bubble counts as durably blocked.
+type half struct {
+	mu         sync.Mutex
+	buf        []byte
+	off        int           // buf[off:] is unread
+	wclosed    bool          // the writing end closed: EOF once drained
+	rclosed    bool          // the reading end closed: writes fail
+	readable   chan struct{} // capacity 1: bytes arrived or the writer closed
+	writable   chan struct{} // capacity 1: room freed or the reader closed
+	readerWait bool
+	writerWait bool
+}
+
+func newHalf() *half {
+	return &half{readable: make(chan struct{}, 1), writable: make(chan struct{}, 1)}
+}
+
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Conn is one end of an in-memory connection: a net.Conn whose reads and writes are copies
+// between buffers, with TCP-like addresses and the multiaddrs go-libp2p wants (manet.Conn).
+type Conn struct {
+	in, out       *half
+	local, remote *net.TCPAddr
+	lma, rma      ma.Multiaddr
+
+	sb       *Switchboard
+	mu       sync.Mutex
+	closed   bool
+	done     chan struct{} // closed by Close: wakes this end's blocked reads and writes
+	rd, wd   time.Time
+	dlChange chan struct{} // closed and replaced when a deadline changes
+}
+
+// newPair returns the two ends of a connection: a's writes are b's reads and the reverse.
+func (sb *Switchboard) newPair(aAddr, bAddr *net.TCPAddr, aMA, bMA ma.Multiaddr) (*Conn, *Conn) {
+	ab, ba := newHalf(), newHalf()
+	sb.live.Add(2)
+	a := &Conn{sb: sb, in: ba, out: ab, local: aAddr, remote: bAddr, lma: aMA, rma: bMA, done: make(chan struct{}), dlChange: make(chan struct{})}
+	b := &Conn{sb: sb, in: ab, out: ba, local: bAddr, remote: aAddr, lma: bMA, rma: aMA, done: make(chan struct{}), dlChange: make(chan struct{})}
+	return a, b
+}
+
+// wait blocks until ch fires, the conn closes, or the deadline (read or write) passes or
+// changes. It reports the error that ends the operation, or nil to try again.
+func (c *Conn) wait(ch chan struct{}, read bool) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return net.ErrClosed
+	}
+	dl := c.wd
+	if read {
+		dl = c.rd
+	}
+	changed := c.dlChange
+	c.mu.Unlock()
+	var timeout <-chan time.Time
+	if !dl.IsZero() {
+		d := time.Until(dl)
+		if d <= 0 {
+			return os.ErrDeadlineExceeded
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-c.done:
+		return net.ErrClosed
+	case <-changed:
+		return nil
+	case <-timeout:
+		return os.ErrDeadlineExceeded
+	}
+}
+
+func (c *Conn) expired(read bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	dl := c.wd
+	if read {
+		dl = c.rd
+	}
+	return !dl.IsZero() && !time.Now().Before(dl)
+}
+
+// Read copies buffered bytes, waiting for some when there are none; io.EOF once the other
+// end closed and everything it wrote was read.
+func (c *Conn) Read(p []byte) (int, error) {
+	h := c.in
+	for {
+		if c.isClosed() {
+			return 0, c.opError("read", net.ErrClosed)
+		}
+		if c.expired(true) {
+			return 0, c.opError("read", os.ErrDeadlineExceeded)
+		}
+		h.mu.Lock()
+		if n := len(h.buf) - h.off; n > 0 {
+			k := copy(p, h.buf[h.off:])
+			h.off += k
+			if h.off == len(h.buf) {
+				if cap(h.buf) > keepBufferBytes {
+					h.buf = nil
+				} else {
+					h.buf = h.buf[:0]
+				}
+				h.off = 0
+			} else {
+				notify(h.readable) // another reader may take the rest
+			}
+			if h.writerWait {
+				notify(h.writable)
+			}
+			h.mu.Unlock()
+			return k, nil
+		}
+		if h.wclosed {
+			h.mu.Unlock()
+			return 0, io.EOF
+		}
+		if len(p) == 0 {
+			h.mu.Unlock()
+			return 0, nil
+		}
+		h.readerWait = true
+		h.mu.Unlock()
+		if err := c.wait(h.readable, true); err != nil {
+			return 0, c.opError("read", err)
+		}
+	}
+}
+
+// Write copies p into the other end's buffer, waiting while it is full.
+func (c *Conn) Write(p []byte) (int, error) {
+	h := c.out
+	written := 0
+	for {
+		if c.isClosed() {
+			return written, c.opError("write", net.ErrClosed)
+		}
+		if c.expired(false) {
+			return written, c.opError("write", os.ErrDeadlineExceeded)
+		}
+		h.mu.Lock()
+		if h.rclosed {
+			h.mu.Unlock()
+			return written, c.opError("write", errReset)
+		}
+		if h.off > 0 && h.off*2 >= len(h.buf) { // reclaim what was read
+			n := copy(h.buf, h.buf[h.off:])
+			h.buf, h.off = h.buf[:n], 0
+		}
+		room := pipeBufferBytes - (len(h.buf) - h.off)
+		if room > 0 {
+			h.writerWait = false
+			k := min(room, len(p)-written)
+			h.buf = append(h.buf, p[written:written+k]...)
+			written += k
+			if h.readerWait {
+				h.readerWait = false
+				notify(h.readable)
+			}
+		}
+		if written == len(p) {
+			h.mu.Unlock()
+			return written, nil
+		}
+		h.writerWait = true
+		h.mu.Unlock()
+		if err := c.wait(h.writable, false); err != nil {
+			return written, c.opError("write", err)
+		}
+	}
+}
+
+// errReset is a write's error once the other end closed: what a TCP peer's reset gives.
+var errReset = &os.SyscallError{Syscall: "write", Err: errConnReset}
+
+type connResetError struct{}
+
+func (connResetError) Error() string { return "connection reset by peer" }
+
+var errConnReset error = connResetError{}
+
+func (c *Conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// Close ends both directions at this end: the other end reads what was written and then EOF,
+// and its writes fail; this end's blocked reads and writes return net.ErrClosed.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	c.mu.Unlock()
+	c.sb.live.Add(-1)
+	c.out.mu.Lock()
+	c.out.wclosed = true
+	c.out.mu.Unlock()
+	notify(c.out.readable)
+	c.in.mu.Lock()
+	c.in.rclosed = true
+	c.in.buf, c.in.off = nil, 0
+	c.in.mu.Unlock()
+	notify(c.in.writable)
+	return nil
+}
+
+func (c *Conn) setDeadlines(rd, wd *time.Time) {
+	c.mu.Lock()
+	if rd != nil {
+		c.rd = *rd
+	}
+	if wd != nil {
+		c.wd = *wd
+	}
+	close(c.dlChange)
+	c.dlChange = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *Conn) SetDeadline(t time.Time) error      { c.setDeadlines(&t, &t); return nil }
+func (c *Conn) SetReadDeadline(t time.Time) error  { c.setDeadlines(&t, nil); return nil }
+func (c *Conn) SetWriteDeadline(t time.Time) error { c.setDeadlines(nil, &t); return nil }
+
+func (c *Conn) LocalAddr() net.Addr           { return c.local }
+func (c *Conn) RemoteAddr() net.Addr          { return c.remote }
+func (c *Conn) LocalMultiaddr() ma.Multiaddr  { return c.lma }
+func (c *Conn) RemoteMultiaddr() ma.Multiaddr { return c.rma }
+func (c *Conn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.local, Addr: c.remote, Err: err}
+}
