@@ -31,7 +31,14 @@ func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet sim.VirtualTransport)
 	cfg := DefaultConfig()
 	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", topology.ParamSubnets: "1",
 		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1",
-		topology.ParamGrafters: "10"})
+		topology.ParamGrafters: "10",
+		// Pressure on the attestation subnet only: with 4 subscribers per sync subnet and the
+		// observed node pushed out of their meshes, a sync message reaches it only by IHAVE,
+		// which a peer sends each heartbeat to a random quarter of its ~20 non-mesh subscribers,
+		// so over 800 sync messages an unlucky one is sometimes never advertised to it (seen
+		// once in go test ./... on a loaded machine: 794 of 798). That is gossipsub, not a
+		// fault; the test asks for complete delivery, so it keeps the sync subnets unpressed.
+		topology.ParamPressure: topology.TopicsAttestation})
 	if err != nil {
 		t.Fatal(err)
 	}
