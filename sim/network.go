@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p"
-	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/crypto"
-	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
@@ -198,19 +196,13 @@ func (v *VirtualNetwork) NewHost(lk *link.Link, extra ...libp2p.Option) (*Host, 
 	v.next++
 	addr, _ := netip.AddrFromSlice(ip.To4())
 	v.region[addr] = nr
-	opts := []libp2p.Option{
-		libp2p.Identity(key),
+	opts := append(baseOptions(key),
 		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/udp/8000/quic-v1", ip)),
 		libp2p.NoTransports,
 		libp2p.Transport(libp2pquic.NewTransport),
 		simlibp2p.QUICSimnet(v.sn, settings),
 		libp2p.DisableIdentifyAddressDiscovery(),
-		libp2p.ResourceManager(&network.NullResourceManager{}),
-		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
-		libp2p.DisableRelay(),
-		libp2p.DisableMetrics(),
-		libp2p.Ping(false),
-	}
+	)
 	h, err := libp2p.New(append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("libp2p host on the simulated network: %w", err)
@@ -238,20 +230,14 @@ func (v *VirtualNetwork) newMemHost(key crypto.PrivKey, lk *link.Link, extra []l
 	if lk != nil {
 		shaper = lk
 	}
-	opts := []libp2p.Option{
-		libp2p.Identity(key),
+	opts := append(baseOptions(key),
 		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/tcp/4001", ip)),
 		libp2p.NoTransports,
 		memnet.Option(v.sb, shaper),
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Muxer(yamux.ID, memYamux),
 		libp2p.DisableIdentifyAddressDiscovery(),
-		libp2p.ResourceManager(&network.NullResourceManager{}),
-		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
-		libp2p.DisableRelay(),
-		libp2p.DisableMetrics(),
-		libp2p.Ping(false),
-	}
+	)
 	h, err := libp2p.New(append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("libp2p host on the in-process network: %w", err)

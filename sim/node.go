@@ -89,20 +89,11 @@ func newHost(ip string, lk *link.Link, bandwidth bool, extra []libp2p.Option) (*
 	if err != nil {
 		return nil, fmt.Errorf("node key: %w", err)
 	}
-	opts := []libp2p.Option{
-		libp2p.Identity(key),
+	opts := append(baseOptions(key),
 		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/tcp/0", ip)),
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
-		libp2p.ResourceManager(&network.NullResourceManager{}),
-		// Keep every simulated peer. The null manager never trims, and it does not support
-		// decaying tags, which spares pubsub's tag tracer a failed (fmt.Errorf) tag bump
-		// per delivered message once the decayer's queue is full.
-		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
-		libp2p.DisableRelay(),
-		libp2p.DisableMetrics(),
-		libp2p.Ping(false),
-	}
+	)
 	var bw *metrics.BandwidthCounter
 	if bandwidth {
 		bw = metrics.NewBandwidthCounter()
@@ -118,6 +109,22 @@ func newHost(ip string, lk *link.Link, bandwidth bool, extra []libp2p.Option) (*
 		return nil, fmt.Errorf("libp2p host: %w", err)
 	}
 	return &Host{Host: h, bw: bw, link: lk}, nil
+}
+
+// baseOptions are what every streamsim host has, on any transport and clock: its identity,
+// null resource and connection managers, no relay, metrics or ping. Keep every simulated peer:
+// the null connection manager never trims, and it does not support decaying tags, which spares
+// pubsub's tag tracer a failed (fmt.Errorf) tag bump per delivered message once the decayer's
+// queue is full.
+func baseOptions(key crypto.PrivKey) []libp2p.Option {
+	return []libp2p.Option{
+		libp2p.Identity(key),
+		libp2p.ResourceManager(&network.NullResourceManager{}),
+		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
+		libp2p.DisableRelay(),
+		libp2p.DisableMetrics(),
+		libp2p.Ping(false),
+	}
 }
 
 // AddrInfo is the host's id and listen addresses.
