@@ -22,20 +22,9 @@ func TestSmallNeighbourhood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 9 real nodes and 112 boundary peers for 5 slots at 2×")
 	}
+	var err error
 	cfg := DefaultConfig()
-	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", topology.ParamSubnets: "1",
-		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1",
-		topology.ParamGrafters: "10",
-		// Pressure on the attestation subnet only: with 4 subscribers per sync subnet and the
-		// observed node pushed out of their meshes, a sync message reaches it only by IHAVE,
-		// which a peer sends each heartbeat to a random quarter of its ~20 non-mesh subscribers,
-		// so over 800 sync messages an unlucky one is sometimes never advertised to it (seen
-		// once in go test ./... on a loaded machine: 794 of 798). That is gossipsub, not a
-		// fault; the test asks for complete delivery, so it keeps the sync subnets unpressed.
-		topology.ParamPressure: topology.TopicsAttestation})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pop := smallPopulation(t)
 	cfg.Population, cfg.Slots, cfg.Warmup, cfg.TimeScale, cfg.Validators = pop, 2, 2, 2, 200_000
 	cfg.Churn = 5 * time.Minute // about 30 of the ~190 outside peers replaced in the run's 35 simulated s
 	if cfg.Codec, err = codec.Parse("snappy-stream"); err != nil {
@@ -176,4 +165,23 @@ func TestRunRejects(t *testing.T) {
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "param mix") {
 		t.Errorf("shares not summing to 1: %v", err)
 	}
+}
+
+// smallPopulation is the small neighbourhood of TestSmallNeighbourhood and its virtual-clock
+// twin: 8 real peers on one attestation subnet, 14 boundary peers and 10 grafters each.
+// Pressure on the attestation subnet only: with 4 subscribers per sync subnet and the observed
+// node pushed out of their meshes, a sync message reaches it only by IHAVE, which a peer sends
+// each heartbeat to a random quarter of its ~20 non-mesh subscribers, so over 800 sync messages
+// an unlucky one is sometimes never advertised to it (seen once in go test ./... on a loaded
+// machine: 794 of 798). That is gossipsub, not a fault; the tests ask for complete delivery,
+// so they keep the sync subnets unpressed.
+func smallPopulation(t *testing.T) topology.NeighbourhoodParams {
+	t.Helper()
+	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", topology.ParamSubnets: "1",
+		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1",
+		topology.ParamGrafters: "10", topology.ParamPressure: topology.TopicsAttestation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pop
 }

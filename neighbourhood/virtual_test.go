@@ -10,7 +10,6 @@ import (
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/sim"
-	"github.com/streamsim/streamsim/topology"
 )
 
 // The small neighbourhood of TestSmallNeighbourhood (its population, grafters and churn) on
@@ -28,20 +27,9 @@ func TestSmallNeighbourhoodVirtualClock(t *testing.T) {
 }
 
 func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet sim.VirtualTransport) {
+	var err error
 	cfg := DefaultConfig()
-	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", topology.ParamSubnets: "1",
-		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1",
-		topology.ParamGrafters: "10",
-		// Pressure on the attestation subnet only: with 4 subscribers per sync subnet and the
-		// observed node pushed out of their meshes, a sync message reaches it only by IHAVE,
-		// which a peer sends each heartbeat to a random quarter of its ~20 non-mesh subscribers,
-		// so over 800 sync messages an unlucky one is sometimes never advertised to it (seen
-		// once in go test ./... on a loaded machine: 794 of 798). That is gossipsub, not a
-		// fault; the test asks for complete delivery, so it keeps the sync subnets unpressed.
-		topology.ParamPressure: topology.TopicsAttestation})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pop := smallPopulation(t)
 	cfg.Population, cfg.Slots, cfg.Warmup, cfg.Validators = pop, 2, 2, 200_000
 	cfg.Churn = 5 * time.Minute
 	cfg.Clock, cfg.CodecCPU = sim.ClockVirtual, true

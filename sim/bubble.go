@@ -54,6 +54,17 @@ func RunInBubble(f func()) (err error) {
 	return nil
 }
 
+// corpusEntry is testing's fuzz corpus entry as its deps interface spells it (an alias, so
+// the methods below match that interface).
+type corpusEntry = struct {
+	Parent     string
+	Path       string
+	Data       []byte
+	Values     []any
+	Generation int
+	IsSeed     bool
+}
+
 // bubbleDeps is the test-deps value testing.MainStart wants (testing/internal/testdeps cannot
 // be imported): a plain run, no profiles, no fuzzing, no coverage.
 type bubbleDeps struct{}
@@ -69,34 +80,13 @@ func (bubbleDeps) StopCPUProfile()                             {}
 func (bubbleDeps) StartTestLog(io.Writer)                      {}
 func (bubbleDeps) StopTestLog() error                          { return nil }
 func (bubbleDeps) WriteProfileTo(string, io.Writer, int) error { return errBubbleDeps }
-func (bubbleDeps) CoordinateFuzzing(time.Duration, int64, time.Duration, int64, int, []struct {
-	Parent     string
-	Path       string
-	Data       []byte
-	Values     []any
-	Generation int
-	IsSeed     bool
-}, []reflect.Type, string, string) error {
+func (bubbleDeps) CoordinateFuzzing(time.Duration, int64, time.Duration, int64, int, []corpusEntry, []reflect.Type, string, string) error {
 	return errBubbleDeps
 }
-func (bubbleDeps) RunFuzzWorker(func(struct {
-	Parent     string
-	Path       string
-	Data       []byte
-	Values     []any
-	Generation int
-	IsSeed     bool
-}) error) error {
+func (bubbleDeps) RunFuzzWorker(func(corpusEntry) error) error {
 	return errBubbleDeps
 }
-func (bubbleDeps) ReadCorpus(string, []reflect.Type) ([]struct {
-	Parent     string
-	Path       string
-	Data       []byte
-	Values     []any
-	Generation int
-	IsSeed     bool
-}, error) {
+func (bubbleDeps) ReadCorpus(string, []reflect.Type) ([]corpusEntry, error) {
 	return nil, nil
 }
 func (bubbleDeps) CheckCorpus([]any, []reflect.Type) error { return nil }
