@@ -33,7 +33,8 @@ func TestBandwidthDelaysBlocks(t *testing.T) {
 	}
 	cfg.Population, cfg.Slots, cfg.Warmup, cfg.Validators, cfg.Churn = pop, 2, 1, 200_000, 0
 	cfg.Validation = sim.ValidationDelays{}
-	cfg.Arrival.First = sim.DelayRange{Min: 100 * time.Millisecond, Max: 100 * time.Millisecond}
+	// Independent arrival with every block at the real peers at one instant: the bound below.
+	cfg.Arrival = Arrival{First: sim.DelayRange{Min: 100 * time.Millisecond, Max: 100 * time.Millisecond}}
 	cfg.Clock = sim.ClockVirtual
 	if cfg.Codec, err = codec.Parse("plain"); err != nil {
 		t.Fatal(err)

@@ -250,7 +250,19 @@ func TestParseArrival(t *testing.T) {
 	if d, _ := ParseArrival(""); d != DefaultArrival {
 		t.Errorf("empty: %v", d)
 	}
-	for _, bad := range []string{"first:400-50ms", "last:1-2ms", "first:-5ms", "spread"} {
+	if a.MeshNodes != 0 {
+		t.Errorf("first:…,spread:… is the independent model, parsed mesh nodes %d", a.MeshNodes)
+	}
+	for in, nodes := range map[string]int{"mesh": DefaultOutsideNodes, " mesh:2000 ": 2000, "mesh:100": MinOutsideNodes} {
+		m, err := ParseArrival(in)
+		if err != nil || m.MeshNodes != nodes {
+			t.Errorf("%q: %+v, %v", in, m, err)
+		}
+		if back, err := ParseArrival(m.String()); err != nil || back != m {
+			t.Errorf("round trip %v: %v, %v", m, back, err)
+		}
+	}
+	for _, bad := range []string{"first:400-50ms", "last:1-2ms", "first:-5ms", "spread", "mesh:99", "mesh:x", "mesh:-1", "mesh:200001"} {
 		if _, err := ParseArrival(bad); err == nil || !strings.Contains(err.Error(), "param "+ParamArrival) {
 			t.Errorf("%q: %v", bad, err)
 		}

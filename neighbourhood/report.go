@@ -232,8 +232,8 @@ func (r *Report) Print(w io.Writer) {
 	if len(pressed) == 0 {
 		pressed = []string{"none"}
 	}
-	fmt.Fprintf(w, "inputs: dialled share %g, %d copies per message per peer, arrival %v–%v + %v–%v apart, boundary presses %s, latency %s (observed node in %s), bandwidth %s (boundary unshaped), network %s\n",
-		cfg.Population.DialledShare, cfg.Copies, cfg.Arrival.First.Min, cfg.Arrival.First.Max, cfg.Arrival.Spread.Min, cfg.Arrival.Spread.Max,
+	fmt.Fprintf(w, "inputs: dialled share %g, %d copies per message per peer, arrival %s, boundary presses %s, latency %s (observed node in %s), bandwidth %s (boundary unshaped), network %s\n",
+		cfg.Population.DialledShare, cfg.Copies, cfg.Arrival.Describe(),
 		strings.Join(pressed, "+"), cfg.Population.Latency, ObservedRegion, cfg.Bandwidth, r.Network)
 	churn := "off"
 	if cfg.Churn > 0 {

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,37 +39,75 @@ import (
 	"github.com/streamsim/streamsim/workload"
 )
 
-// Arrival is the hop/latency model of the periphery: a message published on mainnet at At
-// reaches a real peer first from one of its boundary peers after First (uniform), and further
-// copies from other boundary peers each a uniform Spread later. First stands for the hops
-// from the origin to the peer's outside neighbours (2–4 hops of 20–100 ms one-way latency
-// plus validation, gossipsub-interop's region latencies 2–220 ms, reference.md §7).
+// Arrival is the hop/latency model of the periphery. With MeshNodes > 0 (the default,
+// "mesh:N") a message reaches each real peer from its boundary when its own outside mesh
+// peers forward it, in a random mesh of MeshNodes nodes that stands for mainnet beyond the
+// neighbourhood (outsidemesh.go). With MeshNodes 0 ("first:min-max,spread:min-max", the
+// model before issue 27's global-topic work) a message published on mainnet at At reaches a
+// real peer first from one of its boundary peers after First (uniform, independently for
+// each peer), and further copies from other boundary peers each a uniform Spread later. First
+// stands for the hops from the origin to the peer's outside neighbours (2–4 hops of 20–100 ms
+// one-way latency plus validation, gossipsub-interop's region latencies 2–220 ms,
+// reference.md §7).
 type Arrival struct {
 	First, Spread sim.DelayRange
+	MeshNodes     int
 }
 
-// DefaultArrival: first copy 50–400 ms after publication, further copies 0–150 ms apart.
-var DefaultArrival = Arrival{
+// IndependentArrival is the independent draws: first copy 50–400 ms after publication,
+// further copies 0–150 ms apart.
+var IndependentArrival = Arrival{
 	First:  sim.DelayRange{Min: 50 * time.Millisecond, Max: 400 * time.Millisecond},
 	Spread: sim.DelayRange{Min: 0, Max: 150 * time.Millisecond},
 }
 
-// ParamArrival is the periphery's arrival model as a parameter: "first:min-max,spread:min-max".
+// DefaultArrival is the outside mesh of DefaultOutsideNodes nodes (its First and Spread are
+// IndependentArrival's, used only without the mesh).
+var DefaultArrival = Arrival{First: IndependentArrival.First, Spread: IndependentArrival.Spread, MeshNodes: DefaultOutsideNodes}
+
+// ParamArrival is the periphery's arrival model as a parameter: "mesh[:nodes]" or
+// "first:min-max,spread:min-max".
 const ParamArrival = "arrival"
+
+// ArrivalMesh names the outside mesh model in ParamArrival.
+const ArrivalMesh = "mesh"
 
 // String is the parseable form.
 func (a Arrival) String() string {
+	if a.MeshNodes > 0 {
+		return fmt.Sprintf("%s:%d", ArrivalMesh, a.MeshNodes)
+	}
 	return fmt.Sprintf("first:%v-%v,spread:%v-%v", a.First.Min, a.First.Max, a.Spread.Min, a.Spread.Max)
 }
 
-// ParseArrival reads "first:50ms-400ms,spread:0-150ms" (either part may be left out and
-// keeps its default); errors name ParamArrival.
+// Describe is the report's words for the model.
+func (a Arrival) Describe() string {
+	if a.MeshNodes > 0 {
+		return fmt.Sprintf("%s (an outside mesh of %d nodes of degree %d: each real peer's copies when its client's D − 1 outside mesh peers forward)", a, a.MeshNodes, OutsideDegree)
+	}
+	return fmt.Sprintf("independent, first %v–%v, further copies %v–%v apart", a.First.Min, a.First.Max, a.Spread.Min, a.Spread.Max)
+}
+
+// ParseArrival reads "mesh" or "mesh:10000" (the outside mesh and its node count), or
+// "first:50ms-400ms,spread:0-150ms" (independent draws; either part may be left out and keeps
+// IndependentArrival's); "" is DefaultArrival. Errors name ParamArrival.
 func ParseArrival(v string) (Arrival, error) {
-	a := DefaultArrival
 	v = strings.TrimSpace(v)
 	if v == "" {
+		return DefaultArrival, nil
+	}
+	if name, n, _ := strings.Cut(v, ":"); strings.TrimSpace(name) == ArrivalMesh {
+		a := DefaultArrival
+		if n = strings.TrimSpace(n); n != "" {
+			nodes, err := strconv.Atoi(n)
+			if err != nil || nodes < MinOutsideNodes || nodes > MaxOutsideNodes {
+				return a, fmt.Errorf("param %s: %q: want %s or %s:N with N from %d to %d outside nodes (mainnet has about %d)", ParamArrival, v, ArrivalMesh, ArrivalMesh, MinOutsideNodes, MaxOutsideNodes, DefaultOutsideNodes)
+			}
+			a.MeshNodes = nodes
+		}
 		return a, nil
 	}
+	a := IndependentArrival
 	for part := range strings.SplitSeq(v, ",") {
 		name, rng, ok := strings.Cut(strings.TrimSpace(part), ":")
 		var dst *sim.DelayRange
@@ -79,7 +118,7 @@ func ParseArrival(v string) (Arrival, error) {
 			dst = &a.Spread
 		}
 		if !ok || dst == nil {
-			return a, fmt.Errorf("param %s: %q is not first:min-max or spread:min-max (e.g. first:50ms-400ms)", ParamArrival, part)
+			return a, fmt.Errorf("param %s: %q is not %s[:nodes], first:min-max or spread:min-max (e.g. first:50ms-400ms)", ParamArrival, part, ArrivalMesh)
 		}
 		// One range parser: the validation delays' (category syntax aside).
 		d, err := sim.ParseValidationDelays("block:" + strings.TrimSpace(rng))
@@ -219,6 +258,10 @@ type run struct {
 	net   Network
 	rep   *Report
 	ct    *controlTracer
+	// outside is the arrival model's mainnet beyond the neighbourhood (nil: independent
+	// draws); peerRegion each real peer's region index in it.
+	outside    *outsideMesh
+	peerRegion []int8
 	// ctx ends every goroutine the run started (subscriptions, periphery, schedule).
 	ctx     context.Context
 	obs     *sim.Node
@@ -331,8 +374,17 @@ func newRun(cfg Config) (*run, error) {
 	}
 	ct := newControlTracer()
 	ct.obs = newObserver(cfg.TimeScale)
-	return &run{cfg: cfg, plan: plan, gen: gen, place: place, net: net, ct: ct,
-		rep: &Report{Config: cfg, Plan: plan, Network: net.Name()}}, nil
+	r := &run{cfg: cfg, plan: plan, gen: gen, place: place, net: net, ct: ct,
+		rep: &Report{Config: cfg, Plan: plan, Network: net.Name()}}
+	if cfg.Arrival.MeshNodes > 0 {
+		if r.outside, err = newOutsideMesh(cfg, cfg.Arrival.MeshNodes); err != nil {
+			return nil, err
+		}
+		for _, sh := range place.peers {
+			r.peerRegion = append(r.peerRegion, r.outside.regionIndex(sh.Region))
+		}
+	}
+	return r, nil
 }
 
 // close stops what the run started, last first.
@@ -559,6 +611,16 @@ func (r *run) schedule() (<-chan []event, <-chan error) {
 				}
 				for _, i := range peers {
 					rng := drawRng(cfg.Seed, mid, i)
+					if r.outside != nil {
+						offset := rng.IntN(len(r.reals[i].boundary))
+						// The peer's other mesh peers on the topic: its client's D but the
+						// observed node (wire bytes: the payload, topic and framing).
+						ats := r.outside.copies(m.Category, mid, len(m.Data)+len(m.Topic)+16, r.peerRegion[i], r.plan.Peers[i].Client.D-1, cfg.Copies, rng)
+						for k, at := range ats {
+							evs = append(evs, event{at: m.At + at, peer: i, offset: offset, k: k, m: m, id: string(mid[:])})
+						}
+						continue
+					}
 					at := m.At + draw(rng, cfg.Arrival.First)
 					offset := rng.IntN(len(r.reals[i].boundary))
 					for k := range cfg.Copies {

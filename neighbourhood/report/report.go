@@ -87,8 +87,8 @@ func Load(dir string) (*Report, error) {
 	if t.Saturated {
 		r.Note("the process was saturated (CPU %.0f %% of the machine over the measured slots): in-process hops took longer than on an idle machine, so copies and IHAVE timing lean the way docs/neighbourhood.md describes", 100*t.Utilization)
 	}
-	if late := neighbourhood.DefaultArrival.First.Max; t.LagP99Ms > float64(late.Milliseconds())/4 {
-		r.Note("the periphery fell behind its schedule: p99 %.0f ms, max %.0f ms simulated, against arrival draws of %v–%v; timing-shaped figures (copies, IHAVE) are not the model's", t.LagP99Ms, t.MaxLagMs, neighbourhood.DefaultArrival.First.Min, late)
+	if late := neighbourhood.IndependentArrival.First.Max; t.LagP99Ms > float64(late.Milliseconds())/4 {
+		r.Note("the periphery fell behind its schedule: p99 %.0f ms, max %.0f ms simulated, against first copies spread over %v–%v; timing-shaped figures (copies, IHAVE) are not the model's", t.LagP99Ms, t.MaxLagMs, neighbourhood.IndependentArrival.First.Min, late)
 	}
 	for _, c := range r.Figures.Categories {
 		if !c.Within {
