@@ -37,8 +37,8 @@ import (
 const (
 	// DefaultOutsideNodes is mainnet's beacon node count, to its order: about 10 000
 	// (ethresear.ch "Estimating validator decentralization using p2p data": 12–13 k nodes;
-	// reference.md §9). What matters for the copies is the time between a node and its mesh
-	// neighbours, which the size changes only through the number of hops (log_7 of it).
+	// reference.md §9). The size sets the number of hops (log_7 of it); a 2 000-node mesh
+	// gave seed 1 more aggregate copies (docs/neighbourhood.md, the sensitivity run).
 	DefaultOutsideNodes = 10_000
 	// OutsideDegree is the mesh degree of the outside nodes: the spec's D (8), the degree
 	// Prysm, Teku, Lodestar and Nimbus keep (reference.md §7).
