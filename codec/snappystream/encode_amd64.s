@@ -24,9 +24,9 @@
 //	R9	x = load64(win, s)
 //	R10	skip
 //	AX, BX, R12, R14 scratch (R12 the candidate c, R14 its distance)
-// after a match: SI s, R12 c, AX length; R10 k of the re-probe.
-// Frame: 0(SP) nextEmit, 8(SP) lo.
-TEXT ·encodeFastBlock(SB), NOSPLIT, $16-120
+// after a match: SI s, R12 c, AX length.
+// Frame: 0(SP) nextEmit, 8(SP) lo, 16–48(SP) the re-probe's (below).
+TEXT ·encodeFastBlock(SB), NOSPLIT, $56-120
 	MOVQ dst_base+0(FP), DI
 	MOVQ win_base+24(FP), DX
 	MOVQ win_len+32(FP), R13
@@ -172,27 +172,43 @@ back:
 	JMP  back
 
 reprobeStart:
-	// for k := 2; k >= 1; k--: a longer match through the entry of p = s+length-k
-	MOVQ $2, R10
-
-reprobe:
-	LEAQ (SI)(AX*1), R15
-	SUBQ R10, R15
-	CMPQ R15, SI
-	JLE  reprobeNext
+	// For k = 2, then 1: a longer match through the entry of p = s+length-k. p > s
+	// (length ≥ 4); p ≤ sLimit is needed for its load. Both hashes and table reads are
+	// issued before either is checked, and the hashes kept (16 and 24(SP)): when nothing
+	// longer is found they index s-2 and s-1 after the copy. 40(SP): k = 1 pending;
+	// 48(SP): the kept hashes are those of the new s-2 and s-1.
+	MOVQ $0, 48(SP)
+	LEAQ -2(SI)(AX*1), R15
 	CMPQ R15, R13
-	JGT  reprobeNext
-
-	// BX = t of hash6(load64(win, p)); R9 = v = table[h]
+	JGT  emit
 	MOVQ  (DX)(R15*1), BX
 	SHLQ  $16, BX
 	MOVQ  $227718039650203, R9
 	IMULQ R9, BX
 	SHRQ  CX, BX
-	MOVQ  BX, R9
-	SHRQ  $8, R9
-	MOVL  (R8)(R9*4), R9
+	MOVQ  BX, 16(SP)
+	MOVQ  $0, 40(SP)
+	CMPQ  R15, R13
+	JGE   reprobeOne
+	MOVQ  1(DX)(R15*1), R10
+	SHLQ  $16, R10
+	IMULQ R9, R10
+	SHRQ  CX, R10
+	MOVQ  R10, 24(SP)
+	MOVQ  R10, R14
+	SHRQ  $8, R14
+	MOVL  (R8)(R14*4), R14
+	MOVL  R14, 32(SP)
+	MOVQ  $1, 40(SP)
+	MOVQ  $1, 48(SP)
 
+reprobeOne:
+	MOVQ BX, R9
+	SHRQ $8, R9
+	MOVL (R8)(R9*4), R9
+
+reprobe:
+	// R15 = p, BX = its hash t, R9 = v = table[t>>8]
 	// v>>24 == tag
 	MOVL R9, R14
 	SHRL $24, R14
@@ -268,11 +284,17 @@ rpDone:
 rpTake:
 	MOVQ R9, R12
 	MOVQ R14, AX
+	MOVQ $0, 48(SP)
 	JMP  emit
 
 reprobeNext:
-	DECQ R10
-	JNZ  reprobe
+	CMPQ 40(SP), $0
+	JEQ  emit
+	MOVQ $0, 40(SP)
+	LEAQ -1(SI)(AX*1), R15
+	MOVQ 24(SP), BX
+	MOVL 32(SP), R9
+	JMP  reprobe
 
 emit:
 	// The literal win[nextEmit:s], then (AX ≠ 0) the copy.
@@ -466,7 +488,27 @@ copied:
 	// if s > sLimit { goto emitRemainder }; index s-2 and s-1
 	CMPQ SI, R13
 	JGT  remainder
+	CMPQ 48(SP), $0
+	JEQ  indexHash
+	MOVQ 16(SP), AX
+	MOVQ AX, BX
+	SHRQ $8, BX
+	SHLL $24, AX
+	LEAL -2(R11)(SI*1), R14
+	ANDL $0xffffff, R14
+	ORL  R14, AX
+	MOVL AX, (R8)(BX*4)
+	MOVQ 24(SP), AX
+	MOVQ AX, BX
+	SHRQ $8, BX
+	SHLL $24, AX
+	LEAL -1(R11)(SI*1), R14
+	ANDL $0xffffff, R14
+	ORL  R14, AX
+	MOVL AX, (R8)(BX*4)
+	JMP  outer
 
+indexHash:
 	MOVQ  -2(DX)(SI*1), AX
 	SHLQ  $16, AX
 	MOVQ  $227718039650203, BX

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -60,6 +61,18 @@ func diffWindows() []int {
 		ws = append(ws, w)
 	}
 	return ws
+}
+
+// bases are the stream coordinates the tests start at: 0, and `before` bytes below the wraps
+// at 2^24 (the tables' positions) and, where int has 64 bits, 2^32 (the assembly's
+// 32-bit arithmetic).
+func bases(before int) []int {
+	bs := []int{0, 1<<24 - before}
+	if strconv.IntSize == 64 {
+		var wrap uint64 = 1 << 32
+		bs = append(bs, int(wrap)-before)
+	}
+	return bs
 }
 
 // adversarialStream returns messages of about total bytes mixing what the encoder treats
@@ -146,13 +159,13 @@ func TestEncodeFastBlockAsm(t *testing.T) {
 		t.Skip("encodeFastBlock is the portable function on this build")
 	}
 	for _, window := range diffWindows() {
-		// Streams long enough to slide the window (up to 1 MiB windows; beyond, the
+		// Streams long enough to slide the window once (up to 1 MiB windows; beyond, the
 		// 16 MiB stream below).
-		total := min(3*window+(256<<10), 4<<20)
+		total := min(2*window+(128<<10), 2<<20)
 		if testing.Short() {
 			total = min(total, 512<<10)
 		}
-		for bi, base := range []int{0, 1<<24 - 3000, 1<<32 - 3000} {
+		for bi, base := range bases(3000) {
 			rng := rand.New(rand.NewSource(int64(window)*3 + int64(bi)))
 			p := newFastPair(window, base)
 			for i, m := range adversarialStream(rng, window, total) {
@@ -203,7 +216,8 @@ func FuzzEncodeFastBlockAsm(f *testing.F) {
 	windows := diffWindows()
 	f.Fuzz(func(t *testing.T, data []byte, split, windowSel, baseSel uint8) {
 		window := windows[int(windowSel)%len(windows)]
-		base := []int{0, 1<<24 - 100, 1<<32 - 100, 12345}[baseSel%4]
+		bs := append(bases(100), 12345)
+		base := bs[int(baseSel)%len(bs)]
 		var msgs [][]byte
 		for n := int(split)%97 + 1; len(data) > 0; n = n*7%97 + 1 {
 			n = min(n, len(data))
