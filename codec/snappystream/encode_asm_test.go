@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"unsafe"
 )
 
 // The differential tests: encodeFastBlock (amd64 assembly where it is built) against the
@@ -37,12 +38,10 @@ func (p *fastPair) encode(t testing.TB, i int, msg []byte) {
 		t.Fatalf("window %d, message %d (%d bytes): assembly block of %d bytes differs from the portable one of %d at byte %d",
 			p.window, i, len(msg), len(got), len(want), n)
 	}
-	if !slices.Equal(p.asm.fast, p.ref.fast) {
-		for j := range p.asm.fast {
-			if p.asm.fast[j] != p.ref.fast[j] {
-				t.Fatalf("window %d, message %d: table entry %d is %#x, portable %#x", p.window, i, j, p.asm.fast[j], p.ref.fast[j])
-			}
-		}
+	// Tables up to 256 KiB are compared after every block, larger ones every 64th block
+	// and by the caller at the end (checkTables).
+	if len(p.asm.fast) <= 1<<16 || i%64 == 0 {
+		p.checkTables(t, i)
 	}
 	if p.asm.win.base != p.ref.win.base || !bytes.Equal(p.asm.win.buf, p.ref.win.buf) {
 		t.Fatalf("window %d, message %d: windows differ", p.window, i)
@@ -51,6 +50,23 @@ func (p *fastPair) encode(t testing.TB, i int, msg []byte) {
 	if err != nil || !bytes.Equal(out, msg) {
 		t.Fatalf("window %d, message %d: decode: %v", p.window, i, err)
 	}
+}
+
+func (p *fastPair) checkTables(t testing.TB, i int) {
+	t.Helper()
+	// Compared as bytes: slices.Equal, compiled with the fuzzer's comparison tracing,
+	// takes seconds per 4 MiB table.
+	if !bytes.Equal(uint32Bytes(p.asm.fast), uint32Bytes(p.ref.fast)) {
+		for j := range p.asm.fast {
+			if p.asm.fast[j] != p.ref.fast[j] {
+				t.Fatalf("window %d, message %d: table entry %d is %#x, portable %#x", p.window, i, j, p.asm.fast[j], p.ref.fast[j])
+			}
+		}
+	}
+}
+
+func uint32Bytes(s []uint32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 4*len(s))
 }
 
 // diffWindows are the windows the differential tests run: every power of two from 4 KiB
@@ -168,9 +184,11 @@ func TestEncodeFastBlockAsm(t *testing.T) {
 		for bi, base := range bases(3000) {
 			rng := rand.New(rand.NewSource(int64(window)*3 + int64(bi)))
 			p := newFastPair(window, base)
-			for i, m := range adversarialStream(rng, window, total) {
+			msgs := adversarialStream(rng, window, total)
+			for i, m := range msgs {
 				p.encode(t, i, m)
 			}
+			p.checkTables(t, len(msgs))
 		}
 	}
 }
@@ -201,6 +219,7 @@ func TestEncodeFastBlockAsmFullWindow(t *testing.T) {
 		p.encode(t, i, m)
 		stream = append(stream, m...)
 	}
+	p.checkTables(t, -1)
 }
 
 // FuzzEncodeFastBlockAsm splits arbitrary bytes into messages, sends them twice (the second
@@ -230,6 +249,7 @@ func FuzzEncodeFastBlockAsm(f *testing.F) {
 				p.encode(t, round*len(msgs)+i, m)
 			}
 		}
+		p.checkTables(t, 2*len(msgs))
 	})
 }
 
@@ -256,6 +276,7 @@ func TestEncodeFastBlockAsmFarEdges(t *testing.T) {
 				for i, m := range [][]byte{first, zeros(d - len(first)), second} {
 					pair.encode(t, i, m)
 				}
+				pair.checkTables(t, -1)
 			}
 		}
 		// [R[:L-2]] [R[L-2:] z] zeros [R[:L] y] zeros [R]: the last block matches the
@@ -270,5 +291,6 @@ func TestEncodeFastBlockAsmFarEdges(t *testing.T) {
 		for i, m := range msgs {
 			pair.encode(t, i, m)
 		}
+		pair.checkTables(t, -1)
 	}
 }
