@@ -23,7 +23,7 @@ type fastPair struct {
 // newFastPair starts both encoders at stream coordinate base (tables hold coordinates
 // modulo 2^24, the assembly computes them in 32 bits: bases near both wraps are tested).
 func newFastPair(window, base int) *fastPair {
-	p := &fastPair{asm: NewEncoder(window, Fast), ref: NewEncoder(window, Fast), dec: NewDecoder(window, 0), window: window}
+	p := &fastPair{asm: NewEncoder(window, Fast), ref: NewEncoder(window, Fast), dec: NewDecoder(window, 32<<20), window: window}
 	p.ref.portable = true
 	p.asm.win.base, p.ref.win.base = base, base
 	return p
@@ -292,5 +292,21 @@ func TestEncodeFastBlockAsmFarEdges(t *testing.T) {
 			pair.encode(t, i, m)
 		}
 		pair.checkTables(t, -1)
+	}
+}
+
+// TestEncodeFastBlockAsmLongLiteral covers the 5-byte literal header: a random block of
+// more than 2^24 bytes is one literal.
+func TestEncodeFastBlockAsmLongLiteral(t *testing.T) {
+	if !fastBlockAsm {
+		t.Skip("encodeFastBlock is the portable function on this build")
+	}
+	if testing.Short() {
+		t.Skip("a 16 MiB block")
+	}
+	p := newFastPair(0, 0)
+	p.encode(t, 0, random(rand.New(rand.NewSource(1<<24)), 1<<24+5))
+	if got := p.asm.Encode(nil, random(rand.New(rand.NewSource(1<<24)), 1<<24+5)); got[uvarintLen(1<<24+5)] != 63<<2|tagLiteral {
+		t.Fatalf("block starts with tag %#x, want a literal with a 4-byte length", got[uvarintLen(1<<24+5)])
 	}
 }
