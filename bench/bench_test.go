@@ -3,8 +3,11 @@ package bench
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/streamsim/streamsim/codec"
 )
 
 // The benchmarks in go test -bench format, for benchstat. Payload types (the seed-000
@@ -110,6 +113,31 @@ func BenchmarkFrames(b *testing.B) {
 			if !slices.Contains(frameImpls, im.Name) {
 				continue
 			}
+			b.Run("input="+p.Name+"/impl="+im.Name, func(b *testing.B) { runImpl(b, im, p) })
+		}
+	}
+}
+
+// BenchmarkFramesWindows times snappy-stream `fast` at the 4 KiB and 1 MiB windows beside
+// golang/snappy on the same frames (the default window is in BenchmarkFrames):
+//
+//	go test -run='^$' -bench='FramesWindows/input=(attestation-frames|all-subnets-trace)$' -count=5 ./bench/
+func BenchmarkFramesWindows(b *testing.B) {
+	impls := []Impl{}
+	for _, im := range Impls() {
+		if im.Name == "golang-snappy" {
+			impls = append(impls, im)
+		}
+	}
+	for _, s := range []string{"snappy-stream:4KiB", "snappy-stream:1MiB"} {
+		spec, err := codec.Parse(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		impls = append(impls, specImpl(strings.ReplaceAll(s, ":", "-"), spec))
+	}
+	for _, p := range benchFrames(b) {
+		for _, im := range impls {
 			b.Run("input="+p.Name+"/impl="+im.Name, func(b *testing.B) { runImpl(b, im, p) })
 		}
 	}

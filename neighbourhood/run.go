@@ -684,6 +684,9 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
 	slot := 0
 	for evs := range slots {
+		if evs != nil {
+			r.progress(slot, m)
+		}
 		if slot == cfg.Warmup {
 			m.before = snapshotOf(r.obs.Stats(), r.obs.PubsubStats())
 			r.ct.measuring.Store(true)
@@ -730,6 +733,18 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 	}
 	r.ct.measuring.Store(false)
 	return m, nil
+}
+
+// progress logs, once per slot, where the run is: its slot, simulated time and the machine's
+// time since the schedule began (on the virtual clock the full form takes about an hour, and
+// a user wants to see it advance; on the real clock the two times agree unless it fell behind).
+func (r *run) progress(slot int, m measured) {
+	phase := "warm-up"
+	if slot >= r.cfg.Warmup {
+		phase = "measured"
+	}
+	r.cfg.Log.Info("progress", "slot", fmt.Sprintf("%d/%d", slot+1, r.cfg.Warmup+r.cfg.Slots), "phase", phase,
+		"simulated", time.Since(m.start).Round(time.Second), "wall", (sim.WallNow() - m.wallStart).Round(time.Second))
 }
 
 // report is the report phase: the observed node's meters stop here, and with them the

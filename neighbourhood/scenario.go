@@ -158,7 +158,8 @@ func parse(p *sim.Params) (any, error) {
 // body runs the neighbourhood and writes its report; an incomplete delivery fails the run.
 func body(ctx context.Context, p *sim.Params, outputs string, summary *result.NodeSummary) error {
 	cfg := *p.Own.(*Config)
-	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Info: one progress line per slot (run.progress) besides the warnings.
+	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	summary.Kind, summary.Client, summary.Codec = topology.KindObserved, cfg.Population.ObservedClient, cfg.Codec.String()
 	summary.Transport = sim.TransportTCP
 	if cfg.Clock == sim.ClockVirtual {

@@ -180,17 +180,22 @@ func (s *cpuSampler) finish() *result.Process {
 	if now.Sub(s.lastAt) >= sampleWindow/2 {
 		s.closeWindow(cpuNow, now)
 	}
-	wall := now.Sub(s.start).Seconds()
-	cpu := (cpuNow - s.cpuStart).Seconds()
+	p := processReading(cpuNow-s.cpuStart, now.Sub(s.start))
+	p.PeakUtilization, p.SaturatedSeconds, p.SampleSeconds, p.MachinePeak = s.peak, s.busy.Seconds(), sampleWindow.Seconds(), s.machinePeak
+	p.SchedP99Ms, p.SchedMaxMs, p.SchedEvents = schedDelay(s.sched, readSchedLatencies())
+	return p
+}
+
+// processReading is what both clocks' meters report: the process's CPU and wall time over
+// the phase, its cores, host, PID and peak resident memory.
+func processReading(cpu, wall time.Duration) *result.Process {
 	cores := runtime.GOMAXPROCS(0)
 	host, _ := os.Hostname()
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	p := &result.Process{Host: host, PID: os.Getpid(), CPUSeconds: cpu, WallSeconds: wall, Cores: cores, MaxRSSBytes: ru.Maxrss << 10,
-		PeakUtilization: s.peak, SaturatedSeconds: s.busy.Seconds(), SampleSeconds: sampleWindow.Seconds(), MachinePeak: s.machinePeak}
-	p.SchedP99Ms, p.SchedMaxMs, p.SchedEvents = schedDelay(s.sched, readSchedLatencies())
+	p := &result.Process{Host: host, PID: os.Getpid(), CPUSeconds: cpu.Seconds(), WallSeconds: wall.Seconds(), Cores: cores, MaxRSSBytes: ru.Maxrss << 10}
 	if wall > 0 {
-		p.Utilization = cpu / wall / float64(cores)
+		p.Utilization = p.CPUSeconds / p.WallSeconds / float64(cores)
 	}
 	return p
 }
@@ -216,16 +221,7 @@ type virtualProcessMeter struct {
 }
 
 func (m *virtualProcessMeter) finish() *result.Process {
-	cpu := (processCPU() - m.cpu).Seconds()
-	wall := (wallNow() - m.wall).Seconds()
-	cores := runtime.GOMAXPROCS(0)
-	host, _ := os.Hostname()
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	p := &result.Process{Host: host, PID: os.Getpid(), CPUSeconds: cpu, WallSeconds: wall, Cores: cores,
-		MaxRSSBytes: ru.Maxrss << 10, MachinePeak: -1, SimulatedSeconds: time.Since(m.sim).Seconds()}
-	if wall > 0 {
-		p.Utilization = cpu / wall / float64(cores)
-	}
+	p := processReading(processCPU()-m.cpu, wallNow()-m.wall)
+	p.MachinePeak, p.SimulatedSeconds = -1, time.Since(m.sim).Seconds()
 	return p
 }

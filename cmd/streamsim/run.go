@@ -226,10 +226,13 @@ func (c *runCommand) checkTimeScale(params map[string]string) error {
 	if clock, err := sim.ParseClock(params[sim.ParamClock]); err != nil || clock != sim.ClockVirtual {
 		return nil // a bad clock is reported with the other parameters
 	}
-	if _, set := c.sets[sim.ParamTimeScale]; c.timeScaleGiven() || set {
-		return fmt.Errorf("--time-scale %s: means nothing with --clock virtual (simulated time runs at mainnet's pace whatever the machine does); drop it, or use --clock real", params[sim.ParamTimeScale])
+	given := "--time-scale " + params[sim.ParamTimeScale]
+	if v, set := c.sets[sim.ParamTimeScale]; set {
+		given = "--set " + sim.ParamTimeScale + "=" + v // named as the user wrote it
+	} else if !c.timeScaleGiven() {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%s: means nothing with --clock virtual (simulated time runs at mainnet's pace whatever the machine does); drop it, or use --clock real", given)
 }
 
 // runAndReport makes the runs, then prints the report: one run's, or, for several runs of a

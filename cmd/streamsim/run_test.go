@@ -43,7 +43,7 @@ func TestRunMeshFlagErrors(t *testing.T) {
 		{[]string{"--scenario", "mesh", "--clock", "real", "--codecs", "plain,zstd", "--bandwidths", "10Mbit"}, "time_scale 1"},
 		{[]string{"--scenario", "mesh", "--clock", "sim"}, "--clock"},
 		{[]string{"--scenario", "mesh", "--clock", "virtual", "--time-scale", "2"}, "--time-scale 2: means nothing with --clock virtual"},
-		{[]string{"--scenario", "mesh", "--clock", "virtual", "--set", "time_scale=2"}, "means nothing with --clock virtual"},
+		{[]string{"--scenario", "mesh", "--clock", "virtual", "--set", "time_scale=2"}, "--set time_scale=2: means nothing with --clock virtual"},
 		{[]string{"--scenario", "hub-leaves", "--clock", "virtual"}, "--clock: scenario hub-leaves runs on the real clock only (virtual: mesh, neighbourhood)"},
 	} {
 		err := runRunCmd(c.args)

@@ -53,6 +53,9 @@ type Encoder struct {
 	fast               []uint32
 	long               []uint32
 	short              []uint32
+	// portable makes fast use encodeFastBlockGo where encodeFastBlock is assembly: the
+	// differential tests run both on the same stream.
+	portable bool
 }
 
 // NewEncoder returns an encoder with the given history window (0 gives plain Snappy
@@ -286,13 +289,25 @@ func copyCost(offset, length int) int {
 }
 
 // encodeFast is golang/snappy's encodeBlock over the window: a 6-byte hash, candidates
-// in the history, matches extended backwards. The block is win[bs:].
+// in the history, matches extended backwards. The block is win[bs:]. The loop itself is
+// encodeFastBlock: amd64 assembly (encode_amd64.s) or the portable encodeFastBlockGo,
+// which specifies it.
 func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
-	shift := 64 - e.fastBits
-	table := e.fast
-	base := uint32(e.win.base) // coordinates are kept modulo 2^24
-	gentle := e.win.windowBytes > DefaultWindowBytes
-	lo := bs - e.win.histLen(bs) // oldest usable index
+	if e.portable {
+		return encodeFastBlockGo(dst, win, e.fast, bs, bs-e.win.histLen(bs), uint32(e.win.base),
+			64-e.fastBits, e.win.windowBytes > DefaultWindowBytes)
+	}
+	return encodeFastBlock(dst, win, e.fast, bs, bs-e.win.histLen(bs), uint32(e.win.base),
+		64-e.fastBits, e.win.windowBytes > DefaultWindowBytes)
+}
+
+// encodeFastBlock's parameters: the block is win[bs:], win[lo:bs] the history a copy may
+// use; table has 2^(64-shift) entries of coordinates relative to base (the stream
+// coordinate of win[0], modulo 2^24); gentle selects the skip step of windows above the
+// default. It returns the bytes written to dst, which has room for MaxEncodedLen(len(win)-bs)
+// (less the header), and leaves table indexed as the portable function does, entry for
+// entry: the assembly must match it byte for byte (TestEncodeFastBlockAsm, FuzzEncodeFastBlockAsm).
+func encodeFastBlockGo(dst, win []byte, table []uint32, bs, lo int, base uint32, shift uint, gentle bool) (d int) {
 	sLimit := len(win) - 8
 	nextEmit := bs
 	s := bs
@@ -372,7 +387,9 @@ func (e *Encoder) encodeFast(dst, win []byte, bs int) (d int) {
 			h, tag := hash6(load64(win, p), shift)
 			hk[k], tk[k] = h, tag
 			v := table[h]
-			c2 := e.at(v, p) - (p - s) // aligned to s
+			// The entry's position seen from p, aligned to s (a distance of 0 is no
+			// candidate: c2 = s, rejected below).
+			c2 := s - int((base+uint32(p)-v)&posMask)
 			// A longer match must also hold the byte that ended this one.
 			if v>>posBits != tag || c2 == c || c2 < lo || c2 >= s || s+length >= len(win) || win[c2+length] != win[s+length] {
 				continue

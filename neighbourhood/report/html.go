@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
@@ -63,7 +64,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 				if ri == 0 {
 					groups = append(groups, w.Category)
 				}
-				if gi := indexOf(groups, w.Category); gi >= 0 {
+				if gi := slices.Index(groups, w.Category); gi >= 0 {
 					for len(se.Values) <= gi {
 						se.Values = append(se.Values, page.Figure{})
 					}
@@ -126,7 +127,7 @@ func abSection(s *page.Section, ab *AB, src *page.Source) {
 	s.H3("Live A/B on the observed node's links")
 	var cats []string
 	for _, r := range ab.Rows {
-		if indexOf(cats, r.Category) < 0 {
+		if slices.Index(cats, r.Category) < 0 {
 			cats = append(cats, r.Category)
 		}
 	}
@@ -139,7 +140,7 @@ func abSection(s *page.Section, ab *AB, src *page.Source) {
 			series[r.Codec] = &page.BarSeries{Name: r.Codec, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
 			order = append(order, r.Codec)
 		}
-		ci := indexOf(cats, r.Category)
+		ci := slices.Index(cats, r.Category)
 		se := series[r.Codec]
 		se.Values[ci], se.Low[ci], se.High[ci] = src.Fig(b+"wire_of_raw_pct.mean", page.Pct), src.Fig(b+"wire_of_raw_pct.min", page.Pct), src.Fig(b+"wire_of_raw_pct.max", page.Pct)
 		rows = append(rows, []page.Cell{page.T(r.Codec), page.T(r.Category), page.F(src.Fig(b+"seeds", page.Count)), page.F(src.Fig(b+"wire_of_raw_pct.mean", page.Pct)),
@@ -160,15 +161,6 @@ func abSection(s *page.Section, ab *AB, src *page.Source) {
 	s.Bars(page.BarChart{Title: "Observed node inbound: wire, % of the same run's raw bytes (mean; whiskers: range over seeds)", YLabel: "% of raw", Groups: cats, Series: bars, RefY: 100, RefYLabel: "raw"},
 		"Per codec and category, the observed node's inbound wire bytes as a percentage of the same run's raw bytes (what plain would have put on the wire for this traffic); rows.<i>.wire_of_raw_pct.")
 	s.Table("A/B rows", []string{"codec", "category", "seeds", "wire % of raw: mean", "min", "max", "% of the plain run's wire", "process CPU, % of plain run"}, rows)
-}
-
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // seedCalibration shows, for each codec run over several seeds, the calibration table with
