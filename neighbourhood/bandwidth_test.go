@@ -91,7 +91,7 @@ func TestBandwidthDelaysBlocks(t *testing.T) {
 		t.Logf("bandwidth %v: block latency p50 %.1f ms, p99 %.1f ms; smallest block %d B, %v at %g bit/s", bw, l.P50Ms, l.P99Ms, minBlock, tx, rate)
 		return l.P50Ms
 	}
-	bw, err := ParseBandwidth(BandwidthClasses, "10Mbit", "10Mbit")
+	bw, err := ParseBandwidth(BandwidthClasses, "10Mbit", "10Mbit", "10Mbit")
 	if err != nil {
 		t.Fatal(err)
 	}

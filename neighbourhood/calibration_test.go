@@ -74,17 +74,19 @@ func TestLatencyModel(t *testing.T) {
 	}
 }
 
-// The bandwidth classes: the observed node a full node at ordinary_bandwidth, each real
-// peer at its class's rate (supernodes at supernode_bandwidth), the boundary unlimited; with
+// The bandwidth classes: the observed node at allsubnets_bandwidth, each real peer at its
+// class's rate (default nodes at ordinary_bandwidth, supernodes at supernode_bandwidth,
+// all-subnets nodes at allsubnets_bandwidth), the boundary unlimited; with
 // the latency model off every host in the one flat region; on Loopback the rates dilate by the
 // time scale as the latencies do; bad rates and modes are refused naming the parameter.
 func TestBandwidthClasses(t *testing.T) {
 	cfg := DefaultConfig()
-	bw, err := ParseBandwidth(BandwidthClasses, "10Mbit", "1Gbit")
+	bw, err := ParseBandwidth(BandwidthClasses, "10Mbit", "1Gbit", "200Mbit")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Bandwidth = bw
+	rates := map[string]int64{topology.BandwidthFullNode: 10e6, topology.BandwidthSupernode: 1e9, topology.BandwidthAllSubnets: 200e6}
 	plan, err := topology.Neighbourhood(cfg.Population)
 	if err != nil {
 		t.Fatal(err)
@@ -95,18 +97,16 @@ func TestBandwidthClasses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o := place.observed; o.UpBitsPerSec != 10e6 || o.DownBitsPerSec != 10e6 || o.Class != topology.BandwidthFullNode {
+		if o := place.observed; o.UpBitsPerSec != 200e6 || o.DownBitsPerSec != 200e6 || o.Class != topology.BandwidthAllSubnets {
 			t.Errorf("latency %s: observed node's link %v", lat, o)
 		}
 		if b := place.boundary; b.UpBitsPerSec != 0 || b.DownBitsPerSec != 0 || b.Region == "" {
 			t.Errorf("latency %s: boundary link %+v, want unlimited and shaped (a region)", lat, b)
 		}
-		supers := 0
+		classes := map[string]int{}
 		for i, sh := range place.peers {
-			want := int64(10e6)
-			if plan.Peers[i].Bandwidth == topology.BandwidthSupernode {
-				want, supers = 1e9, supers+1
-			}
+			want := rates[plan.Peers[i].Bandwidth]
+			classes[plan.Peers[i].Bandwidth]++
 			if sh.UpBitsPerSec != want || sh.DownBitsPerSec != want || sh.Class != plan.Peers[i].Bandwidth {
 				t.Errorf("latency %s: peer %d (%s): link %v, want %d bit/s", lat, i, plan.Peers[i].Kind, sh, want)
 			}
@@ -114,8 +114,8 @@ func TestBandwidthClasses(t *testing.T) {
 				t.Errorf("latency off: peer %d in region %q, want %q", i, sh.Region, FlatRegion)
 			}
 		}
-		if supers == 0 || supers == len(place.peers) {
-			t.Errorf("%d supernodes of %d peers: the test needs both classes", supers, len(place.peers))
+		if len(classes) != 3 {
+			t.Errorf("classes %v among %d peers: the test needs all three", classes, len(place.peers))
 		}
 	}
 	cfg.TimeScale = 0.25
@@ -126,16 +126,18 @@ func TestBandwidthClasses(t *testing.T) {
 	if sh := lb.dilate(link.Shape{Region: FlatRegion, UpBitsPerSec: 10e6, DownBitsPerSec: 20e6}); sh.UpBitsPerSec != 2.5e6 || sh.DownBitsPerSec != 5e6 {
 		t.Errorf("at time scale 0.25 the link runs at %v, want 2.5Mbit up, 5Mbit down", sh)
 	}
-	for _, bad := range []struct{ mode, ord, sup, param string }{
-		{"on", "50Mbit", "1Gbit", ParamBandwidth},
-		{BandwidthClasses, "-5Mbit", "1Gbit", sim.ParamOrdinaryBandwidth},
-		{BandwidthOff, "50Mbit", "fast", sim.ParamSupernodeBandwidth},
+	for _, bad := range []struct{ mode, ord, sup, all, param string }{
+		{"on", "50Mbit", "1Gbit", "1Gbit", ParamBandwidth},
+		{BandwidthClasses, "-5Mbit", "1Gbit", "1Gbit", sim.ParamOrdinaryBandwidth},
+		{BandwidthOff, "50Mbit", "fast", "1Gbit", sim.ParamSupernodeBandwidth},
+		{BandwidthClasses, "50Mbit", "1Gbit", "-1Gbit", ParamAllSubnetsBandwidth},
+		{BandwidthOff, "50Mbit", "1Gbit", "lots", ParamAllSubnetsBandwidth},
 	} {
-		if _, err := ParseBandwidth(bad.mode, bad.ord, bad.sup); err == nil || !strings.Contains(err.Error(), bad.param) {
-			t.Errorf("ParseBandwidth(%q, %q, %q) = %v, want an error naming %s", bad.mode, bad.ord, bad.sup, err, bad.param)
+		if _, err := ParseBandwidth(bad.mode, bad.ord, bad.sup, bad.all); err == nil || !strings.Contains(err.Error(), bad.param) {
+			t.Errorf("ParseBandwidth(%q, %q, %q, %q) = %v, want an error naming %s", bad.mode, bad.ord, bad.sup, bad.all, err, bad.param)
 		}
 	}
-	if off, err := ParseBandwidth(BandwidthOff, "50Mbit", "1Gbit"); err != nil || off.On() {
+	if off, err := ParseBandwidth(BandwidthOff, "50Mbit", "1Gbit", "1Gbit"); err != nil || off.On() {
 		t.Errorf("off: %+v, %v", off, err)
 	}
 }

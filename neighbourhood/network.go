@@ -134,46 +134,65 @@ const (
 	BandwidthOff     = "off"
 )
 
+// ParamAllSubnetsBandwidth is the all-subnets class's rate; its default is the supernode
+// class's (see DefaultAllSubnetsBandwidth).
+const ParamAllSubnetsBandwidth = "allsubnets_bandwidth"
+
+// DefaultAllSubnetsBandwidth is the all-subnets class's default rate: gossipsub-interop's
+// supernode class (1 Gbit/s, a data-centre link). An assumption with a measured reason: a node
+// on every subnet at a million validators forwards each attestation to its D mesh peers,
+// ≈ 55 Mbit/s of uplink before IHAVE and bursts, more than the ordinary class (50 Mbit/s) or
+// EIP-7870's recommendations (15–50 Mbit/s up) carry; the full form at the ordinary class
+// fell minutes behind its schedule in simulated time (docs/neighbourhood.md).
+const DefaultAllSubnetsBandwidth = sim.DefaultSupernodeBandwidth
+
 // Bandwidth is the access rate (bit/s, simulated time, uplink and downlink alike; 0:
-// unlimited) of the observed node's and its real peers' links by the plan's bandwidth class
-// (topology.NeighbourPeer.Bandwidth): gossipsub-interop's classes by default. Boundary peers
-// and grafters stay unshaped: they stand for the rest of mainnet, whose own links the
-// periphery's arrival model already stands for. The zero value is off.
+// unlimited) of the observed node's and its real peers' links by bandwidth class
+// (topology.NeighbourPeer.Bandwidth): default nodes at gossipsub-interop's ordinary class,
+// supernodes at its supernode class, all-subnets nodes (the observed node among them) at the
+// all-subnets class. Boundary peers and grafters stay unshaped: they stand for the rest of
+// mainnet, whose own links the periphery's arrival model already stands for. The zero value
+// is off.
 type Bandwidth struct {
-	FullNode, Supernode int64
-	on                  bool
+	FullNode, Supernode, AllSubnets int64
+	on                              bool
 }
 
-// NewBandwidth is bandwidth on at the classes' rates (sim.ParseBandwidthClasses).
-func NewBandwidth(classes [2]link.Class) Bandwidth {
-	return Bandwidth{FullNode: classes[0].UpBitsPerSec, Supernode: classes[1].UpBitsPerSec, on: true}
+// NewBandwidth is bandwidth on at the classes' rates (sim.ParseBandwidthClasses) and the
+// all-subnets class's.
+func NewBandwidth(classes [2]link.Class, allSubnets int64) Bandwidth {
+	return Bandwidth{FullNode: classes[0].UpBitsPerSec, Supernode: classes[1].UpBitsPerSec, AllSubnets: allSubnets, on: true}
 }
 
 // DefaultBandwidth is gossipsub-interop's classes (sim.DefaultOrdinaryBandwidth and
-// sim.DefaultSupernodeBandwidth).
+// sim.DefaultSupernodeBandwidth) and DefaultAllSubnetsBandwidth.
 func DefaultBandwidth() Bandwidth {
-	c, err := sim.ParseBandwidthClasses(sim.DefaultOrdinaryBandwidth, sim.DefaultSupernodeBandwidth)
+	b, err := ParseBandwidth(BandwidthClasses, sim.DefaultOrdinaryBandwidth, sim.DefaultSupernodeBandwidth, DefaultAllSubnetsBandwidth)
 	if err != nil {
 		panic(err) // the defaults parse
 	}
-	return NewBandwidth(c)
+	return b
 }
 
 // ParseBandwidth reads the parameters ParamBandwidth (BandwidthClasses or BandwidthOff),
-// sim.ParamOrdinaryBandwidth and sim.ParamSupernodeBandwidth; the rates are parsed (and a
-// bad one refused) even when bandwidth is off.
-func ParseBandwidth(mode, ordinary, supernode string) (Bandwidth, error) {
+// sim.ParamOrdinaryBandwidth, sim.ParamSupernodeBandwidth and ParamAllSubnetsBandwidth; the
+// rates are parsed (and a bad one refused) even when bandwidth is off.
+func ParseBandwidth(mode, ordinary, supernode, allSubnets string) (Bandwidth, error) {
 	c, err := sim.ParseBandwidthClasses(ordinary, supernode)
 	if err != nil {
 		return Bandwidth{}, err
 	}
+	all, err := units.ParseBitsPerSec(allSubnets)
+	if err != nil {
+		return Bandwidth{}, fmt.Errorf("param %s: %w", ParamAllSubnetsBandwidth, err)
+	}
 	switch mode {
 	case BandwidthClasses:
-		return NewBandwidth(c), nil
+		return NewBandwidth(c, all), nil
 	case BandwidthOff:
 		return Bandwidth{}, nil
 	}
-	return Bandwidth{}, fmt.Errorf("param %s: %q is not %s (the links at %s and %s by class) or %s (unshaped)", ParamBandwidth, mode, BandwidthClasses, sim.ParamOrdinaryBandwidth, sim.ParamSupernodeBandwidth, BandwidthOff)
+	return Bandwidth{}, fmt.Errorf("param %s: %q is not %s (the links at %s, %s and %s by class) or %s (unshaped)", ParamBandwidth, mode, BandwidthClasses, sim.ParamOrdinaryBandwidth, sim.ParamSupernodeBandwidth, ParamAllSubnetsBandwidth, BandwidthOff)
 }
 
 // On says whether the links carry rates.
@@ -186,19 +205,24 @@ func (b Bandwidth) shape(region, class string) link.Shape {
 		return sh
 	}
 	sh.Class = class
-	sh.UpBitsPerSec, sh.DownBitsPerSec = b.FullNode, b.FullNode
-	if class == topology.BandwidthSupernode {
-		sh.UpBitsPerSec, sh.DownBitsPerSec = b.Supernode, b.Supernode
+	rate := b.FullNode
+	switch class {
+	case topology.BandwidthSupernode:
+		rate = b.Supernode
+	case topology.BandwidthAllSubnets:
+		rate = b.AllSubnets
 	}
+	sh.UpBitsPerSec, sh.DownBitsPerSec = rate, rate
 	return sh
 }
 
-// String is the report's label, e.g. "fullnode 50Mbit, supernode 1024Mbit" or "off".
+// String is the report's label, e.g. "fullnode 50Mbit, supernode 1024Mbit, all-subnets
+// 1024Mbit" or "off".
 func (b Bandwidth) String() string {
 	if !b.on {
 		return "off"
 	}
-	return fmt.Sprintf("%s %s, %s %s", topology.BandwidthFullNode, units.FormatBitsPerSec(b.FullNode), topology.BandwidthSupernode, units.FormatBitsPerSec(b.Supernode))
+	return fmt.Sprintf("%s %s, %s %s, %s %s", topology.BandwidthFullNode, units.FormatBitsPerSec(b.FullNode), topology.BandwidthSupernode, units.FormatBitsPerSec(b.Supernode), topology.BandwidthAllSubnets, units.FormatBitsPerSec(b.AllSubnets))
 }
 
 // placement is each host's link in the model: each real peer's region drawn from the

@@ -112,9 +112,10 @@ func params() []sim.Param {
 		{Name: topology.ParamGrafters, Type: "string", Default: topology.GraftersByDegree, Desc: "outside grafters of each real peer, pressing on its topics under pressure: " + topology.GraftersByDegree + " (its degree minus the observed node and its boundary peers) or a cap (0: none)"},
 		{Name: ParamRegraft, Type: "string", Default: d.Regraft.String(), Desc: "mean further delay (exponential) of an outside peer's GRAFT after a PRUNE's backoff; 0s: as the backoff ends"},
 		{Name: ParamChurn, Type: "string", Default: d.Churn.String(), Desc: "mean session of an outside peer before a new one replaces it (ProbeLab's Hermes study; docs/neighbourhood.md); off: none"},
-		{Name: ParamBandwidth, Type: "string", Default: BandwidthClasses, Desc: "access links of the observed node and its real peers: " + BandwidthClasses + " (uplink and downlink at " + sim.ParamOrdinaryBandwidth + ", or " + sim.ParamSupernodeBandwidth + " for supernodes, in simulated time; boundary peers unshaped) or " + BandwidthOff},
-		{Name: sim.ParamOrdinaryBandwidth, Type: "string", Unit: "bit/s", Default: sim.DefaultOrdinaryBandwidth, Desc: "with bandwidth classes: uplink and downlink of the observed node and of every real peer but supernodes (gossipsub-interop's full node; e.g. 10Mbit, 50Mbit, 1Gbit)"},
+		{Name: ParamBandwidth, Type: "string", Default: BandwidthClasses, Desc: "access links of the observed node and its real peers: " + BandwidthClasses + " (uplink and downlink at " + sim.ParamOrdinaryBandwidth + ", " + sim.ParamSupernodeBandwidth + " for supernodes, " + ParamAllSubnetsBandwidth + " for all-subnets nodes and the observed node, in simulated time; boundary peers unshaped) or " + BandwidthOff},
+		{Name: sim.ParamOrdinaryBandwidth, Type: "string", Unit: "bit/s", Default: sim.DefaultOrdinaryBandwidth, Desc: "with bandwidth classes: uplink and downlink of default-node peers (gossipsub-interop's full node; e.g. 10Mbit, 50Mbit, 1Gbit)"},
 		{Name: sim.ParamSupernodeBandwidth, Type: "string", Unit: "bit/s", Default: sim.DefaultSupernodeBandwidth, Desc: "with bandwidth classes: uplink and downlink of supernode peers (gossipsub-interop's supernode)"},
+		{Name: ParamAllSubnetsBandwidth, Type: "string", Unit: "bit/s", Default: DefaultAllSubnetsBandwidth, Desc: "with bandwidth classes: uplink and downlink of all-subnets peers and the observed node (an assumption: forwarding 64 subnets' attestations needs ≈ 55 Mbit/s up, more than the ordinary class; docs/neighbourhood.md)"},
 		{Name: topology.ParamLatency, Type: "string", Default: pop.Latency, Desc: "latency of the links between the observed node and its peers, in simulated time: " + topology.LatencyRegions + " (gossipsub-interop's regions, divided by the time scale) or " + topology.LatencyOff},
 	}
 }
@@ -147,7 +148,7 @@ func parse(p *sim.Params) (any, error) {
 	if cfg.Regraft, cfg.Churn, err = parseOutside(p.Values[ParamRegraft], p.Values[ParamChurn]); err != nil {
 		return nil, err
 	}
-	if cfg.Bandwidth, err = ParseBandwidth(p.Values[ParamBandwidth], p.Values[sim.ParamOrdinaryBandwidth], p.Values[sim.ParamSupernodeBandwidth]); err != nil {
+	if cfg.Bandwidth, err = ParseBandwidth(p.Values[ParamBandwidth], p.Values[sim.ParamOrdinaryBandwidth], p.Values[sim.ParamSupernodeBandwidth], p.Values[ParamAllSubnetsBandwidth]); err != nil {
 		return nil, err
 	}
 	cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Validators, cfg.Codec = p.Slots, p.TimeScale, p.Seed, p.Validators, p.Codec

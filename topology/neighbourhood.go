@@ -34,12 +34,16 @@ const (
 // boundary peers are counted.
 const GraftersByDegree = "degree"
 
-// Bandwidth classes of gossipsub-interop's network model (link.DefaultClasses, reference.md
-// §7): ordinary nodes 50 Mbit/s up and down, supernodes 1 Gbit/s. The population carries
-// each node's class; the links that apply them belong to the run's network.
+// Bandwidth classes: gossipsub-interop's network model's two (link.DefaultClasses,
+// reference.md §7: ordinary nodes 50 Mbit/s up and down, supernodes 1 Gbit/s) and a third for
+// nodes subscribed to every attestation subnet, whose forwarding alone needs more uplink than
+// the ordinary class has (docs/neighbourhood.md, "An all-subnets node's link"). The
+// population carries each node's class; the links that apply them belong to the run's
+// network.
 const (
-	BandwidthFullNode  = "fullnode"
-	BandwidthSupernode = "supernode"
+	BandwidthFullNode   = "fullnode"
+	BandwidthSupernode  = "supernode"
+	BandwidthAllSubnets = "all-subnets"
 )
 
 // Latency models of ParamLatency.
@@ -327,8 +331,8 @@ type NeighbourPeer struct {
 	// backoff and re-graft delay allow.
 	Grafters      int
 	GrafterTopics []string
-	// Bandwidth is its class in gossipsub-interop's model (BandwidthFullNode or
-	// BandwidthSupernode, by kind).
+	// Bandwidth is its class by kind: BandwidthFullNode (default nodes), BandwidthSupernode
+	// or BandwidthAllSubnets.
 	Bandwidth string
 }
 
@@ -342,8 +346,8 @@ type NeighbourhoodPlan struct {
 	// BoundaryTotal is the number of boundary peers over all real peers; GraftersTotal the
 	// number of outside grafters.
 	BoundaryTotal, GraftersTotal int
-	// ObservedBandwidth is the observed node's bandwidth class (BandwidthFullNode: the
-	// recording does not say; an assumption).
+	// ObservedBandwidth is the observed node's bandwidth class: BandwidthAllSubnets, as every
+	// node subscribed to all subnets (the recording does not say its link; an assumption).
 	ObservedBandwidth string
 }
 
@@ -382,7 +386,7 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &NeighbourhoodPlan{ObservedClient: obsClient, Subscribers: map[string][]int{}, ObservedBandwidth: BandwidthFullNode}
+	plan := &NeighbourhoodPlan{ObservedClient: obsClient, Subscribers: map[string][]int{}, ObservedBandwidth: BandwidthAllSubnets}
 	for _, t := range observed.Topics(fd) {
 		if keep(t) {
 			plan.ObservedTopics = append(plan.ObservedTopics, t)
@@ -437,8 +441,11 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 		slices.Sort(topics)
 		b := min(p.Boundary, max(deg-1, 0))
 		np := NeighbourPeer{Kind: kinds[i], Client: cl, Degree: deg, Dialled: i < dialled, Topics: topics, Boundary: b, Bandwidth: BandwidthFullNode}
-		if kinds[i] == KindSupernode {
+		switch kinds[i] {
+		case KindSupernode:
 			np.Bandwidth = BandwidthSupernode
+		case KindAllSubnets:
+			np.Bandwidth = BandwidthAllSubnets
 		}
 		for _, t := range topics {
 			if p.Presses(t) {

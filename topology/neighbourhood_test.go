@@ -158,8 +158,8 @@ func TestOutsideGrafters(t *testing.T) {
 		if pr.Grafters != want || !reflect.DeepEqual(pr.GrafterTopics, pressed) {
 			t.Errorf("peer %d (%s, degree %d, boundary %d): %d grafters on %v, want %d on %v", i, pr.Kind, pr.Degree, pr.Boundary, pr.Grafters, pr.GrafterTopics, want, pressed)
 		}
-		if (pr.Kind == KindSupernode) != (pr.Bandwidth == BandwidthSupernode) || (pr.Bandwidth != BandwidthSupernode && pr.Bandwidth != BandwidthFullNode) {
-			t.Errorf("peer %d of kind %s in bandwidth class %q", i, pr.Kind, pr.Bandwidth)
+		if want := map[string]string{KindDefault: BandwidthFullNode, KindSupernode: BandwidthSupernode, KindAllSubnets: BandwidthAllSubnets}[pr.Kind]; pr.Bandwidth != want {
+			t.Errorf("peer %d of kind %s in bandwidth class %q, want %q", i, pr.Kind, pr.Bandwidth, want)
 		}
 		total += pr.Grafters
 	}
