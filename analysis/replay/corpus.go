@@ -167,6 +167,7 @@ type view struct {
 	filter *TopicFilter // nil: as recorded
 	sum    TrafficSummary
 	seen   map[string]bool // streams with an evaluated frame
+	ihave  *recurrence     // IHAVE ids per stream direction, as the view replays them
 	// opened holds the topic streams the view has opened (their header sent).
 	opened map[string]bool
 }
@@ -209,7 +210,10 @@ func (v *view) prepare(stream string, o *owner, frame []byte, wantSSZ bool, buf 
 }
 
 // count adds an evaluated frame to the view's traffic summary.
-func (v *view) count(p *prepared) {
+func (v *view) count(p *prepared) error {
+	if err := v.ihave.add(p.snappy.stream, p.snappy.data); err != nil {
+		return err
+	}
 	v.sum.Frames++
 	for c, b := range p.snappy.parts {
 		v.sum.Bytes[c] += int64(b)
@@ -222,6 +226,7 @@ func (v *view) count(p *prepared) {
 		v.seen[p.snappy.stream] = true
 		v.sum.Streams++
 	}
+	return nil
 }
 
 // TrafficSummary is a view's traffic over the evaluated part, per category.
@@ -239,6 +244,8 @@ type TrafficSummary struct {
 	DirTotal [2]int64 `json:"direction_total_bytes"`
 	// Skipped are frames left out because a layout cannot carry them.
 	Skipped Skipped `json:"skipped"`
+	// IHave is how IHAVE ids recur on the view's stream directions.
+	IHave IHaveRecurrence `json:"ihave_recurrence"`
 }
 
 // trainSampler keeps an even sample of a corpus's training frames within trainKeepBytes,

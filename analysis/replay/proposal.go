@@ -270,6 +270,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
+		writeRecurrence(&b, v.IHave)
 		hasCmp := false
 		for i := range rep.Results {
 			hasCmp = hasCmp || (rep.Results[i].View == v.View && len(rep.Results[i].Proposal) > 0)
@@ -476,4 +477,24 @@ func layoutTables(b *strings.Builder, rep *Report, v TrafficSummary, cats []goss
 			kib(int64(m.MeanNodeEncoderBytes)), kib(int64(m.MeanNodeDecoderBytes)), kib(m.PeakNodeBytes), kib(int64(m.MeanNodeHistoryBytes)))
 	}
 	b.WriteString("\n")
+}
+
+// writeRecurrence writes the line on how IHAVE ids recur on a view's streams, when it has any.
+func writeRecurrence(b *strings.Builder, r IHaveRecurrence) {
+	if r.Mentions == 0 {
+		return
+	}
+	fmt.Fprintf(b, "IHAVE ids: %d mentions; %.1f %% repeat an id the same stream direction carried before, by distance back (bytes today):",
+		r.Mentions, 100*float64(r.Repeats)/float64(r.Mentions))
+	for i, d := range r.Distances {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		label := strconv.FormatInt(d>>10, 10) + " KiB"
+		if d%(1<<20) == 0 {
+			label = strconv.FormatInt(d>>20, 10) + " MiB"
+		}
+		fmt.Fprintf(b, " ≤ %s %.1f %%", label, 100*r.RepeatShare(d))
+	}
+	b.WriteString(" of mentions (farther back counts as a first mention). Only repeats compress: an id is 20 random bytes.\n\n")
 }

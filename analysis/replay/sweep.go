@@ -260,7 +260,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	var views []*view
 	var jobs []*job
 	for _, name := range o.Profiles {
-		v := &view{name: name, seen: map[string]bool{}, opened: map[string]bool{}}
+		v := &view{name: name, seen: map[string]bool{}, opened: map[string]bool{}, ihave: newRecurrence()}
 		if name == "" || name == "recorded" {
 			v.name = "recorded"
 		} else {
@@ -303,6 +303,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 			return nil, fmt.Errorf("view %s: no frames left to evaluate", v.name)
 		}
 		v.sum.Duration = evalDuration
+		v.sum.IHave = v.ihave.sum
 		if evalDuration > 0 {
 			for c := range v.sum.Bytes {
 				v.sum.PerHour[c] = float64(v.sum.Bytes[c]) / (1 << 20) / evalDuration.Hours()
@@ -439,7 +440,9 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 							split[i] = withHeaders(split[i], fresh)
 						}
 					}
-					v.count(&p)
+					if err := v.count(&p); err != nil {
+						return err
+					}
 					for _, layout := range Layouts {
 						for pi, payload := range []string{gossip.PayloadSSZSnappy, gossip.PayloadSSZ} {
 							k := corpusKey{vi, payload, layout}
