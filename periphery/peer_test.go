@@ -83,15 +83,10 @@ func (*realTracer) SendRPCCompleted(*pubsub.RPC, peer.ID, time.Duration) {}
 func (*realTracer) DropRPC(*pubsub.RPC, peer.ID)                         {}
 func (*realTracer) UndeliverableMessage(*pubsub.Message)                 {}
 
-// Against an unmodified go-libp2p-pubsub node (Dhi 2, time scale 30): two boundary peers
-// graft and are meshed, a third is refused at Dhi (it dialled), gets PRUNE with the dilated
-// backoff and grafts again only after it; what the meshed peers publish is delivered in full,
-// what the refused one publishes reaches the real node by IHAVE → IWANT → message; and the
-// real node's forwards reach the boundary peers, who discard them.
-func TestBoundaryPeersAgainstPubsub(t *testing.T) {
-	cl, _ := topology.ClientProfile("spec")
-	cl.D, cl.Dlo, cl.Dhi, cl.Dscore, cl.Dout, cl.Dlazy = 2, 1, 2, 1, 0, 3
-	d := sim.Dilate(cl, scale)
+// newRealNode is the real pubsub node these tests press: client cl's parameters at the
+// tests' time scale, traced, joined to the test topic; closed when the test ends.
+func newRealNode(t *testing.T, cl topology.Client) (*sim.Node, *pubsub.Topic, *realTracer) {
+	t.Helper()
 	tr := newRealTracer()
 	rh, err := sim.NewHost("")
 	if err != nil {
@@ -101,11 +96,24 @@ func TestBoundaryPeersAgainstPubsub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer real.Close()
+	t.Cleanup(func() { real.Close() })
 	rt, err := real.Topic(topic)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return real, rt, tr
+}
+
+// Against an unmodified go-libp2p-pubsub node (Dhi 2, time scale 30): two boundary peers
+// graft and are meshed, a third is refused at Dhi (it dialled), gets PRUNE with the dilated
+// backoff and grafts again only after it; what the meshed peers publish is delivered in full,
+// what the refused one publishes reaches the real node by IHAVE → IWANT → message; and the
+// real node's forwards reach the boundary peers, who discard them.
+func TestBoundaryPeersAgainstPubsub(t *testing.T) {
+	cl, _ := topology.ClientProfile("spec")
+	cl.D, cl.Dlo, cl.Dhi, cl.Dscore, cl.Dout, cl.Dlazy = 2, 1, 2, 1, 0, 3
+	d := sim.Dilate(cl, scale)
+	real, rt, tr := newRealNode(t, cl)
 	sub, err := rt.Subscribe(pubsub.WithBufferSize(1024))
 	if err != nil {
 		t.Fatal(err)
@@ -377,20 +385,7 @@ func TestRegraftSpread(t *testing.T) {
 func regraftExtras(t *testing.T, cl topology.Client, regraft, first time.Duration) ([]time.Duration, time.Duration) {
 	t.Helper()
 	d := sim.Dilate(cl, scale)
-	tr := newRealTracer()
-	rh, err := sim.NewHost("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	real, err := sim.NewNode(rh, sim.WithTimeScale(scale), sim.WithClient(cl), sim.WithRawTracers(tr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer real.Close()
-	rt, err := real.Topic(topic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	real, rt, tr := newRealNode(t, cl)
 	if _, err := rt.Subscribe(); err != nil {
 		t.Fatal(err)
 	}
