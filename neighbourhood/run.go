@@ -170,6 +170,9 @@ type Config struct {
 	// Bandwidth is the observed node's and its real peers' link rates by bandwidth class
 	// (network.go); the zero value: unshaped.
 	Bandwidth Bandwidth
+	// ObservedIDontWant overrides the observed node's IDONTWANT threshold in bytes
+	// (ParseObservedIDontWant); 0: its client profile's.
+	ObservedIDontWant int
 }
 
 // DefaultConfig is the calibration form.
@@ -342,6 +345,7 @@ func newRun(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	plan.ObservedClient = observedClient(cfg, plan.ObservedClient)
 	mem := cfg.MemoryBytes
 	if mem <= 0 {
 		mem = availableBytes()

@@ -101,6 +101,7 @@ func params() []sim.Param {
 		{Name: topology.ParamTopologySeed, Type: "int", Default: strconv.FormatInt(pop.Seed, 10), Desc: "seed of the population: kinds, clients, degrees, dialled links, boundary peers"},
 		{Name: topology.ParamObservedPeers, Type: "int", Unit: "peers", Default: strconv.Itoa(pop.Peers), Desc: "the observed node's real peers (the recorded node had about 45)"},
 		{Name: topology.ParamObservedClient, Type: "string", Default: pop.ObservedClient, Desc: "client profile of the observed node: " + strings.Join(topology.ClientNames, ", ")},
+		{Name: ParamObservedIDontWant, Type: "string", Default: IDontWantClient, Desc: "the observed node's IDONTWANT threshold: " + IDontWantClient + " (its client profile's; Teku 16 KiB), " + IDontWantOff + " (never sends IDONTWANT, as before gossipsub v1.2) or a message size in bytes"},
 		{Name: topology.ParamSubnets, Type: "int", Unit: "subnets", Default: strconv.Itoa(pop.Subnets), Desc: "attestation subnets the observed node subscribes to and the workload carries (the first n; 64: the full form); per-subnet figures are scaled to 64 in the calibration table"},
 		{Name: topology.ParamMix, Type: "string", Default: shares(pop.Mix, topology.MixKinds), Desc: "the peers' population by kind: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, summing to 1)"},
 		{Name: topology.ParamClients, Type: "string", Default: shares(pop.Clients, topology.ClientNames), Desc: "the peers' client mix (client:share, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
@@ -146,6 +147,9 @@ func parse(p *sim.Params) (any, error) {
 		return nil, err
 	}
 	if cfg.Regraft, cfg.Churn, err = parseOutside(p.Values[ParamRegraft], p.Values[ParamChurn]); err != nil {
+		return nil, err
+	}
+	if cfg.ObservedIDontWant, err = ParseObservedIDontWant(p.Values[ParamObservedIDontWant]); err != nil {
 		return nil, err
 	}
 	if cfg.Bandwidth, err = ParseBandwidth(p.Values[ParamBandwidth], p.Values[sim.ParamOrdinaryBandwidth], p.Values[sim.ParamSupernodeBandwidth], p.Values[ParamAllSubnetsBandwidth]); err != nil {

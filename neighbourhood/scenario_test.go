@@ -51,7 +51,30 @@ func TestScenarioRegistered(t *testing.T) {
 	if p, err := sc.ParseParams(map[string]string{ParamBandwidth: BandwidthOff}); err != nil || p.Own.(*Config).Bandwidth.On() {
 		t.Errorf("bandwidth off: %v", err)
 	}
-	if b := cfg.Bandwidth; !b.On() || b.FullNode != 50e6 || b.Supernode != 1024e6 {
+	if p, err := sc.ParseParams(map[string]string{ParamAllSubnetsBandwidth: "200Mbit"}); err != nil {
+		t.Errorf("allsubnets_bandwidth 200Mbit: %v", err)
+	} else if b := p.Own.(*Config).Bandwidth; b.AllSubnets != 200e6 || b.FullNode != 50e6 {
+		t.Errorf("allsubnets_bandwidth 200Mbit: %+v", b)
+	}
+	for v, want := range map[string]int{"client": 0, "off": idontwantNever, "1000": 1000} {
+		p, err := sc.ParseParams(map[string]string{ParamObservedIDontWant: v})
+		if err != nil || p.Own.(*Config).ObservedIDontWant != want {
+			t.Errorf("observed_idontwant %s: %v, %v; want %d", v, p, err, want)
+			continue
+		}
+		teku, _ := topology.ClientProfile("teku")
+		got := observedClient(*p.Own.(*Config), teku).IDontWantThresholdBytes
+		if want == 0 {
+			want = 16 << 10 // Teku's own
+		}
+		if got != want {
+			t.Errorf("observed_idontwant %s: the observed node's threshold %d, want %d", v, got, want)
+		}
+	}
+	if l := idontwantLabel(idontwantNever); !strings.Contains(l, "never") {
+		t.Errorf("off reads %q", l)
+	}
+	if b := cfg.Bandwidth; !b.On() || b.FullNode != 50e6 || b.Supernode != 1024e6 || b.AllSubnets != 1024e6 {
 		t.Errorf("default bandwidth %+v, want gossipsub-interop's classes", b)
 	}
 	if c := cfg; c.Churn != DefaultChurn || c.Regraft != 0 || c.Population.Grafters != topology.GraftersOfDegree {
@@ -60,7 +83,8 @@ func TestScenarioRegistered(t *testing.T) {
 	for _, c := range []struct{ name, v string }{{ParamCopies, "0"}, {topology.ParamSubnets, "65"}, {topology.ParamMix, "default:0.5"},
 		{ParamValidationDelay, "block:9-1ms"}, {ParamChurn, "10s"}, {ParamChurn, "soon"}, {ParamChurn, "-5m"}, {ParamRegraft, "-1s"},
 		{ParamRegraft, "later"}, {topology.ParamGrafters, "-3"}, {ParamBandwidth, "on"}, {sim.ParamOrdinaryBandwidth, "-1Mbit"},
-		{sim.ParamSupernodeBandwidth, "fast"}} {
+		{sim.ParamSupernodeBandwidth, "fast"}, {ParamAllSubnetsBandwidth, "-2Gbit"}, {ParamObservedIDontWant, "0"},
+		{ParamObservedIDontWant, "-1"}, {ParamObservedIDontWant, "16KiB"}, {ParamObservedIDontWant, "2147483647"}} {
 		name, v := c.name, c.v
 		_, err := sc.ParseParams(map[string]string{name: v})
 		var pe *sim.ParamError
