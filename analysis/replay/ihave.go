@@ -23,12 +23,11 @@ var RecurrenceDistances = []int64{4 << 10, 64 << 10, 1 << 20, 16 << 20}
 // same sender up to HistoryGossip times, one heartbeat apart; the distance in bytes between
 // two mentions is what the stream carried in between, which grows with the traffic.
 type IHaveRecurrence struct {
-	// Mentions counts ids in IHAVE entries; Repeats those the same stream direction carried
-	// in an earlier IHAVE (within the largest of RecurrenceDistances).
+	// Mentions counts ids in IHAVE entries.
 	Mentions int64 `json:"mentions"`
-	Repeats  int64 `json:"repeats"`
-	// Within[i] counts the repeats at most Distances[i] bytes after the id's previous mention
-	// on the stream (frame start to frame start, bytes as today).
+	// Within[i] counts the mentions of an id the same stream direction carried in an earlier
+	// IHAVE at most Distances[i] bytes before (frame start to frame start, bytes as today);
+	// the last is every repeat that is tracked.
 	Distances []int64 `json:"distances_bytes"`
 	Within    []int64 `json:"within"`
 }
@@ -100,7 +99,6 @@ func (r *recurrence) add(stream string, frame []byte) error {
 				if !ok || at-prev > maxDist {
 					continue
 				}
-				r.sum.Repeats++
 				for i, d := range RecurrenceDistances {
 					if at-prev <= d {
 						r.sum.Within[i]++

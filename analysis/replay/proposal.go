@@ -485,7 +485,7 @@ func writeRecurrence(b *strings.Builder, r IHaveRecurrence) {
 		return
 	}
 	fmt.Fprintf(b, "IHAVE ids: %d mentions; %.1f %% repeat an id the same stream direction carried before, by distance back (bytes today):",
-		r.Mentions, 100*float64(r.Repeats)/float64(r.Mentions))
+		r.Mentions, 100*r.RepeatShare(r.Distances[len(r.Distances)-1]))
 	for i, d := range r.Distances {
 		if i > 0 {
 			b.WriteString(",")
