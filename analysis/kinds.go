@@ -29,7 +29,7 @@ func (v *Verdict) Outcome() *Verdict { return v }
 // (sim.Scenario.Report); the CLI and `streamsim report` look it up here and never switch on
 // a scenario's name. A new report is a file that registers its Kind in init.
 type Kind struct {
-	Name string
+	Name result.ReportKind
 	// Load reads one run's outputs (<group>/<instance>/summary.json below dir).
 	Load func(dir string) (Report, error)
 	// Compare joins runs of one scenario that differ only in codec, seed or links (an A/B).
@@ -66,12 +66,12 @@ type Charter interface {
 }
 
 // NodesKind is the report every scenario gets when it names none: one row per node.
-const NodesKind = "nodes"
+const NodesKind result.ReportKind = "nodes"
 
 var kinds = struct {
 	gosync.Mutex
-	m map[string]Kind
-}{m: map[string]Kind{}}
+	m map[result.ReportKind]Kind
+}{m: map[result.ReportKind]Kind{}}
 
 // RegisterKind adds a report kind; a second kind of the same name panics (a programming
 // error).
@@ -79,13 +79,13 @@ func RegisterKind(k Kind) {
 	kinds.Lock()
 	defer kinds.Unlock()
 	if _, dup := kinds.m[k.Name]; dup {
-		panic("analysis: report kind " + k.Name + " registered twice")
+		panic("analysis: report kind " + string(k.Name) + " registered twice")
 	}
 	kinds.m[k.Name] = k
 }
 
 // KindOf returns a registered kind ("" is NodesKind), or an error listing the registered ones.
-func KindOf(name string) (Kind, error) {
+func KindOf(name result.ReportKind) (Kind, error) {
 	if name == "" {
 		name = NodesKind
 	}
@@ -96,7 +96,7 @@ func KindOf(name string) (Kind, error) {
 	}
 	names := make([]string, 0, len(kinds.m))
 	for n := range kinds.m {
-		names = append(names, n)
+		names = append(names, string(n))
 	}
 	sort.Strings(names)
 	return Kind{}, fmt.Errorf("unknown report kind %q (kinds: %s)", name, strings.Join(names, ", "))

@@ -10,12 +10,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/golang/snappy"
 
 	"github.com/streamsim/streamsim/bench"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/codec/snappystream"
-	"github.com/streamsim/streamsim/sim"
 )
 
 // startCodec starts the JS codec process for one test.
@@ -103,8 +104,8 @@ func TestJSSpecs(t *testing.T) {
 			t.Errorf("%s: %v", s, err)
 			continue
 		}
-		if got.Spec != want.String() || got.WindowBytes != want.WindowBytes || got.Protocol != string(sim.ProtocolFor(want)) {
-			t.Errorf("%s: JS %+v; Go %s, window %d, protocol %s", s, got, want, want.WindowBytes, sim.ProtocolFor(want))
+		if got.Spec != want.String() || got.WindowBytes != want.WindowBytes || got.Protocol != string(node.ProtocolFor(want)) {
+			t.Errorf("%s: JS %+v; Go %s, window %d, protocol %s", s, got, want, want.WindowBytes, node.ProtocolFor(want))
 		}
 	}
 	for _, s := range []string{"plain", "zstd", "snappy-stream:17MiB", "snappy-stream:4KB", "snappy-stream:64KiB:better",

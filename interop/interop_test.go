@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	snet "github.com/streamsim/streamsim/sim/network"
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/golang/snappy"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/host"
@@ -20,7 +23,6 @@ import (
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/workload"
 )
 
@@ -59,12 +61,12 @@ func newGoNode(t *testing.T, codecs ...string) *goNode {
 		}
 		specs = append(specs, s)
 	}
-	h, err := sim.NewHost("")
+	h, err := snet.NewHost("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := &goNode{host: h.Host}
-	var node *sim.Node
+	var node *node.Node
 	t.Cleanup(func() {
 		if node != nil {
 			node.Close()
@@ -75,7 +77,7 @@ func newGoNode(t *testing.T, codecs ...string) *goNode {
 	// The node starts once its direct peers are known (sim nodes are not changed after
 	// they are built).
 	g.start = func(direct []peer.AddrInfo) error {
-		node, err = sim.NewNode(h, sim.WithCodecs(specs...), sim.WithTimeScale(timeScale), sim.WithDirectPeers(direct))
+		node, err = node.NewNode(h, node.WithCodecs(specs...), node.WithTimeScale(timeScale), node.WithDirectPeers(direct))
 		if err == nil {
 			g.ps, g.topic, g.stats, g.streamErrors = node.PubSub, node.Topic, node.Stats, node.StreamErrors
 		}
@@ -185,7 +187,7 @@ func gossipStreams(n *goNode, p peer.ID) map[network.Direction][]protocol.ID {
 	out := map[network.Direction][]protocol.ID{}
 	for _, c := range n.host.Network().ConnsToPeer(p) {
 		for _, s := range c.GetStreams() {
-			if _, ok := sim.SpecFor(s.Protocol()); ok || s.Protocol() == "/meshsub/1.1.0" {
+			if _, ok := node.SpecFor(s.Protocol()); ok || s.Protocol() == "/meshsub/1.1.0" {
 				out[s.Stat().Direction] = append(out[s.Stat().Direction], s.Protocol())
 			}
 		}
@@ -346,10 +348,10 @@ func TestJSPeerInMesh(t *testing.T) {
 	}
 
 	// Negotiated protocols, from the Go side of every link and the JS side of its own.
-	snap4K := sim.ProtocolFor(mustSpecs(t, "snappy-stream:4KiB")[0])
+	snap4K := node.ProtocolFor(mustSpecs(t, "snappy-stream:4KiB")[0])
 	want := map[[2]peer.ID]protocol.ID{
-		{goA.id(), js.ID()}: sim.SnappyStreamProtocol, {goC.id(), js.ID()}: snap4K, {goB.id(), js.ID()}: sim.PlainProtocol,
-		{goA.id(), goB.id()}: sim.PlainProtocol, {goA.id(), goC.id()}: sim.PlainProtocol, {goB.id(), goC.id()}: sim.PlainProtocol,
+		{goA.id(), js.ID()}: node.SnappyStreamProtocol, {goC.id(), js.ID()}: snap4K, {goB.id(), js.ID()}: node.PlainProtocol,
+		{goA.id(), goB.id()}: node.PlainProtocol, {goA.id(), goC.id()}: node.PlainProtocol, {goB.id(), goC.id()}: node.PlainProtocol,
 	}
 	for pair, w := range want {
 		for _, ends := range [][2]peer.ID{pair, {pair[1], pair[0]}} {
@@ -382,7 +384,7 @@ func TestJSPeerInMesh(t *testing.T) {
 		if s.Protocol != w {
 			t.Errorf("JS peer's %s stream with %s is %s, want %s", s.Direction, names[s.Peer], s.Protocol, w)
 		}
-		if w != sim.PlainProtocol && s.Blocks == 0 {
+		if w != node.PlainProtocol && s.Blocks == 0 {
 			t.Errorf("JS peer's %s %s stream with %s coded no block", s.Direction, s.Protocol, names[s.Peer])
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -17,7 +19,6 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/workload"
 )
 
@@ -128,11 +129,11 @@ func TestJSPeerAsLeaf(t *testing.T) {
 	upstream := workloadMessages(t, 4, 1, prof)
 
 	leaves := []*jsLeaf{
-		{name: "js snappy-stream", codecs: []string{"snappy-stream"}, want: sim.SnappyStreamProtocol, msgs: upstream},
+		{name: "js snappy-stream", codecs: []string{"snappy-stream"}, want: node.SnappyStreamProtocol, msgs: upstream},
 		{name: "js snappy-stream:4KiB", codecs: []string{"snappy-stream:4KiB"}, want: "/streamsim/snappy-stream:4KiB/meshsub/1.2.0",
 			msgs: few(2, workload.Message{Topic: attTopic, Category: gossip.Attestation, Data: []byte("js: not snappy")},
 				workload.Message{Topic: blockTopic, Category: gossip.Block, Data: maxPayload(2)})},
-		{name: "js plain", want: sim.PlainProtocol, msgs: few(3)},
+		{name: "js plain", want: node.PlainProtocol, msgs: few(3)},
 	}
 
 	hub := newGoNode(t, "snappy-stream", "snappy-stream:4KiB")
@@ -368,7 +369,7 @@ func TestJSPeerAsLeaf(t *testing.T) {
 				t.Errorf("%s's %s stream with the hub is %s, want %s", l.name, s.Direction, s.Protocol, l.want)
 				continue
 			}
-			if l.want == sim.PlainProtocol {
+			if l.want == node.PlainProtocol {
 				continue
 			}
 			// The JS codec's count of each compressed direction and the hub's meter of it.
@@ -385,7 +386,7 @@ func TestJSPeerAsLeaf(t *testing.T) {
 		t.Errorf("hub reset %d streams after codec or framing errors", n)
 	}
 	for i, n := range goLeaves {
-		if got := gossipStreams(hub, n.id())[network.DirOutbound]; len(got) != 1 || got[0] != sim.ProtocolFor(mustSpecs(t, []string{"plain", "snappy-stream", "snappy-stream:4KiB"}[i])[0]) {
+		if got := gossipStreams(hub, n.id())[network.DirOutbound]; len(got) != 1 || got[0] != node.ProtocolFor(mustSpecs(t, []string{"plain", "snappy-stream", "snappy-stream:4KiB"}[i])[0]) {
 			t.Errorf("hub's outbound streams to %s: %v", goNames[i], got)
 		}
 	}

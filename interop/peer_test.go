@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
-
-	"github.com/streamsim/streamsim/sim"
 )
 
 // requireNode skips the test when Node.js ≥ 20 or npm is missing, saying what is missing; in
@@ -111,7 +111,7 @@ func TestMissingDir(t *testing.T) {
 }
 
 // The JS peer offers its codecs' protocol IDs first, in the order given, then the plain ones:
-// the Go nodes' order (sim.ProtocolFor, plain last).
+// the Go nodes' order (node.ProtocolFor, plain last).
 func TestPeerOffersCodecsFirst(t *testing.T) {
 	requireNode(t)
 	specs := mustSpecs(t, "snappy-stream:4KiB", "snappy-stream", "snappy-stream:0")
@@ -122,9 +122,9 @@ func TestPeerOffersCodecsFirst(t *testing.T) {
 	defer p.Stop()
 	var want []protocol.ID
 	for _, s := range specs {
-		want = append(want, sim.ProtocolFor(s))
+		want = append(want, node.ProtocolFor(s))
 	}
-	want = append(want, sim.PlainProtocol, "/meshsub/1.1.0")
+	want = append(want, node.PlainProtocol, "/meshsub/1.1.0")
 	if got := p.Protocols(); !slices.Equal(got, want) {
 		t.Errorf("protocols %v, want %v", got, want)
 	}

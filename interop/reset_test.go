@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/workload"
 )
 
@@ -69,7 +71,7 @@ func TestJSPeerResetsBadStream(t *testing.T) {
 	}
 	var hubIn inbox
 	hubIn.subscribe(t, ctx, hub, topics)
-	rogue, err := sim.NewHost("")
+	rogue, err := network.NewHost("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func TestJSPeerResetsBadStream(t *testing.T) {
 		{"offset beyond history", append(block(5, lit), block(4, copy2(6, 4))...), "copy offset 6 at output byte 0, valid offsets are 1..5"},
 		{"truncated block", block(100, lit)[:4], "stream ends inside the block"},
 	} {
-		s, err := rogue.Host.NewStream(ctx, js.ID(), sim.SnappyStreamProtocol)
+		s, err := rogue.Host.NewStream(ctx, js.ID(), node.SnappyStreamProtocol)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,9 +6,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -32,10 +34,10 @@ func TestBandwidthDelaysBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Population, cfg.Slots, cfg.Warmup, cfg.Validators, cfg.Churn = pop, 2, 1, 200_000, 0
-	cfg.Validation = sim.ValidationDelays{}
+	cfg.Validation = node.ValidationDelays{}
 	// Independent arrival with every block at the real peers at one instant: the bound below.
-	cfg.Arrival = Arrival{First: sim.DelayRange{Min: 100 * time.Millisecond, Max: 100 * time.Millisecond}}
-	cfg.Clock = sim.ClockVirtual
+	cfg.Arrival = Arrival{First: node.DelayRange{Min: 100 * time.Millisecond, Max: 100 * time.Millisecond}}
+	cfg.Clock = network.ClockVirtual
 	if cfg.Codec, err = codec.Parse("plain"); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func TestBandwidthDelaysBlocks(t *testing.T) {
 		var r *Report
 		var runErr error
 		synctest.Test(t, func(t *testing.T) {
-			vn := sim.NewVirtualNetwork()
+			vn := network.NewVirtualNetwork()
 			defer vn.Close()
 			if c.Network, err = NewVirtual(vn, c); err != nil {
 				t.Fatal(err)

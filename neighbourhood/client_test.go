@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/golang/snappy"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -78,13 +80,13 @@ func idontwantsSent(t *testing.T, cl topology.Client) (small, large int) {
 	t.Helper()
 	topic := gossip.Topic("8c9f62fe", "beacon_block")
 	counter := &idontwantCounter{from: map[peer.ID]int{}}
-	var nodes []*sim.Node
-	for i, opts := range [][]sim.Option{{sim.WithRawTracers(counter)}, {sim.WithClient(cl)}, {sim.WithRawTracers(counter)}} {
-		h, err := sim.NewHost("")
+	var nodes []*node.Node
+	for i, opts := range [][]node.Option{{node.WithRawTracers(counter)}, {node.WithClient(cl)}, {node.WithRawTracers(counter)}} {
+		h, err := network.NewHost("")
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := sim.NewNode(h, append(opts, sim.WithNodeSeed(1, i))...)
+		n, err := node.NewNode(h, append(opts, node.WithNodeSeed(1, i))...)
 		if err != nil {
 			h.Close()
 			t.Fatal(err)

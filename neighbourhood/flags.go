@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
@@ -30,7 +32,7 @@ func flags(fs *flag.FlagSet) sim.RunFlags {
 // comparison cut short still holds whole seeds).
 func (f *runFlags) Runs(params map[string]string) ([]sim.Run, error) {
 	groups := []sim.Group{{ID: GroupName, Instances: 1}}
-	specs, err := sim.ParseCodecs(*f.codecs)
+	specs, err := node.ParseCodecs(*f.codecs)
 	if err != nil {
 		return nil, fmt.Errorf("--codecs: %w", err)
 	}

@@ -4,110 +4,79 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/units"
 )
 
-// Network makes every host a run needs: the observed node's, its real peers' and their
-// boundary peers'. It is the one place a run's transport, links and clock are chosen; the
-// phases after it only connect the hosts it made by their AddrInfo. Today's implementation is
-// Loopback (TCP on 127.0.0.1 in real time); a virtual-clock one (simulated hosts in a synctest
-// bubble) slots in here without touching the phases.
-type Network interface {
-	// Host makes a host with access link sh (placement's, in simulated time): sh.Region is a
-	// region of the latency model (link.DefaultRegions), BoundaryRegion, FlatRegion, or ""
-	// for an unshaped host; sh's rates are its bandwidth class's (0: unlimited).
-	Host(sh link.Shape) (*sim.Host, error)
-	// Name says in the report which network the run used.
-	Name() string
-}
-
-// Loopback is the real-clock network: TCP hosts on 127.0.0.1, each host's connections shaped
-// by the latency model's per-pair delay and its bandwidth class's rates, both dilated by the
-// time scale (a modelled latency or rate is simulated time: at time scale s a latency takes
-// 1/s of it in wall time and a rate carries s times its bits per wall second, so a
-// transmission time dilates as a latency does).
-type Loopback struct {
+// Hosts makes every host a run needs (the observed node's, its real peers' and their
+// boundary peers') on the run's network, each with its link in the model: the latency
+// model's per-pair delay and its bandwidth class's rates, both in simulated time. On the real
+// clock they are dilated by the time scale (a modelled latency or rate is simulated time: at
+// time scale s a latency takes 1/s of it in wall time and a rate carries s times its bits per
+// wall second, so a transmission time dilates as a latency does); on the virtual clock they
+// apply as they are. The phases after it only connect the hosts it made by their AddrInfo.
+type Hosts struct {
+	Net     network.Network
 	Regions link.Regions
-	// Scale multiplies every rate (the run's time scale; 0 reads as 1).
+	// Scale multiplies every rate (the run's time scale on the real clock; 0 reads as 1).
 	Scale float64
 }
 
-// NewLoopback is the real clock's network for cfg: the model's regions (modelRegions),
-// dilated by cfg.TimeScale; unshaped when neither latency nor bandwidth is modelled.
-func NewLoopback(cfg Config) (*Loopback, error) {
+// NewHosts is cfg's hosts on net (nil: TCP on 127.0.0.1, the real clock): the model's regions
+// (modelRegions), dilated by cfg.TimeScale on the real clock; unshaped when neither latency
+// nor bandwidth is modelled.
+func NewHosts(net network.Network, cfg Config) (*Hosts, error) {
+	if net == nil {
+		net = &network.TCP{IP: "127.0.0.1"}
+	}
 	regions, ok, err := modelRegions(cfg)
 	if err != nil || !ok {
-		return &Loopback{}, err
+		return &Hosts{Net: net}, err
+	}
+	if net.Clock() == network.ClockVirtual {
+		return &Hosts{Net: net, Regions: regions}, nil
 	}
 	dil, err := regions.Dilate(cfg.TimeScale)
 	if err != nil {
 		return nil, err
 	}
-	return &Loopback{Regions: dil, Scale: cfg.TimeScale}, nil
+	return &Hosts{Net: net, Regions: dil, Scale: cfg.TimeScale}, nil
 }
 
-// Host makes a TCP loopback host with link sh (unshaped for region ""), its rates dilated.
-func (l *Loopback) Host(sh link.Shape) (*sim.Host, error) {
+// Host makes a host with access link sh (placement's, in simulated time): sh.Region is a
+// region of the latency model (link.DefaultRegions), BoundaryRegion, FlatRegion, or "" for an
+// unshaped host; sh's rates are its bandwidth class's (0: unlimited).
+func (h *Hosts) Host(sh link.Shape) (*network.Host, error) {
 	if sh.Region == "" {
-		return sim.NewHost("")
+		return h.Net.Host(nil)
 	}
-	lk, err := link.New(l.dilate(sh), l.Regions)
+	lk, err := link.New(h.dilate(sh), h.Regions)
 	if err != nil {
 		return nil, err
 	}
-	return sim.NewShapedHost("", lk)
+	return h.Net.Host(lk)
 }
 
-// dilate is sh's link in wall time: its rates times the time scale.
-func (l *Loopback) dilate(sh link.Shape) link.Shape {
-	if l.Scale > 0 {
-		sh.UpBitsPerSec = int64(float64(sh.UpBitsPerSec)*l.Scale + 0.5)
-		sh.DownBitsPerSec = int64(float64(sh.DownBitsPerSec)*l.Scale + 0.5)
+// dilate is sh's link in wall time: its rates times the time scale (the real clock only).
+func (h *Hosts) dilate(sh link.Shape) link.Shape {
+	if h.Scale > 0 {
+		sh.UpBitsPerSec = int64(float64(sh.UpBitsPerSec)*h.Scale + 0.5)
+		sh.DownBitsPerSec = int64(float64(sh.DownBitsPerSec)*h.Scale + 0.5)
 	}
 	return sh
 }
 
 // Name is the network's label in the report.
-func (l *Loopback) Name() string { return "tcp-loopback (real clock)" }
-
-// Virtual is the virtual clock's network: hosts on the run's simulated network (QUIC over
-// simnet or package memnet's in-process streams, sim.VirtualNetwork) in the run's synctest
-// bubble, each packet delayed by the latency model's per-pair delay in simulated time
-// (undilated: there is no time scale), each host's uplink and downlink at its bandwidth
-// class's rate (simnet's endpoint rates, or link's shaping on memnet); the boundary region's
-// latency is 0 and its rates unlimited (unshaped).
-type Virtual struct {
-	Net     *sim.VirtualNetwork
-	Regions link.Regions
-}
-
-// NewVirtual is the virtual clock's network for cfg on vn: the model's regions
-// (modelRegions); unshaped when neither latency nor bandwidth is modelled.
-func NewVirtual(vn *sim.VirtualNetwork, cfg Config) (*Virtual, error) {
-	regions, ok, err := modelRegions(cfg)
-	if err != nil || !ok {
-		return &Virtual{Net: vn}, err
+func (h *Hosts) Name() string {
+	if h.Net.Clock() == network.ClockVirtual {
+		return h.Net.Transport() + " (virtual clock)"
 	}
-	return &Virtual{Net: vn, Regions: regions}, nil
+	return "tcp-loopback (real clock)"
 }
-
-// Host makes a host on the simulated network with link sh (unshaped for region "").
-func (v *Virtual) Host(sh link.Shape) (*sim.Host, error) {
-	if sh.Region == "" {
-		return v.Net.NewHost(nil)
-	}
-	lk, err := link.New(sh, v.Regions)
-	if err != nil {
-		return nil, err
-	}
-	return v.Net.NewHost(lk)
-}
-
-// Name is the network's label in the report.
-func (v *Virtual) Name() string { return v.Net.Transport() + " (virtual clock)" }
 
 // FlatRegion is every host's region when bandwidth is modelled without the latency model:
 // one region of latency 0, so that the hosts' links carry their rates and nothing else.

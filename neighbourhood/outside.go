@@ -11,13 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/node"
+
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/periphery"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -83,7 +84,7 @@ func CheckOutside(regraft, churn time.Duration) error {
 func (r *run) outsideConfig(i int, grafter, joined bool, serial uint64) periphery.Config {
 	cfg := r.cfg
 	spec, _ := topology.ClientProfile("spec")
-	dil := sim.Dilate(spec, cfg.TimeScale)
+	dil := node.Dilate(spec, cfg.TimeScale)
 	topics := r.plan.Peers[i].Topics
 	if grafter {
 		topics = r.plan.Peers[i].GrafterTopics
@@ -94,7 +95,7 @@ func (r *run) outsideConfig(i int, grafter, joined bool, serial uint64) peripher
 	binary.LittleEndian.PutUint64(b[8:16], uint64(i))
 	binary.LittleEndian.PutUint64(b[16:], serial)
 	h.Write(b[:])
-	return periphery.Config{Topics: topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff, MaxRPC: sim.MaxMessageBytes,
+	return periphery.Config{Topics: topics, Heartbeat: dil.Heartbeat, PruneBackoff: dil.PruneBackoff, MaxRPC: node.MaxMessageBytes,
 		Pressure: cfg.Population.Presses, FirstGraft: dil.PruneBackoff * time.Duration(btoi(!joined)),
 		Regraft: time.Duration(float64(cfg.Regraft) / cfg.TimeScale), Seed: binary.LittleEndian.Uint64(h.Sum(nil))}
 }

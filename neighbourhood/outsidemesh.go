@@ -9,9 +9,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/link"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -62,7 +63,7 @@ type outsideMesh struct {
 	upBits []int64 // uplink rate; 0: unlimited
 	oneWay [][]time.Duration
 	seed   int64
-	val    sim.ValidationDelays
+	val    node.ValidationDelays
 	pool   map[poolKey]*propagation
 }
 

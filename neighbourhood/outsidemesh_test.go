@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -155,7 +156,7 @@ func TestOutsideCopies(t *testing.T) {
 func TestOutsideMeshDegenerate(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Population.Latency = topology.LatencyOff
-	cfg.Validation = sim.ValidationDelays{}
+	cfg.Validation = node.ValidationDelays{}
 	cfg.Bandwidth = Bandwidth{}
 	om, err := newOutsideMesh(cfg, 500)
 	if err != nil {

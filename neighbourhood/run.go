@@ -22,6 +22,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+	"github.com/streamsim/streamsim/sim/node"
+
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -50,15 +53,15 @@ import (
 // one-way latency plus validation, gossipsub-interop's region latencies 2–220 ms,
 // reference.md §7).
 type Arrival struct {
-	First, Spread sim.DelayRange
+	First, Spread node.DelayRange
 	MeshNodes     int
 }
 
 // IndependentArrival is the independent draws: first copy 50–400 ms after publication,
 // further copies 0–150 ms apart.
 var IndependentArrival = Arrival{
-	First:  sim.DelayRange{Min: 50 * time.Millisecond, Max: 400 * time.Millisecond},
-	Spread: sim.DelayRange{Min: 0, Max: 150 * time.Millisecond},
+	First:  node.DelayRange{Min: 50 * time.Millisecond, Max: 400 * time.Millisecond},
+	Spread: node.DelayRange{Min: 0, Max: 150 * time.Millisecond},
 }
 
 // DefaultArrival is the outside mesh of DefaultOutsideNodes nodes (its First and Spread are
@@ -110,7 +113,7 @@ func ParseArrival(v string) (Arrival, error) {
 	a := IndependentArrival
 	for part := range strings.SplitSeq(v, ",") {
 		name, rng, ok := strings.Cut(strings.TrimSpace(part), ":")
-		var dst *sim.DelayRange
+		var dst *node.DelayRange
 		switch strings.TrimSpace(name) {
 		case "first":
 			dst = &a.First
@@ -139,7 +142,7 @@ type Config struct {
 	TimeScale     float64
 	Seed          int64 // workload seed (messages, arrival draws)
 	Validators    int
-	Validation    sim.ValidationDelays
+	Validation    node.ValidationDelays
 	Arrival       Arrival
 	// Copies is how many boundary peers deliver each message to each real peer.
 	Copies int
@@ -154,11 +157,12 @@ type Config struct {
 	// Trace, when set, records the observed node's gossipsub frames (its streams with its
 	// real peers) for offline replay (`streamsim sweep`).
 	Trace *trace.Writer
-	// Network makes the run's hosts (network.go); nil: NewLoopback(cfg), the real clock.
-	Network Network
-	// Clock is the run's clock; under sim.ClockVirtual Network is a Virtual in the run's
-	// bubble, and CodecCPU says whether the nodes charge codec CPU in simulated time.
-	Clock    sim.Clock
+	// Network is the run's network, which makes every host (through Hosts, network.go); nil:
+	// TCP on 127.0.0.1, the real clock.
+	Network network.Network
+	// Clock is the run's clock (Network's); under network.ClockVirtual the run is in a
+	// synctest bubble, and CodecCPU says whether the nodes charge codec CPU in simulated time.
+	Clock    network.Clock
 	CodecCPU bool
 	// Regraft is the mean further delay of an outside peer's GRAFT after a PRUNE's backoff
 	// (simulated time; periphery.Config.Regraft); 0: as the backoff ends.
@@ -208,7 +212,7 @@ type event struct {
 }
 
 type realNode struct {
-	node *sim.Node
+	node *node.Node
 	// mu guards the outside peers, which churn replaces while the schedule delivers.
 	mu       sync.RWMutex
 	boundary []*periphery.Peer
@@ -258,7 +262,7 @@ type run struct {
 	plan  *topology.NeighbourhoodPlan
 	gen   *workload.Generator
 	place placement
-	net   Network
+	net   *Hosts
 	rep   *Report
 	ct    *controlTracer
 	// outside is the arrival model's mainnet beyond the neighbourhood (nil: independent
@@ -267,7 +271,7 @@ type run struct {
 	peerRegion []int8
 	// ctx ends every goroutine the run started (subscriptions, periphery, schedule).
 	ctx     context.Context
-	obs     *sim.Node
+	obs     *node.Node
 	reals   []*realNode
 	closeMu sync.Mutex // churn adds closers while the run goes on
 	closers []func()
@@ -276,10 +280,10 @@ type run struct {
 
 // hostSet is every host of a run, made by its Network before any node starts.
 type hostSet struct {
-	observed *sim.Host
-	reals    []*sim.Host
-	boundary [][]*sim.Host // per real peer
-	grafters [][]*sim.Host // per real peer
+	observed *network.Host
+	reals    []*network.Host
+	boundary [][]*network.Host // per real peer
+	grafters [][]*network.Host // per real peer
 }
 
 // Run runs the neighbourhood and reports the observed node's view. Its phases: plan (every
@@ -336,7 +340,7 @@ func newRun(cfg Config) (*run, error) {
 	if err := CheckOutside(cfg.Regraft, cfg.Churn); err != nil {
 		return nil, err
 	}
-	for _, r := range []sim.DelayRange{cfg.Arrival.First, cfg.Arrival.Spread} {
+	for _, r := range []node.DelayRange{cfg.Arrival.First, cfg.Arrival.Spread} {
 		if r.Min < 0 || r.Max < r.Min {
 			return nil, fmt.Errorf("neighbourhood: arrival range %v-%v must be non-negative and ordered", r.Min, r.Max)
 		}
@@ -368,13 +372,9 @@ func newRun(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
 	}
-	net := cfg.Network
-	if net == nil {
-		lb, err := NewLoopback(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
-		}
-		net = lb
+	net, err := NewHosts(cfg.Network, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
 	}
 	ct := newControlTracer()
 	ct.obs = newObserver(cfg.TimeScale)
@@ -402,7 +402,7 @@ func (r *run) close() {
 
 // hosts is the network phase: every host of the run, placed in the latency model.
 func (r *run) hosts() (hostSet, error) {
-	mk := func(sh link.Shape) (*sim.Host, error) {
+	mk := func(sh link.Shape) (*network.Host, error) {
 		h, err := r.net.Host(sh)
 		if err != nil {
 			return nil, err
@@ -417,9 +417,9 @@ func (r *run) hosts() (hostSet, error) {
 	if hs.observed, err = mk(r.place.observed); err != nil {
 		return hs, err
 	}
-	hs.reals = make([]*sim.Host, len(r.plan.Peers))
-	hs.boundary = make([][]*sim.Host, len(r.plan.Peers))
-	hs.grafters = make([][]*sim.Host, len(r.plan.Peers))
+	hs.reals = make([]*network.Host, len(r.plan.Peers))
+	hs.boundary = make([][]*network.Host, len(r.plan.Peers))
+	hs.grafters = make([][]*network.Host, len(r.plan.Peers))
 	for i, p := range r.plan.Peers {
 		if hs.reals[i], err = mk(r.place.peers[i]); err != nil {
 			return hs, err
@@ -451,11 +451,11 @@ func (r *run) nodes(hs hostSet) error {
 	if !cfg.Codec.IsPlain() {
 		codecs = []codec.Spec{cfg.Codec}
 	}
-	obsOpts := []sim.Option{sim.WithRawTracers(r.ct), sim.WithCodecs(codecs...)}
+	obsOpts := []node.Option{node.WithRawTracers(r.ct), node.WithCodecs(codecs...)}
 	if cfg.Trace != nil {
-		obsOpts = append(obsOpts, sim.WithRecorder(cfg.Trace))
+		obsOpts = append(obsOpts, node.WithRecorder(cfg.Trace))
 	}
-	obs, err := sim.NewNode(hs.observed, r.nodeOptions(plan.ObservedClient, 0, obsOpts...)...)
+	obs, err := node.NewNode(hs.observed, r.nodeOptions(plan.ObservedClient, 0, obsOpts...)...)
 	if err != nil {
 		return err
 	}
@@ -464,7 +464,7 @@ func (r *run) nodes(hs hostSet) error {
 	r.reals = make([]*realNode, len(plan.Peers))
 	for i, p := range plan.Peers {
 		share := newMeshShare(obs.ID())
-		n, err := sim.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, sim.WithCodecs(codecs...), sim.WithRawTracers(share))...)
+		n, err := node.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, node.WithCodecs(codecs...), node.WithRawTracers(share))...)
 		if err != nil {
 			return err
 		}
@@ -495,20 +495,20 @@ func (r *run) nodes(hs hostSet) error {
 }
 
 // nodeOptions are a real node's options; pos staggers the heartbeats over one interval.
-func (r *run) nodeOptions(cl topology.Client, pos int, extra ...sim.Option) []sim.Option {
+func (r *run) nodeOptions(cl topology.Client, pos int, extra ...node.Option) []node.Option {
 	cfg := r.cfg
 	stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(r.plan.Peers)+1)
-	opts := []sim.Option{sim.WithClient(cl), sim.WithTimeScale(cfg.TimeScale), sim.WithValidationDelay(cfg.Validation),
-		sim.WithNodeSeed(cfg.Seed, pos), sim.WithFlowControl(false), sim.WithQueueSize(cfg.Queue), sim.WithHeartbeatDelay(stagger),
-		sim.WithLogger(cfg.Log)}
-	if cfg.Clock == sim.ClockVirtual {
-		opts = append(opts, sim.WithVirtualClock(cfg.CodecCPU))
+	opts := []node.Option{node.WithClient(cl), node.WithTimeScale(cfg.TimeScale), node.WithValidationDelay(cfg.Validation),
+		node.WithNodeSeed(cfg.Seed, pos), node.WithFlowControl(false), node.WithQueueSize(cfg.Queue), node.WithHeartbeatDelay(stagger),
+		node.WithLogger(cfg.Log)}
+	if cfg.Clock == network.ClockVirtual {
+		opts = append(opts, node.WithVirtualClock(cfg.CodecCPU))
 	}
 	return append(opts, extra...)
 }
 
 // subscribe joins n to topics and drains its deliveries until the run ends.
-func (r *run) subscribe(n *sim.Node, topics []string) error {
+func (r *run) subscribe(n *node.Node, topics []string) error {
 	for _, t := range topics {
 		tp, err := n.Topic(t)
 		if err != nil {
@@ -535,7 +535,7 @@ func (r *run) subscribe(n *sim.Node, topics []string) error {
 func (r *run) periphery(hs hostSet) error {
 	cfg := r.cfg
 	for i := range r.plan.Peers {
-		for k, hosts := range [][]*sim.Host{hs.boundary[i], hs.grafters[i]} {
+		for k, hosts := range [][]*network.Host{hs.boundary[i], hs.grafters[i]} {
 			grafter := k == 1
 			for j, h := range hosts {
 				serial := uint64(j)
@@ -649,9 +649,9 @@ func (r *run) schedule() (<-chan []event, <-chan error) {
 type measured struct {
 	before        snapshot
 	start         time.Time     // of slot 0 (warm-up included)
-	wallStart     time.Duration // of slot 0, on the machine's clock (sim.WallNow)
+	wallStart     time.Duration // of slot 0, on the machine's clock (network.WallNow)
 	measureStart  time.Time
-	measureWall   time.Duration // sim.WallNow at measureStart
+	measureWall   time.Duration // network.WallNow at measureStart
 	cpuBefore     time.Duration
 	dropsToBefore int64
 	maxLag        time.Duration
@@ -683,7 +683,7 @@ func (r *run) dropsTo() int64 {
 // warm-up ends and samples its mesh once per measured slot, and returns after the drain slot.
 func (r *run) measure(slots <-chan []event) (measured, error) {
 	cfg := r.cfg
-	m := measured{start: time.Now(), wallStart: sim.WallNow()}
+	m := measured{start: time.Now(), wallStart: network.WallNow()}
 	r.ct.obs.begin(m.start)
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
 	slot := 0
@@ -694,7 +694,7 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 		if slot == cfg.Warmup {
 			m.before = snapshotOf(r.obs.Stats(), r.obs.PubsubStats())
 			r.ct.measuring.Store(true)
-			m.cpuBefore, m.measureStart, m.measureWall, m.dropsToBefore = processCPU(), time.Now(), sim.WallNow(), r.dropsTo()
+			m.cpuBefore, m.measureStart, m.measureWall, m.dropsToBefore = processCPU(), time.Now(), network.WallNow(), r.dropsTo()
 			m.inMesh = r.inMesh(m.measureStart)
 		}
 		if slot >= cfg.Warmup && evs != nil {
@@ -748,7 +748,7 @@ func (r *run) progress(slot int, m measured) {
 		phase = "measured"
 	}
 	r.cfg.Log.Info("progress", "slot", fmt.Sprintf("%d/%d", slot+1, r.cfg.Warmup+r.cfg.Slots), "phase", phase,
-		"simulated", time.Since(m.start).Round(time.Second), "wall", (sim.WallNow() - m.wallStart).Round(time.Second))
+		"simulated", time.Since(m.start).Round(time.Second), "wall", (network.WallNow() - m.wallStart).Round(time.Second))
 }
 
 // report is the report phase: the observed node's meters stop here, and with them the
@@ -760,8 +760,8 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 	after := snapshotOf(streams, r.obs.PubsubStats())
 	rep.Streams, rep.Pubsub = streams, after.ps
 	// Wall time is the machine's (on the virtual clock time.Since is simulated time).
-	rep.fill(m.before, after, r.ct, m.maxLag, sim.WallNow()-m.wallStart)
-	rep.Timing = r.ct.obs.timing(m.maxLag, processCPU()-m.cpuBefore, sim.WallNow()-m.measureWall)
+	rep.fill(m.before, after, r.ct, m.maxLag, network.WallNow()-m.wallStart)
+	rep.Timing = r.ct.obs.timing(m.maxLag, processCPU()-m.cpuBefore, network.WallNow()-m.measureWall)
 	rep.CPU = processCPU() - cpuStart
 	rep.Timing.ObservedDrops = after.ps.Drops() - m.before.ps.Drops()
 	rep.Timing.DropsToObserved = r.dropsTo() - m.dropsToBefore
@@ -808,7 +808,7 @@ func drawRng(seed int64, id [gossip.MessageIDBytes]byte, peerIdx int) *rand.Rand
 	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(s[:8]), binary.LittleEndian.Uint64(s[8:16])))
 }
 
-func draw(r *rand.Rand, d sim.DelayRange) time.Duration {
+func draw(r *rand.Rand, d node.DelayRange) time.Duration {
 	if d.Max <= d.Min {
 		return d.Min
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim"
@@ -68,14 +70,14 @@ var Scenario = &sim.Scenario{
 		}
 		return nil
 	},
-	Body:         body,
+	Run:          runInstance,
 	Report:       ReportKind,
 	VirtualClock: true,
 	// Measured (docs/overhead.md, "An in-process transport for the virtual clock"): the
 	// shortened calibration form took 41 s of wall on the virtual clock over memnet against 74 s
 	// on the real clock, which ran up to 473 ms late and shrank the attestation mesh to 3; on
 	// the virtual clock the schedule is never late, whatever else the machine runs.
-	EmbeddedClock: sim.ClockVirtual,
+	EmbeddedClock: network.ClockVirtual,
 	Flags:         flags,
 }
 
@@ -161,24 +163,22 @@ func parse(p *sim.Params) (any, error) {
 }
 
 // body runs the neighbourhood and writes its report; an incomplete delivery fails the run.
-func body(ctx context.Context, p *sim.Params, outputs string, summary *result.NodeSummary) error {
+// runInstance is the scenario's instance: the whole neighbourhood on the run's network, its report
+// beside the summary.
+func runInstance(ctx context.Context, e *sim.Env) error {
+	return e.Finish(body(ctx, e.Params, e.Net, e.Outputs, e.Summary))
+}
+
+func body(ctx context.Context, p *sim.Params, net network.Network, outputs string, summary *result.NodeSummary) error {
 	cfg := *p.Own.(*Config)
 	// Info: one progress line per slot (run.progress) besides the warnings.
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	summary.Kind, summary.Client, summary.Codec = topology.KindObserved, cfg.Population.ObservedClient, cfg.Codec.String()
-	summary.Transport = sim.TransportTCP
-	if cfg.Clock == sim.ClockVirtual {
-		vn := sim.VirtualNetworkFrom(ctx)
-		if vn == nil {
-			return errors.New("clock virtual: no simulated network (the embedded runner makes one)")
-		}
-		net, err := NewVirtual(vn, cfg)
-		if err != nil {
-			return err
-		}
-		cfg.Network, summary.Transport = net, vn.Transport()
+	if cfg.Clock != net.Clock() {
+		return fmt.Errorf("clock %s on a network of the %s clock", cfg.Clock, net.Clock())
 	}
-	simStart, wallStart, cpuStart := time.Now(), sim.WallNow(), processCPU()
+	cfg.Network = net
+	simStart, wallStart, cpuStart := time.Now(), network.WallNow(), processCPU()
 	if p.Record {
 		tw, err := createTrace(filepath.Join(outputs, sim.TraceFile), p, &cfg)
 		if err != nil {
@@ -210,8 +210,8 @@ func body(ctx context.Context, p *sim.Params, outputs string, summary *result.No
 	summary.Peers = rep.ObservedPeers
 	summary.Streams, summary.Pubsub = rep.Streams, rep.Pubsub
 	summary.Duration = rep.Simulated.Seconds()
-	if cfg.Clock == sim.ClockVirtual {
-		summary.Process = &result.Process{CPUSeconds: (processCPU() - cpuStart).Seconds(), WallSeconds: (sim.WallNow() - wallStart).Seconds(),
+	if cfg.Clock == network.ClockVirtual {
+		summary.Process = &result.Process{CPUSeconds: (processCPU() - cpuStart).Seconds(), WallSeconds: (network.WallNow() - wallStart).Seconds(),
 			SimulatedSeconds: time.Since(simStart).Seconds(), Cores: runtime.GOMAXPROCS(0), MachinePeak: -1}
 	}
 	if !rep.Complete() {

@@ -7,9 +7,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/sim"
 )
 
 // The small neighbourhood of TestSmallNeighbourhood (its population, grafters and churn) on
@@ -21,26 +22,26 @@ func TestSmallNeighbourhoodVirtualClock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 9 real nodes and 112 boundary peers for 5 slots of simulated time on each virtual transport")
 	}
-	for _, vnet := range []sim.VirtualTransport{sim.VirtualQUIC, sim.VirtualMem} {
+	for _, vnet := range []network.VirtualTransport{network.VirtualQUIC, network.VirtualMem} {
 		t.Run(string(vnet), func(t *testing.T) { testSmallNeighbourhoodVirtualClock(t, vnet) })
 	}
 }
 
-func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet sim.VirtualTransport) {
+func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet network.VirtualTransport) {
 	var err error
 	cfg := DefaultConfig()
 	pop := smallPopulation(t)
 	cfg.Population, cfg.Slots, cfg.Warmup, cfg.Validators = pop, 2, 2, 200_000
 	cfg.Churn = 5 * time.Minute
-	cfg.Clock, cfg.CodecCPU = sim.ClockVirtual, true
+	cfg.Clock, cfg.CodecCPU = network.ClockVirtual, true
 	if cfg.Codec, err = codec.Parse("snappy-stream"); err != nil {
 		t.Fatal(err)
 	}
 	var r *Report
 	var runErr error
-	start := sim.WallNow()
+	start := network.WallNow()
 	synctest.Test(t, func(t *testing.T) {
-		vn := sim.NewVirtualNetworkOn(vnet)
+		vn := network.NewVirtualNetworkOn(vnet)
 		defer vn.Close()
 		if cfg.Network, err = NewVirtual(vn, cfg); err != nil {
 			t.Fatal(err)
@@ -52,7 +53,7 @@ func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet sim.VirtualTransport)
 	if runErr != nil {
 		t.Fatal(runErr)
 	}
-	t.Logf("%v simulated in %v wall, process CPU %v", r.Simulated, time.Duration(sim.WallNow()-start).Round(time.Millisecond), r.CPU.Round(time.Millisecond))
+	t.Logf("%v simulated in %v wall, process CPU %v", r.Simulated, time.Duration(network.WallNow()-start).Round(time.Millisecond), r.CPU.Round(time.Millisecond))
 	var b strings.Builder
 	r.Print(&b)
 	t.Log("\n" + b.String())
@@ -65,7 +66,7 @@ func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet sim.VirtualTransport)
 	if l := r.Timing.Latency["attestation"]; l.Messages == 0 || l.P50Ms < 50 {
 		t.Errorf("attestation latency %+v", l)
 	}
-	want := map[sim.VirtualTransport]string{sim.VirtualQUIC: sim.TransportSimnet, sim.VirtualMem: sim.TransportMem}[vnet]
+	want := map[network.VirtualTransport]string{network.VirtualQUIC: network.TransportSimnet, network.VirtualMem: network.TransportMem}[vnet]
 	if r.Network != want+" (virtual clock)" || r.In[gossip.Attestation].RawBytes == 0 {
 		t.Errorf("network %q, attestation bytes %+v", r.Network, r.In[gossip.Attestation])
 	}

@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+	"github.com/streamsim/streamsim/sim/node"
+
 	"github.com/golang/snappy"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 
 	"github.com/streamsim/streamsim/periphery"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -22,7 +24,7 @@ import (
 const boundaryPeers = 16
 
 // BenchmarkBoundary measures what the periphery costs per message it delivers, as full
-// go-libp2p-pubsub nodes (sim.Node) and as periphery.Peer, in one run so that both see the
+// go-libp2p-pubsub nodes (node.Node) and as periphery.Peer, in one run so that both see the
 // same machine: one real node (Lighthouse parameters, D 5/3/10) with 16 boundary peers; each
 // message is published by two boundary peers (the real node gets it twice, as from two mesh
 // peers outside), the real node forwards it to its mesh, which is boundary peers. Reported:
@@ -55,12 +57,12 @@ func benchBoundary(b *testing.B, kind string) {
 	const scale = 4.0
 	lh, _ := topology.ClientProfile("lighthouse")
 	spec, _ := topology.ClientProfile("spec")
-	d := sim.Dilate(spec, scale)
-	rh, err := sim.NewHost("")
+	d := node.Dilate(spec, scale)
+	rh, err := network.NewHost("")
 	if err != nil {
 		b.Fatal(err)
 	}
-	real, err := sim.NewNode(rh, sim.WithTimeScale(scale), sim.WithClient(lh))
+	real, err := node.NewNode(rh, node.WithTimeScale(scale), node.WithClient(lh))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,13 +91,13 @@ func benchBoundary(b *testing.B, kind string) {
 	var received func() int64
 	switch kind {
 	case "pubsub":
-		nodes := make([]*sim.Node, boundaryPeers)
+		nodes := make([]*node.Node, boundaryPeers)
 		for i := range nodes {
-			h, err := sim.NewHost("")
+			h, err := network.NewHost("")
 			if err != nil {
 				b.Fatal(err)
 			}
-			n, err := sim.NewNode(h, sim.WithTimeScale(scale), sim.WithClient(spec))
+			n, err := node.NewNode(h, node.WithTimeScale(scale), node.WithClient(spec))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -124,7 +126,7 @@ func benchBoundary(b *testing.B, kind string) {
 	case "light":
 		peers := make([]*periphery.Peer, boundaryPeers)
 		for i := range peers {
-			h, err := sim.NewHost("")
+			h, err := network.NewHost("")
 			if err != nil {
 				b.Fatal(err)
 			}

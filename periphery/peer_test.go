@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+	"github.com/streamsim/streamsim/sim/node"
+
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -16,7 +19,6 @@ import (
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/periphery"
-	"github.com/streamsim/streamsim/sim"
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -85,14 +87,14 @@ func (*realTracer) UndeliverableMessage(*pubsub.Message)                 {}
 
 // newRealNode is the real pubsub node these tests press: client cl's parameters at the
 // tests' time scale, traced, joined to the test topic; closed when the test ends.
-func newRealNode(t *testing.T, cl topology.Client) (*sim.Node, *pubsub.Topic, *realTracer) {
+func newRealNode(t *testing.T, cl topology.Client) (*node.Node, *pubsub.Topic, *realTracer) {
 	t.Helper()
 	tr := newRealTracer()
-	rh, err := sim.NewHost("")
+	rh, err := network.NewHost("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	real, err := sim.NewNode(rh, sim.WithTimeScale(scale), sim.WithClient(cl), sim.WithRawTracers(tr))
+	real, err := node.NewNode(rh, node.WithTimeScale(scale), node.WithClient(cl), node.WithRawTracers(tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func newRealNode(t *testing.T, cl topology.Client) (*sim.Node, *pubsub.Topic, *r
 func TestBoundaryPeersAgainstPubsub(t *testing.T) {
 	cl, _ := topology.ClientProfile("spec")
 	cl.D, cl.Dlo, cl.Dhi, cl.Dscore, cl.Dout, cl.Dlazy = 2, 1, 2, 1, 0, 3
-	d := sim.Dilate(cl, scale)
+	d := node.Dilate(cl, scale)
 	real, rt, tr := newRealNode(t, cl)
 	sub, err := rt.Subscribe(pubsub.WithBufferSize(1024))
 	if err != nil {
@@ -132,7 +134,7 @@ func TestBoundaryPeersAgainstPubsub(t *testing.T) {
 	defer cancel()
 	var peers []*periphery.Peer
 	for i := range 3 {
-		h, err := sim.NewHost("")
+		h, err := network.NewHost("")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,15 +240,15 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 func TestPressurePerTopic(t *testing.T) {
 	cl, _ := topology.ClientProfile("spec")
 	cl.D, cl.Dlo, cl.Dhi, cl.Dscore, cl.Dout, cl.Dlazy = 2, 1, 3, 1, 0, 3
-	d := sim.Dilate(cl, scale)
+	d := node.Dilate(cl, scale)
 	global := gossip.Topic("8c9f62fe", "beacon_block")
 	tr := newRealTracer()
 	grafted := &graftTopics{seen: map[string]int{}}
-	rh, err := sim.NewHost("")
+	rh, err := network.NewHost("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	real, err := sim.NewNode(rh, sim.WithTimeScale(scale), sim.WithClient(cl), sim.WithRawTracers(tr, grafted))
+	real, err := node.NewNode(rh, node.WithTimeScale(scale), node.WithClient(cl), node.WithRawTracers(tr, grafted))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +277,7 @@ func TestPressurePerTopic(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h, err := sim.NewHost("")
+	h, err := network.NewHost("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +350,7 @@ func (*graftTopics) Graft(peer.ID, string)        {}
 func TestRegraftSpread(t *testing.T) {
 	cl, _ := topology.ClientProfile("spec")
 	cl.D, cl.Dlo, cl.Dhi, cl.Dscore, cl.Dout, cl.Dlazy = 2, 1, 3, 1, 0, 3
-	d := sim.Dilate(cl, scale)
+	d := node.Dilate(cl, scale)
 	mean := d.PruneBackoff / 2
 	spread, firstSpread := regraftExtras(t, cl, mean, d.PruneBackoff)
 	control, firstControl := regraftExtras(t, cl, 0, 0)
@@ -384,7 +386,7 @@ func TestRegraftSpread(t *testing.T) {
 // and how far apart the peers' first GRAFTs came.
 func regraftExtras(t *testing.T, cl topology.Client, regraft, first time.Duration) ([]time.Duration, time.Duration) {
 	t.Helper()
-	d := sim.Dilate(cl, scale)
+	d := node.Dilate(cl, scale)
 	real, rt, tr := newRealNode(t, cl)
 	if _, err := rt.Subscribe(); err != nil {
 		t.Fatal(err)
@@ -393,7 +395,7 @@ func regraftExtras(t *testing.T, cl topology.Client, regraft, first time.Duratio
 	defer cancel()
 	var peers []*periphery.Peer
 	for i := range 10 {
-		h, err := sim.NewHost("")
+		h, err := network.NewHost("")
 		if err != nil {
 			t.Fatal(err)
 		}

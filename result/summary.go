@@ -498,3 +498,8 @@ func (p *Parity) AddTally(c gossip.Category, t Tally) {
 	d := p.Digest[c]
 	p.Digest[c] = [2]uint64{d[0] + t.Digest[0], d[1] + t.Digest[1]}
 }
+
+// ReportKind names the report a scenario's outputs are read with: the scenario declares it
+// (runner.Scenario.Report) and its report registers under the same constant (package
+// analysis), so neither spells it as text.
+type ReportKind string

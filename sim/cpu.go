@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/streamsim/streamsim/sim/network"
 	"math"
 	"os"
 	"runtime"
@@ -206,9 +207,9 @@ func processReading(cpu, wall time.Duration) *result.Process {
 // not belong in a bubble.
 type processMeter interface{ finish() *result.Process }
 
-func startProcessMeter(c Clock) processMeter {
-	if c == ClockVirtual {
-		return &virtualProcessMeter{sim: time.Now(), wall: wallNow(), cpu: processCPU()}
+func startProcessMeter(c network.Clock) processMeter {
+	if c == network.ClockVirtual {
+		return &virtualProcessMeter{sim: time.Now(), wall: network.WallNow(), cpu: processCPU()}
 	}
 	return startCPUSampler()
 }
@@ -221,7 +222,7 @@ type virtualProcessMeter struct {
 }
 
 func (m *virtualProcessMeter) finish() *result.Process {
-	p := processReading(processCPU()-m.cpu, wallNow()-m.wall)
+	p := processReading(processCPU()-m.cpu, network.WallNow()-m.wall)
 	p.MachinePeak, p.SimulatedSeconds = -1, time.Since(m.sim).Seconds()
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamsim/streamsim/sim/network"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 	gosync "sync"
 	"time"
 
-	"github.com/testground/sdk-go/network"
+	tgnetwork "github.com/testground/sdk-go/network"
 	"github.com/testground/sdk-go/run"
 	"github.com/testground/sdk-go/runtime"
 	"github.com/testground/sdk-go/sync"
@@ -62,10 +63,6 @@ func HubLeavesGroups(publishers int, leaves []codec.Spec) []Group {
 	return gs
 }
 
-// stdoutMu serializes the moment a RunEnv is created: its logger always writes to stdout,
-// which the embedded runner redirects to the instance's run.out only.
-var stdoutMu gosync.Mutex
-
 // Run runs every instance of the scenario in this process, each with its own RunEnv and one
 // shared in-memory sync client, and returns the instances' errors joined. Parameters are
 // checked before any node starts.
@@ -79,27 +76,19 @@ func (e *Embedded) Run(ctx context.Context) error {
 		return err
 	}
 	eparams := sc.EmbeddedParams(e.Params) // the scenario's clock where none is given
-	if err := sc.CheckGroups(eparams, e.Groups); err != nil {
-		return err
-	}
 	if len(e.Groups) == 0 {
 		return fmt.Errorf("%s: no groups", sc.Name)
 	}
-	// Slots and time scale for the progress line: the first group's (CheckGroups parsed
-	// every group's already).
-	params, err := sc.ParseParams(mergeParams(eparams, e.Groups[0].Params))
+	parsed, err := sc.ParseGroups(eparams, e.Groups) // every group's parameters, once
 	if err != nil {
 		return err
 	}
+	params := parsed[e.Groups[0].ID] // slots and time scale for the progress line
 	var insts []embeddedInstance
 	for _, g := range e.Groups {
-		p := mergeParams(eparams, g.Params)
+		gp := parsed[g.ID]
 		for i := range g.Instances {
-			insts = append(insts, embeddedInstance{group: g, seq: i, params: p})
-		}
-		gp, err := sc.ParseParams(p)
-		if err != nil {
-			return fmt.Errorf("group %s: %w", g.ID, err)
+			insts = append(insts, embeddedInstance{group: g, seq: i, params: mergeParams(eparams, g.Params), parsed: gp})
 		}
 		if gp.Clock != params.Clock {
 			return paramError(ParamClock, "every group of a run takes one clock: %s has %s, %s has %s", e.Groups[0].ID, params.Clock, g.ID, gp.Clock)
@@ -109,8 +98,8 @@ func (e *Embedded) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if params.Clock == ClockReal {
-		return e.runInstances(ctx, sc, insts, envs, params, nil)
+	if params.Clock == network.ClockReal {
+		return e.runInstances(ctx, sc, insts, envs, params, &network.TCP{IP: "127.0.0.1", BandwidthCounter: sc.BandwidthCounter})
 	}
 	// The virtual clock: everything the run makes (sync client, network, hosts, nodes,
 	// timers) is made inside the bubble, and waits only on what the bubble made; the
@@ -118,11 +107,11 @@ func (e *Embedded) Run(ctx context.Context) error {
 	// interrupt stops the run when the bubble returns.
 	bubble := e.Bubble
 	if bubble == nil {
-		bubble = RunInBubble
+		bubble = network.RunInBubble
 	}
 	var runErr error
 	if err := bubble(func() {
-		vn := NewVirtualNetworkOn(params.VNet)
+		vn := network.NewVirtualNetworkOn(params.VNet)
 		defer vn.Close()
 		runErr = e.runInstances(context.Background(), sc, insts, envs, params, vn)
 	}); err != nil {
@@ -137,6 +126,7 @@ type embeddedInstance struct {
 	group  Group
 	seq    int
 	params map[string]string
+	parsed *Params
 }
 
 // newEnvs makes the instances' RunEnvs and outputs directories. A RunEnv starts goroutines
@@ -167,9 +157,8 @@ func (e *Embedded) newEnvs(sc *Scenario, insts []embeddedInstance) ([]*runtime.R
 	return envs, nil
 }
 
-// runInstances runs the instances, each in its own goroutine, on vn when the clock is
-// virtual (nil: real hosts).
-func (e *Embedded) runInstances(ctx context.Context, sc *Scenario, insts []embeddedInstance, envs []*runtime.RunEnv, params *Params, vn *VirtualNetwork) error {
+// runInstances runs the instances, each in its own goroutine, their hosts on net.
+func (e *Embedded) runInstances(ctx context.Context, sc *Scenario, insts []embeddedInstance, envs []*runtime.RunEnv, params *Params, net network.Network) error {
 	client := newMemSync()
 	defer client.Close()
 	stopProgress := e.progress(ctx, client, sc, len(insts), params)
@@ -182,10 +171,10 @@ func (e *Embedded) runInstances(ctx context.Context, sc *Scenario, insts []embed
 			defer wg.Done()
 			env := envs[i]
 			ic := &run.InitContext{
-				SyncClient: client, NetClient: network.NewClient(client, env),
+				SyncClient: client, NetClient: tgnetwork.NewClient(client, env),
 				GlobalSeq: int64(i + 1), GroupSeq: int64(in.seq + 1),
 			}
-			err := runRecovered(sc, env, ic, vn)
+			err := runRecovered(sc, env, ic, in.parsed, net)
 			if cerr := env.Close(); cerr != nil && err == nil {
 				err = fmt.Errorf("close run env: %w", cerr)
 			}
@@ -199,13 +188,13 @@ func (e *Embedded) runInstances(ctx context.Context, sc *Scenario, insts []embed
 }
 
 // runRecovered runs an instance, turning a panic (the SDK's Must* helpers) into an error.
-func runRecovered(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, vn *VirtualNetwork) (err error) {
+func runRecovered(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, p *Params, net network.Network) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	return runInstance(sc, env, ic, vn)
+	return runInstance(sc, env, ic, p, net, nil)
 }
 
 // newRunEnv creates a RunEnv whose logger writes to the instance's run.out only.
@@ -214,12 +203,12 @@ func newRunEnv(p runtime.RunParams) (*runtime.RunEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdoutMu.Lock()
+	network.StdoutMu.Lock()
 	saved := os.Stdout
 	os.Stdout = null
 	env := runtime.NewRunEnv(p)
 	os.Stdout = saved
-	stdoutMu.Unlock()
+	network.StdoutMu.Unlock()
 	return env, nil
 }
 
@@ -243,7 +232,7 @@ func (e *Embedded) progress(ctx context.Context, client sync.Client, sc *Scenari
 			fmt.Fprintln(e.Progress)
 			return
 		}
-		start, wallStart := time.Now(), wallNow()
+		start, wallStart := time.Now(), network.WallNow()
 		slot := p.Slot()
 		total := p.SlotsTime(float64(p.Slots))
 		// Under the virtual clock the ticker ticks in simulated time; the line says both.
@@ -257,8 +246,8 @@ func (e *Embedded) progress(ctx context.Context, client sync.Client, sc *Scenari
 			if el > total {
 				line = fmt.Sprintf("%s: published %d slots, draining and collecting (%s)", sc.Name, p.Slots, el.Truncate(time.Second))
 			}
-			if p.Clock == ClockVirtual {
-				wall := wallNow() - wallStart
+			if p.Clock == network.ClockVirtual {
+				wall := network.WallNow() - wallStart
 				line = fmt.Sprintf("%s (virtual clock): slot %d/%d, %s simulated in %s wall", sc.Name, s, p.Slots, el.Truncate(time.Second), wall.Truncate(time.Second))
 				if el > 0 && el < total {
 					line += fmt.Sprintf(", ETA %s", time.Duration(float64(wall)*float64(total-el)/float64(el)).Truncate(time.Second))

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"github.com/streamsim/streamsim/sim/node"
 	"math/rand"
 	"slices"
 	"sync"
@@ -102,7 +103,7 @@ func (r *faultRunner) snapshot() []result.FaultEvent {
 // apply carries out fault i (f) as this instance's part.
 func (r *faultRunner) apply(ctx context.Context, i int, f Fault, target int) {
 	in := r.in
-	node := in.node
+	nd := in.node
 	ev := result.FaultEvent{Spec: f.Spec, Kind: string(f.Kind), AtNs: time.Now().UnixNano()}
 	// Garbage is seeded by the run's seed and the entry's position: the same schedule
 	// sends the same bytes.
@@ -110,7 +111,7 @@ func (r *faultRunner) apply(ctx context.Context, i int, f Fault, target int) {
 	switch f.Kind {
 	case FaultDisconnect:
 		until := time.Now().Add(in.slotTime(f.ForSlots))
-		n := node.disconnect(until)
+		n := nd.Disconnect(until)
 		ev.UntilNs, ev.Applied = until.UnixNano(), true
 		ev.Note = fmt.Sprintf("closed %d connection(s)", n)
 		select {
@@ -124,10 +125,10 @@ func (r *faultRunner) apply(ctx context.Context, i int, f Fault, target int) {
 		if f.Kind == FaultGarbage {
 			garbage := make([]byte, f.Bytes)
 			rng.Read(garbage)
-			ev.Note, ev.Applied = node.injectGarbage(p, garbage)
+			ev.Note, ev.Applied = nd.InjectGarbage(p, garbage)
 			break
 		}
-		done, ok := node.armCut(p)
+		done, ok := nd.ArmCut(p)
 		if !ok {
 			ev.Note = "no outbound gossip stream to the target"
 			break
@@ -141,15 +142,15 @@ func (r *faultRunner) apply(ctx context.Context, i int, f Fault, target int) {
 	case FaultRogue:
 		garbage := make([]byte, f.Bytes)
 		rng.Read(garbage)
-		proto := node.Protocols()[0]
-		note, err := rogue(ctx, r.in.vnet, node.AddrInfo(), proto, garbage)
+		proto := nd.Protocols()[0]
+		note, err := node.Rogue(ctx, r.in.net, nd.AddrInfo(), proto, garbage)
 		ev.Note, ev.Applied = note, err == nil
 		if err != nil {
 			ev.Note = err.Error()
 		}
 	case FaultSlow:
 		until := time.Now().Add(in.slotTime(f.ForSlots))
-		node.slowReads(until, f.RateBytes)
+		nd.SlowReads(until, f.RateBytes)
 		ev.UntilNs, ev.Applied = until.UnixNano(), true
 		ev.Note = fmt.Sprintf("gossip reads at %s/s", units.FormatSize(f.RateBytes))
 	case FaultCrash:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/streamsim/streamsim/sim/node"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -40,13 +41,15 @@ var HubLeaves = &Scenario{
 		}
 		return nil
 	},
-	Plan: func(p *Params, members []topology.Member) (*topology.Plan, error) {
-		return topology.HubLeaves(members, p.Profile, workload.DefaultParams().ForkDigest)
-	},
-	Receiver:    func(n *topology.Node) bool { return n.Role == topology.RoleLeaf },
-	FlowControl: true,
-	Report:      "live-check",
-	Flags:       hubLeavesFlags,
+	Run: NodeLifecycle(NodeSpec{
+		Plan: func(p *Params, members []topology.Member) (*topology.Plan, error) {
+			return topology.HubLeaves(members, p.Profile, workload.DefaultParams().ForkDigest)
+		},
+		Receiver:    func(n *topology.Node) bool { return n.Role == topology.RoleLeaf },
+		FlowControl: true,
+	}),
+	Report: "live-check",
+	Flags:  hubLeavesFlags,
 	// The leaf report cross-checks each leaf's wire bytes against it.
 	BandwidthCounter: true,
 }
@@ -65,7 +68,7 @@ func hubLeavesFlags(fs *flag.FlagSet) RunFlags {
 }
 
 func (f *hubLeavesRun) Runs(params map[string]string) ([]Run, error) {
-	specs, err := ParseCodecs(*f.leaves)
+	specs, err := node.ParseCodecs(*f.leaves)
 	if err != nil {
 		return nil, fmt.Errorf("--leaves: %w", err)
 	}

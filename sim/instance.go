@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
@@ -21,6 +23,7 @@ import (
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/sim/node"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/trace"
 )
@@ -50,7 +53,7 @@ type resultRecord struct {
 	Error string `json:"error,omitempty"`
 }
 
-// instance is one run of a scenario on one Testground instance: the shared lifecycle.
+// instance is one node of a scenario on one Testground instance: the node lifecycle.
 type instance struct {
 	sc       *Scenario
 	runenv   *runtime.RunEnv
@@ -61,8 +64,8 @@ type instance struct {
 	seq      int // sequence number within the group, from 0
 	slot     time.Duration
 	summary  *result.NodeSummary
-	host     *Host
-	node     *Node
+	host     *network.Host
+	node     *node.Node
 	rec      *trace.Writer
 	msgLog   *result.MessageLog
 	plan     *topology.Plan
@@ -100,31 +103,11 @@ type instance struct {
 	phase   string
 	waitCtx context.Context
 
-	// vnet is the simulated network of a virtual-clock run (nil: real hosts).
-	vnet *VirtualNetwork
-}
-
-// runBody runs a scenario's own instance body (Scenario.Body) within the instance's budget
-// and writes its summary, the body's error as the failure.
-func runBody(sc *Scenario, in *instance, env *runtime.RunEnv) error {
-	ctx, cancel := context.WithTimeout(context.Background(), in.p.Budget())
-	defer cancel()
-	if in.vnet != nil {
-		ctx = context.WithValue(ctx, vnetKey{}, in.vnet)
-	}
-	err := sc.Body(ctx, in.p, env.TestOutputsPath, in.summary)
-	if err != nil {
-		kind := result.FailRun
-		if errors.Is(err, context.DeadlineExceeded) {
-			kind = result.FailTimeout
-		}
-		err = failure(kind, err)
-		in.summary.Failure = err.(*result.Failure)
-	}
-	if werr := in.writeSummary(); werr != nil && err == nil {
-		err = werr
-	}
-	return err
+	// env is the instance as the runner handed it; spec the scenario's node lifecycle; net
+	// the run's network, which makes the instance's host.
+	env  *Env
+	spec NodeSpec
+	net  network.Network
 }
 
 // measuredPhase, when set, is called as each instance enters (begin) and leaves (after its
@@ -144,12 +127,75 @@ func failure(kind result.FailureKind, err error) error {
 	return &result.Failure{Kind: kind, Message: err.Error()}
 }
 
-// runInstance is the lifecycle every scenario shares.
-// vn is the simulated network of an embedded virtual-clock run, nil otherwise (a Testground
-// instance is a process on the real clock: asked for clock virtual it fails at setup).
-func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, vn *VirtualNetwork) error {
-	in := &instance{
-		sc: sc, runenv: env, client: ic.SyncClient, group: env.TestGroupID, seq: int(ic.GroupSeq) - 1, vnet: vn,
+// runProcessInstance is a Testground (or Kubernetes) instance: a process of its own on the
+// real clock, its hosts on TCP at the instance's data address.
+func runProcessInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) error {
+	p, err := sc.ParseParams(env.TestInstanceParams)
+	if err == nil {
+		err = CheckProcessClock(p)
+	}
+	var ip net.IP
+	if err == nil {
+		if ip, err = dataIP(ic); err != nil {
+			err = fmt.Errorf("data network IP: %w", err)
+		}
+	}
+	if err != nil {
+		return runInstance(sc, env, ic, nil, nil, err)
+	}
+	return runInstance(sc, env, ic, p, &network.TCP{IP: ip.String(), BandwidthCounter: sc.BandwidthCounter}, nil)
+}
+
+// runInstance runs one instance of sc with its parameters p (parsed once, for the instance's
+// group) on the run's network net; setupErr is a failure before either could be made. The
+// runner owns what every scenario shares: the summary's identity, the parameter check, the
+// time budget, and announcing a setup failure so the other instances go on.
+func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, p *Params, net network.Network, setupErr error) error {
+	e := &Env{Scenario: sc, RunEnv: env, Sync: ic.SyncClient, Params: p, Net: net,
+		Group: env.TestGroupID, Seq: int(ic.GroupSeq) - 1, Instances: env.TestInstanceCount, Outputs: env.TestOutputsPath}
+	e.Role = sc.Role(e.Group)
+	e.Summary = &result.NodeSummary{Scenario: sc.Name, Role: string(e.Role), Group: e.Group, Instance: e.Seq}
+	e.Summary.Optimized, e.Summary.Build = result.BuildOptimized()
+	err := setupErr
+	if err == nil && sc.Check != nil {
+		err = sc.Check(p, groupSizes(env))
+	}
+	if err != nil {
+		err = failure(result.FailSetup, err)
+		e.Summary.Failure = err.(*result.Failure)
+		in := newInstance(e, ic)
+		in.abandon(err)
+		e.writeSummary()
+		return err
+	}
+	s := e.Summary
+	s.Profile, s.Payload, s.Slots, s.TimeScale, s.Seed = p.Profile.Name, p.Payload, p.Slots, p.TimeScale, p.Seed
+	s.Clock = string(p.Clock)
+	s.Transport = net.Transport()
+	e.init = ic
+	ctx, cancel := context.WithTimeout(context.Background(), p.Budget())
+	defer cancel()
+	return sc.Run(ctx, e)
+}
+
+// NodeLifecycle is the Run of a scenario whose every instance is one node: host, address
+// exchange over the sync service, the spec's plan, node, dial, subscribe, wait for
+// subscriptions, barriers, publishing on the schedule (traffic.go), receiving and checking,
+// liveness and faults, summary.json and results.out.
+func NodeLifecycle(spec NodeSpec) func(ctx context.Context, e *Env) error {
+	return func(ctx context.Context, e *Env) error {
+		in := newInstance(e, e.init)
+		in.spec = spec
+		return in.lifecycle(ctx)
+	}
+}
+
+// newInstance is the node lifecycle's state for the instance e.
+func newInstance(e *Env, ic *run.InitContext) *instance {
+	sc := e.Scenario
+	return &instance{
+		sc: sc, env: e, runenv: e.RunEnv, client: ic.SyncClient, group: e.Group, seq: e.Seq, net: e.Net,
+		role: e.Role, summary: e.Summary, p: e.Params,
 		signaled:      map[sync.State]bool{},
 		stateNodes:    sync.State(sc.Name + "-nodes"),
 		stateReady:    sync.State(sc.Name + "-ready"),
@@ -158,36 +204,16 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, vn *Vir
 		peersTopic:    sync.NewTopic(sc.Name+"-peers", &peerRecord{}),
 		resultTopic:   sync.NewTopic(sc.Name+"-results", &resultRecord{}),
 	}
-	in.role = sc.Role(in.group)
-	in.summary = &result.NodeSummary{Scenario: sc.Name, Role: string(in.role), Group: in.group, Instance: in.seq}
-	in.summary.Optimized, in.summary.Build = result.BuildOptimized()
+}
 
-	p, err := sc.ParseParams(env.TestInstanceParams)
-	if err == nil && sc.Check != nil {
-		err = sc.Check(p, groupSizes(env))
-	}
-	if err == nil && vn == nil {
-		err = CheckProcessClock(p)
-	}
-	if err != nil {
-		err = failure(result.FailSetup, err)
-		in.summary.Failure = err.(*result.Failure)
-		in.abandon(err)
-		in.writeSummary()
-		return err
-	}
-	in.p = p
+// lifecycle runs the node instance within ctx (its budget).
+func (in *instance) lifecycle(ctx context.Context) error {
+	p, s := in.p, in.summary
 	in.slot = p.Slot()
-	s := in.summary
-	s.Profile, s.Payload, s.Slots, s.TimeScale, s.Seed = p.Profile.Name, p.Payload, p.Slots, p.TimeScale, p.Seed
-	s.Clock = string(p.Clock)
-	if sc.Body != nil {
-		return runBody(sc, in, env)
-	}
 	if in.role == topology.RoleLeaf {
 		s.Codec = p.Codec.String()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.Budget())
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	waitCtx, waitCancel := context.WithTimeout(context.Background(), p.Budget()+waitGrace)
 	defer waitCancel()
@@ -195,12 +221,7 @@ func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, vn *Vir
 	in.live = newLiveness(in)
 	in.live.cancelWork = cancel
 
-	var runErr error
-	if ip, err := dataIP(ic); err != nil {
-		runErr = failure(result.FailSetup, fmt.Errorf("data network IP: %w", err))
-	} else {
-		runErr = in.run(ctx, ip.String())
-	}
+	runErr := in.run(ctx)
 	if in.live.crashed.Load() {
 		// A crash: nothing more is announced or written (liveness.go).
 		in.closeFiles()
@@ -264,22 +285,16 @@ func (in *instance) abandon(err error) {
 	}
 }
 
-func (in *instance) run(ctx context.Context, ip string) error {
+func (in *instance) run(ctx context.Context) error {
 	n := in.runenv.TestInstanceCount
 	var lk *link.Link
-	if in.sc.Link != nil {
+	if in.spec.Link != nil {
 		var err error
-		if lk, err = in.sc.Link(in.p, in.group, in.seq, n); err != nil {
+		if lk, err = in.spec.Link(in.p, in.group, in.seq, n); err != nil {
 			return failure(result.FailSetup, fmt.Errorf("link: %w", err))
 		}
 	}
-	var h *Host
-	var err error
-	if in.vnet != nil {
-		h, err = in.vnet.NewHost(lk)
-	} else {
-		h, err = newHost(ip, lk, in.sc.BandwidthCounter, nil)
-	}
+	h, err := in.net.Host(lk)
 	if err != nil {
 		return failure(result.FailSetup, err)
 	}
@@ -293,7 +308,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	if err := in.exchange(ctx, n); err != nil {
 		return err
 	}
-	plan, err := in.sc.Plan(in.p, in.members)
+	plan, err := in.spec.Plan(in.p, in.members)
 	if err != nil {
 		return failure(result.FailSetup, fmt.Errorf("topology: %w", err))
 	}
@@ -306,7 +321,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	self := &plan.Nodes[in.me]
 	in.publishes = self.Publishes
 	in.summary.Kind, in.summary.Client = self.Kind, self.Client.Name
-	in.summary.Receiver = in.sc.Receiver(self)
+	in.summary.Receiver = in.spec.Receiver(self)
 	in.summary.SeenTTLNs = int64(in.p.Scaled(self.Client.SeenTTL))
 	in.summary.Peers = len(self.Dial)
 	for j := range plan.Nodes {
@@ -354,7 +369,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 			return err
 		}
 	}
-	if in.sc.Receiver(self) {
+	if in.spec.Receiver(self) {
 		in.phase = "receiving"
 		if err := in.receive(ctx, results); err != nil {
 			return err
@@ -372,7 +387,7 @@ func (in *instance) run(ctx context.Context, ip string) error {
 	}
 	in.done = true
 	in.live.stopWatching()
-	if !in.sc.Receiver(self) {
+	if !in.spec.Receiver(self) {
 		in.summary.Duration = time.Since(start).Seconds()
 	}
 	in.summary.Process = cpu.finish()
@@ -469,7 +484,7 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 			return fmt.Errorf("frame recorder: %w", err)
 		}
 	}
-	if in.sc.RecordMessages || len(in.p.Faults) > 0 { // fault runs are accounted per message
+	if in.spec.RecordMessages || len(in.p.Faults) > 0 { // fault runs are accounted per message
 		var err error
 		if in.msgLog, err = result.CreateMessageLog(filepath.Join(in.runenv.TestOutputsPath, result.MessagesFile)); err != nil {
 			return fmt.Errorf("message log: %w", err)
@@ -492,27 +507,27 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 	if len(in.members) > 1 {
 		stagger = self.Client.Heartbeat * time.Duration(in.me) / time.Duration(len(in.members))
 	}
-	opts := []Option{
-		WithCodecs(self.Codecs...), WithPayloadSSZ(in.p.Payload == "ssz"), WithTimeScale(in.p.TimeScale),
-		WithClient(self.Client), WithDirectPeers(direct), WithFlowControl(in.sc.FlowControl),
-		WithPeerRoles(func(id peer.ID) string { return roles[id] }), WithHeartbeatDelay(stagger),
-		WithLostLog(len(in.p.Faults) > 0), // lostlog.go
-		WithNodeSeed(in.p.Seed, in.me),    // validation.go
+	opts := []node.Option{
+		node.WithCodecs(self.Codecs...), node.WithPayloadSSZ(in.p.Payload == "ssz"), node.WithTimeScale(in.p.TimeScale),
+		node.WithClient(self.Client), node.WithDirectPeers(direct), node.WithFlowControl(in.spec.FlowControl),
+		node.WithPeerRoles(func(id peer.ID) string { return roles[id] }), node.WithHeartbeatDelay(stagger),
+		node.WithLostLog(len(in.p.Faults) > 0), // lostlog.go
+		node.WithNodeSeed(in.p.Seed, in.me),    // validation.go
 	}
 	if in.rec != nil {
-		opts = append(opts, WithRecorder(in.rec))
+		opts = append(opts, node.WithRecorder(in.rec))
 	}
-	if in.p.Clock == ClockVirtual {
-		opts = append(opts, WithVirtualClock(in.p.CodecCPU))
+	if in.p.Clock == network.ClockVirtual {
+		opts = append(opts, node.WithVirtualClock(in.p.CodecCPU))
 	}
-	if in.sc.NodeOptions != nil {
-		more, err := in.sc.NodeOptions(in.p)
+	if in.spec.NodeOptions != nil {
+		more, err := in.spec.NodeOptions(in.p)
 		if err != nil {
 			return err
 		}
 		opts = append(opts, more...)
 	}
-	node, err := NewNode(in.host, opts...)
+	node, err := node.NewNode(in.host, opts...)
 	if err != nil {
 		return err
 	}
@@ -590,7 +605,7 @@ func (in *instance) finish() error {
 		in.summary.Pubsub = in.node.PubsubStats()
 		in.summary.Bandwidth = in.node.Bandwidth()
 		in.summary.StreamErrors = in.node.StreamErrors()
-		if lk := in.host.link; lk != nil && in.summary.Link != nil && in.host.Transport() != TransportSimnet {
+		if lk := in.host.Link(); lk != nil && in.summary.Link != nil && in.host.Transport() != network.TransportSimnet {
 			st := lk.Stats()
 			l := in.summary.Link
 			l.UpBytes, l.DownBytes, l.HandshakeErrors = st.UpBytes, st.DownBytes, st.HandshakeErrors
@@ -631,12 +646,7 @@ func (in *instance) finish() error {
 	return err
 }
 
-func (in *instance) writeSummary() error {
-	if err := result.WriteSummary(filepath.Join(in.runenv.TestOutputsPath, result.SummaryFile), in.summary); err != nil {
-		return fmt.Errorf("write summary: %w", err)
-	}
-	return nil
-}
+func (in *instance) writeSummary() error { return in.env.writeSummary() }
 
 func (in *instance) recordPoints() {
 	r := in.runenv.R()

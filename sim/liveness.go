@@ -276,7 +276,7 @@ func (in *instance) timeoutFailure(err error) error {
 
 // recordPartial keeps what a failed receiver had received, so reports show it.
 func (in *instance) recordPartial() {
-	if in.received != nil && in.summary.Parity == nil && in.plan != nil && in.sc.Receiver(&in.plan.Nodes[in.me]) {
+	if in.received != nil && in.summary.Parity == nil && in.plan != nil && in.spec.Receiver(&in.plan.Nodes[in.me]) {
 		in.summary.Parity = in.received.parity()
 	}
 }

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"github.com/streamsim/streamsim/sim/network"
 	"strconv"
 	"strings"
 
 	"github.com/streamsim/streamsim/link"
+	"github.com/streamsim/streamsim/sim/node"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/units"
 	"github.com/streamsim/streamsim/workload"
@@ -87,23 +89,25 @@ var Mesh = &Scenario{
 		}
 		return nil
 	},
-	Plan: func(p *Params, members []topology.Member) (*topology.Plan, error) {
-		return topology.Mesh(members, meshOf(p).topology)
-	},
-	Receiver:       func(n *topology.Node) bool { return len(n.Topics) > 0 },
-	FlowControl:    false,
-	RecordMessages: true,
-	Link:           meshLink,
-	NodeOptions: func(p *Params) ([]Option, error) {
-		c := meshOf(p)
-		return []Option{WithQueueSize(c.queue), WithValidationDelay(c.validation)}, nil
-	},
+	Run: NodeLifecycle(NodeSpec{
+		Plan: func(p *Params, members []topology.Member) (*topology.Plan, error) {
+			return topology.Mesh(members, meshOf(p).topology)
+		},
+		Receiver:       func(n *topology.Node) bool { return len(n.Topics) > 0 },
+		FlowControl:    false,
+		RecordMessages: true,
+		Link:           meshLink,
+		NodeOptions: func(p *Params) ([]node.Option, error) {
+			c := meshOf(p)
+			return []node.Option{node.WithQueueSize(c.queue), node.WithValidationDelay(c.validation)}, nil
+		},
+	}),
 	Report:       "gossip-mesh",
 	VirtualClock: true,
 	// Measured (docs/overhead.md): the default form on the virtual clock took 36 s of wall
 	// against 45 s on the real clock at 0.5× (which saturated the machine and ran 359 ms
 	// late), for 3.0× the CPU; its figures do not depend on the machine keeping up.
-	EmbeddedClock: ClockVirtual,
+	EmbeddedClock: network.ClockVirtual,
 	Flags:         meshFlags,
 }
 
@@ -145,7 +149,7 @@ type meshConfig struct {
 	links   bool
 	classes [2]link.Class
 	// validation: per-category validation delays (validation.go).
-	validation ValidationDelays
+	validation node.ValidationDelays
 }
 
 // meshOf is a mesh instance's parsed parameters.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/sim/node"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/units"
 )
@@ -36,7 +37,7 @@ func (f *meshRun) Runs(params map[string]string) ([]Run, error) {
 		return nil, fmt.Errorf("--nodes %d: want %d..%d", *f.nodes, Mesh.MinInstances, Mesh.MaxInstances)
 	}
 	groups := []Group{{ID: GroupNodes, Instances: *f.nodes}}
-	specs, err := ParseCodecs(*f.codecs)
+	specs, err := node.ParseCodecs(*f.codecs)
 	if err != nil {
 		return nil, fmt.Errorf("--codecs: %w", err)
 	}

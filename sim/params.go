@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/streamsim/streamsim/sim/network"
 	"math"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ var commonParams = []Param{
 	{ParamSampleSlots, "float", "slots", "1", "period of the resource samples (heap, goroutines, streams) in slots; 0: none"},
 	{ParamClock, "string", "", "", "real: the machine's clock (timing-shaped figures depend on how busy it is); virtual: the whole embedded run in one synctest bubble on a simulated network (in-process streams or QUIC over simnet: param vnet; links' rates and latencies in simulated time): never late, time_scale ignored; empty: the scenario's choice for streamsim run (streamsim scenarios: \"embedded clock\"), real for Testground and Kubernetes instances, which are processes (docs/running.md)"},
 	{ParamCodecCPU, "bool", "", "true", "clock virtual: charge each frame's measured encode and decode CPU (thread CPU time) as simulated time on the sending and receiving node; false: codecs cost no simulated time. Ignored on the real clock, where CPU takes real time"},
-	{ParamVNet, "string", "", string(DefaultVirtualTransport), "clock virtual: what carries connections: quic (go-libp2p's QUIC over marcopolo/simnet) or mem (in-process streams under noise and yamux as on TCP, shaped by package link in simulated time); docs/overhead.md measures both. Ignored on the real clock"},
+	{ParamVNet, "string", "", string(network.DefaultVirtualTransport), "clock virtual: what carries connections: quic (go-libp2p's QUIC over marcopolo/simnet) or mem (in-process streams under noise and yamux as on TCP, shaped by package link in simulated time); docs/overhead.md measures both. Ignored on the real clock"},
 }
 
 // Params are a scenario instance's parameters: the common ones parsed, and every value as
@@ -84,11 +85,11 @@ type Params struct {
 	// SampleSlots is the period of resource samples in slots; 0: none.
 	SampleSlots float64
 	// Clock is the run's clock; under ClockVirtual TimeScale is 1 whatever was asked.
-	Clock Clock
+	Clock network.Clock
 	// CodecCPU: under the virtual clock, frames' codec CPU is charged as simulated time.
 	CodecCPU bool
 	// VNet: under the virtual clock, what carries the connections (network.go).
-	VNet VirtualTransport
+	VNet network.VirtualTransport
 	// Values holds every declared parameter as a string, defaults applied.
 	Values map[string]string
 	// Own is the scenario's own parameters, parsed once by its Parse.
@@ -155,16 +156,16 @@ func ParseParams(decl []Param, m map[string]string) (*Params, error) {
 	if p.SampleSlots, err = strconv.ParseFloat(get(ParamSampleSlots), 64); err != nil || p.SampleSlots < 0 || math.IsInf(p.SampleSlots, 0) {
 		return nil, paramError(ParamSampleSlots, "%q is not a non-negative number of slots", get(ParamSampleSlots))
 	}
-	if p.Clock, err = ParseClock(get(ParamClock)); err != nil {
+	if p.Clock, err = parseClock(get(ParamClock)); err != nil {
 		return nil, err
 	}
 	if p.CodecCPU, err = ParseBool(ParamCodecCPU, get(ParamCodecCPU)); err != nil {
 		return nil, err
 	}
-	if p.VNet, err = ParseVirtualTransport(get(ParamVNet)); err != nil {
+	if p.VNet, err = parseVirtualTransport(get(ParamVNet)); err != nil {
 		return nil, err
 	}
-	if p.Clock == ClockVirtual {
+	if p.Clock == network.ClockVirtual {
 		// Simulated time runs at mainnet's pace by construction: nothing to speed up or slow
 		// down (streamsim run refuses an explicit --time-scale with --clock virtual).
 		p.TimeScale = 1

@@ -77,11 +77,19 @@ func (s *SingleRun) Runs(params map[string]string) ([]Run, error) {
 // CheckGroups parses and checks every group's parameters as its instances will, and the
 // fault schedule's targets against the run's groups, before any node starts.
 func (s *Scenario) CheckGroups(params map[string]string, groups []Group) error {
+	_, err := s.ParseGroups(params, groups)
+	return err
+}
+
+// ParseGroups parses every group's parameters once (params with the group's own on top),
+// checks them against the run's groups as CheckGroups does, and returns them by group ID.
+func (s *Scenario) ParseGroups(params map[string]string, groups []Group) (map[string]*Params, error) {
+	out := map[string]*Params{}
 	sizes := map[string]int{}
 	total := 0
 	for _, g := range groups {
 		if g.Instances < 1 {
-			return fmt.Errorf("group %s: %d instances", g.ID, g.Instances)
+			return nil, fmt.Errorf("group %s: %d instances", g.ID, g.Instances)
 		}
 		sizes[g.ID] = g.Instances
 		total += g.Instances
@@ -95,13 +103,14 @@ func (s *Scenario) CheckGroups(params map[string]string, groups []Group) error {
 			err = CheckFaultTargets(p.Faults, sizes) // fault targets name instances of this run
 		}
 		if err != nil {
-			return fmt.Errorf("group %s: %w", g.ID, err)
+			return nil, fmt.Errorf("group %s: %w", g.ID, err)
 		}
+		out[g.ID] = p
 	}
 	if total < s.MinInstances {
-		return fmt.Errorf("%s needs at least %d instances, have %d", s.Name, s.MinInstances, total)
+		return nil, fmt.Errorf("%s needs at least %d instances, have %d", s.Name, s.MinInstances, total)
 	}
-	return nil
+	return out, nil
 }
 
 // mergeParams is a copy of base with over's values on top.

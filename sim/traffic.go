@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/sim/node"
 )
 
 // deliveries counts what a node's subscriptions delivered, per topic, with an
@@ -59,7 +60,7 @@ func (d *deliveries) parity() *result.Parity {
 }
 
 // subscribe subscribes n to every topic and counts what each subscription delivers.
-func (d *deliveries) subscribe(n *Node, topics []string) error {
+func (d *deliveries) subscribe(n *node.Node, topics []string) error {
 	for i, t := range topics {
 		topic, err := n.Topic(t)
 		if err != nil {
@@ -71,7 +72,7 @@ func (d *deliveries) subscribe(n *Node, topics []string) error {
 		}
 		go func() {
 			for {
-				m, err := sub.Next(n.ctx)
+				m, err := sub.Next(n.Context())
 				if err != nil {
 					return
 				}
@@ -133,7 +134,7 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 			}
 			// Pace on the outbound queues: a burst the machine cannot absorb shows as lag
 			// against the schedule instead of as dropped RPCs (when flow control is on).
-			in.node.awaitBacklog("")
+			in.node.AwaitBacklog("")
 			target := start.Add(in.p.Scaled(m.At))
 			// Sleeping for less than a millisecond oversleeps (timer slack) and would make a
 			// burst fall behind; publish everything due within the next millisecond.
@@ -174,7 +175,7 @@ func (in *instance) publish(ctx context.Context, start time.Time) error {
 	sched.ElapsedNs = int64(time.Since(start))
 	in.summary.Schedule = sched
 	in.summary.Published = published
-	if !in.sc.Receiver(&in.plan.Nodes[in.me]) {
+	if !in.spec.Receiver(&in.plan.Nodes[in.me]) {
 		// A publisher's parity record is what it published within the receivers' profile.
 		in.summary.Parity = inProfile
 	}

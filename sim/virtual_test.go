@@ -5,9 +5,10 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/streamsim/streamsim/analysis"
 	"testing"
 	"testing/synctest"
+
+	"github.com/streamsim/streamsim/analysis"
 
 	"github.com/streamsim/streamsim/gossip"
 )

@@ -102,8 +102,8 @@ func runReport(args []string, w io.Writer) error {
 		labels  []string
 		reports []analysis.Report
 	}
-	var order []string
-	byKind := map[string]*kindRuns{}
+	var order []result.ReportKind
+	byKind := map[result.ReportKind]*kindRuns{}
 	for _, run := range runs {
 		kind, err := reportKindOf(run.dir)
 		if err != nil {

@@ -46,7 +46,7 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 			continue
 		}
 		trimCommonLabelPrefix(runs)
-		byKind := map[string]*htmlSection{}
+		byKind := map[result.ReportKind]*htmlSection{}
 		for _, run := range runs {
 			kind, kerr := reportKindOf(run.dir)
 			if kerr != nil {
@@ -80,7 +80,7 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 			if d, ok := rep.(interface{ SetDir(string) }); ok {
 				d.SetDir(run.label)
 			}
-			src, serr := addSource(p, sec.kind.Name+" "+run.label, rep)
+			src, serr := addSource(p, string(sec.kind.Name)+" "+run.label, rep)
 			if serr != nil {
 				return nil, nil, serr
 			}
@@ -108,7 +108,7 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 			if cerr != nil {
 				s.Problems = append(s.Problems, fmt.Sprintf("the runs could not be compared: %v", cerr))
 			} else {
-				src, serr := addSource(p, sec.kind.Name+" comparison of "+filepath.Base(filepath.Clean(sec.arg)), cmp)
+				src, serr := addSource(p, string(sec.kind.Name)+" comparison of "+filepath.Base(filepath.Clean(sec.arg)), cmp)
 				if serr != nil {
 					return nil, nil, serr
 				}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/sim"
 )
@@ -223,7 +225,7 @@ func (c *runCommand) timeScaleGiven() bool {
 // with the virtual clock, where simulated time runs at mainnet's pace and a scale means
 // nothing; the default is ignored there (the summaries say time_scale 1).
 func (c *runCommand) checkTimeScale(params map[string]string) error {
-	if clock, err := sim.ParseClock(params[sim.ParamClock]); err != nil || clock != sim.ClockVirtual {
+	if clock, err := network.ParseClock(params[sim.ParamClock]); err != nil || clock != network.ClockVirtual {
 		return nil // a bad clock is reported with the other parameters
 	}
 	given := "--time-scale " + params[sim.ParamTimeScale]

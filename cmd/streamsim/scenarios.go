@@ -9,6 +9,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/sim/network"
+
 	"github.com/streamsim/streamsim/sim"
 )
 
@@ -20,10 +24,10 @@ func runScenariosCmd(args []string) error { return listScenarios(args, os.Stdout
 
 // scenarioInfo is one scenario as `streamsim scenarios --json` prints it.
 type scenarioInfo struct {
-	Name      string `json:"name"`
-	Summary   string `json:"summary"`
-	Report    string `json:"report"`
-	Instances [3]int `json:"instances"` // min, default, max
+	Name      string            `json:"name"`
+	Summary   string            `json:"summary"`
+	Report    result.ReportKind `json:"report"`
+	Instances [3]int            `json:"instances"` // min, default, max
 	// Clocks are the clocks its embedded runs take, EmbeddedClock the one without --clock.
 	Clocks        []string    `json:"clocks"`
 	EmbeddedClock string      `json:"embedded_clock"`
@@ -48,12 +52,12 @@ func listScenarios(args []string, w io.Writer) error {
 		info := scenarioInfo{Name: sc.Name, Summary: sc.Summary, Report: sc.Report, Params: sc.Declared(),
 			Instances: [3]int{sc.MinInstances, sc.DefaultInstances, sc.MaxInstances}}
 		info.EmbeddedClock = sc.EmbeddedParams(nil)[sim.ParamClock]
-		info.Clocks = []string{string(sim.ClockReal)}
+		info.Clocks = []string{string(network.ClockReal)}
 		if sc.VirtualClock {
-			info.Clocks = append(info.Clocks, string(sim.ClockVirtual))
+			info.Clocks = append(info.Clocks, string(network.ClockVirtual))
 		}
 		if info.Report == "" {
-			info.Report = "nodes"
+			info.Report = analysis.NodesKind
 		}
 		if sc.Flags != nil {
 			own := flag.NewFlagSet(sc.Name, flag.ContinueOnError)

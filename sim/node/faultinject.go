@@ -1,4 +1,4 @@
-package sim
+package node
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	snet "github.com/streamsim/streamsim/sim/network"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -32,10 +34,10 @@ func (s *codecStream) cutUnit(frame []byte) (int, error) {
 	return 0, network.ErrReset
 }
 
-// armCut makes the next Write of p's outbound gossip stream send part of its unit and reset
+// ArmCut makes the next Write of p's outbound gossip stream send part of its unit and reset
 // the stream; it returns a channel that receives a note when that happened, or false when
 // there is no such stream.
-func (n *Node) armCut(p peer.ID) (<-chan string, bool) {
+func (n *Node) ArmCut(p peer.ID) (<-chan string, bool) {
 	s := n.links.stream(p, network.DirOutbound)
 	if s == nil {
 		return nil, false
@@ -50,8 +52,8 @@ func (n *Node) armCut(p peer.ID) (<-chan string, bool) {
 	return s.faultDone, true
 }
 
-// injectGarbage writes garbage into p's outbound gossip stream between two units.
-func (n *Node) injectGarbage(p peer.ID, garbage []byte) (string, bool) {
+// InjectGarbage writes garbage into p's outbound gossip stream between two units.
+func (n *Node) InjectGarbage(p peer.ID, garbage []byte) (string, bool) {
 	s := n.links.stream(p, network.DirOutbound)
 	if s == nil {
 		return "no outbound gossip stream", false
@@ -67,8 +69,8 @@ func (n *Node) injectGarbage(p peer.ID, garbage []byte) (string, bool) {
 	return fmt.Sprintf("%d bytes into %s after %d units", len(garbage), s.Protocol(), s.wlast.Units), true
 }
 
-// disconnect closes every connection of the node and refuses new ones until until.
-func (n *Node) disconnect(until time.Time) int {
+// Disconnect closes every connection of the node and refuses new ones until until.
+func (n *Node) Disconnect(until time.Time) int {
 	n.links.refuseUntil.Store(until.UnixNano())
 	conns := n.host.Network().Conns()
 	for _, c := range conns {
@@ -77,24 +79,16 @@ func (n *Node) disconnect(until time.Time) int {
 	return len(conns)
 }
 
-// slowReads throttles the node's gossip reads to rate bytes per second until until.
-func (n *Node) slowReads(until time.Time, rate int) {
+// SlowReads throttles the node's gossip reads to rate bytes per second until until.
+func (n *Node) SlowReads(until time.Time, rate int) {
 	n.links.slowRate.Store(int64(rate))
 	n.links.slowUntil.Store(until.UnixNano())
 }
 
-// rogue opens a gossip stream to target from a fresh host (a stranger outside the run) with
-// proto and writes garbage on it; it returns what the stranger saw. On the virtual clock the
-// stranger is a host of the run's simulated network vn (a real socket never lets simulated
-// time advance).
-func rogue(ctx context.Context, vn *VirtualNetwork, target peer.AddrInfo, proto protocol.ID, garbage []byte) (string, error) {
-	var h *Host
-	var err error
-	if vn != nil {
-		h, err = vn.NewHost(nil)
-	} else {
-		h, err = NewHost("")
-	}
+// Rogue opens a gossip stream to target from a fresh host of the run's network (a stranger
+// outside the run) with proto and writes garbage on it; it returns what the stranger saw.
+func Rogue(ctx context.Context, net snet.Network, target peer.AddrInfo, proto protocol.ID, garbage []byte) (string, error) {
+	h, err := net.Host(nil)
 	if err != nil {
 		return "", err
 	}

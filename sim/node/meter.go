@@ -1,10 +1,12 @@
-package sim
+package node
 
 import (
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	snet "github.com/streamsim/streamsim/sim/network"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/network"
@@ -184,7 +186,7 @@ type tracer struct {
 	mu       sync.Mutex
 	rejected map[string]int64
 	mesh     map[string]map[peer.ID]bool // topic → mesh peers
-	host     *Host
+	host     *snet.Host
 	notifiee *network.NotifyBundle
 	// lost records the ids of the messages behind drops, when the node keeps a lost log
 	// (lostlog.go).
@@ -195,7 +197,7 @@ type tracer struct {
 var _ pubsub.RawTracer = (*tracer)(nil)
 
 // init watches h's connections, so that a peer that disconnects leaves no backlog behind.
-func (t *tracer) init(h *Host) {
+func (t *tracer) init(h *snet.Host) {
 	t.host = h
 	t.notifiee = &network.NotifyBundle{DisconnectedF: func(nw network.Network, c network.Conn) {
 		if p := c.RemotePeer(); nw.Connectedness(p) != network.Connected {

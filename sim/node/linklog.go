@@ -1,8 +1,9 @@
-package sim
+package node
 
 import (
 	"cmp"
 	"errors"
+	snet "github.com/streamsim/streamsim/sim/network"
 	"io"
 	"slices"
 	"strings"
@@ -72,7 +73,7 @@ type linkState struct {
 }
 
 // pairHoldMax bounds each hold of the pair reset's order.
-const pairHoldMax = 5 * time.Second
+const pairHoldMax = snet.MaxHold
 
 func (l *linkLog) init(n *Node, pairReset bool) {
 	l.n, l.pairReset = n, pairReset

@@ -1,4 +1,4 @@
-package sim
+package node
 
 import (
 	"bytes"
@@ -227,7 +227,7 @@ func (s *codecStream) nextFrame() error {
 	if s.Stat().Direction == network.DirInbound {
 		s.node.links.holdFirst(s) // the pair reset's order (linklog.go)
 	}
-	s.node.awaitBacklog(s.Conn().RemotePeer())
+	s.node.AwaitBacklog(s.Conn().RemotePeer())
 	if s.frame != nil {
 		// pubsub has read all of the last frame (nothing is pending): its buffer goes back
 		// to the pool, where the next frame of any stream finds it warm.

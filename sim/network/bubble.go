@@ -1,4 +1,4 @@
-package sim
+package network
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	gosync "sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -38,7 +39,7 @@ func RunInBubble(f func()) (err error) {
 			f()
 			ran = true
 			// Goroutines the run leaves behind end on timers of their own (a first write's
-			// hold ends by pairHoldMax): time passes for them here, at no cost in wall time.
+			// hold ends by MaxHold): time passes for them here, at no cost in wall time.
 			time.Sleep(bubbleLinger)
 		})
 	}}
@@ -48,14 +49,14 @@ func RunInBubble(f func()) (err error) {
 		return oerr
 	}
 	defer null.Close()
-	stdoutMu.Lock()
+	StdoutMu.Lock()
 	saved := os.Stdout
 	os.Stdout = null
-	stdoutMu.Unlock()
+	StdoutMu.Unlock()
 	code := m.Run()
-	stdoutMu.Lock()
+	StdoutMu.Lock()
 	os.Stdout = saved
-	stdoutMu.Unlock()
+	StdoutMu.Unlock()
 	switch {
 	case panicked == nil && ran && stragglers != nil:
 		// The run ended and wrote its outputs; what remained blocked held no figure.
@@ -71,10 +72,17 @@ func RunInBubble(f func()) (err error) {
 	return nil
 }
 
+// MaxHold bounds every hold or backoff of the layers below a run that a goroutine may still
+// be in when the run returns (a node's first-write hold, package node).
+const MaxHold = 5 * time.Second
+
 // bubbleLinger is the simulated time a virtual run's bubble waits, after the run returned,
-// for the goroutines it left behind to end: longer than any hold or backoff in the layers
-// below the run (pairHoldMax).
-const bubbleLinger = pairHoldMax + time.Second
+// for the goroutines it left behind to end: longer than any hold (MaxHold).
+const bubbleLinger = MaxHold + time.Second
+
+// StdoutMu guards os.Stdout while RunInBubble sends testing's own output nowhere; whoever
+// else swaps or writes os.Stdout around a bubble takes it.
+var StdoutMu gosync.Mutex
 
 // corpusEntry is testing's fuzz corpus entry as its deps interface spells it (an alias, so
 // the methods below match that interface).

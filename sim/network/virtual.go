@@ -1,4 +1,4 @@
-package sim
+package network
 
 import (
 	"crypto/rand"
@@ -46,7 +46,7 @@ const (
 // QUIC's CPU on the neighbourhood's calibration form and half of it on the 14-node mesh.
 const DefaultVirtualTransport = VirtualMem
 
-// ParseVirtualTransport parses param vnet; empty is the default.
+// ParseVirtualTransport parses a virtual transport's name; empty is the default.
 func ParseVirtualTransport(v string) (VirtualTransport, error) {
 	switch t := VirtualTransport(strings.ToLower(strings.TrimSpace(v))); t {
 	case "":
@@ -54,7 +54,7 @@ func ParseVirtualTransport(v string) (VirtualTransport, error) {
 	case VirtualQUIC, VirtualMem:
 		return t, nil
 	}
-	return "", paramError(ParamVNet, "%q is not quic or mem", v)
+	return "", fmt.Errorf("%q is not %s or %s", v, VirtualQUIC, VirtualMem)
 }
 
 // unshapedBitsPerSec and unshapedBurstBytes make a simulated link the scenario leaves
@@ -161,6 +161,14 @@ func addrIP(a net.Addr) (netip.Addr, bool) {
 	}
 	return netip.Addr{}, false
 }
+
+// Host starts a host on the network (Network.Host).
+func (v *VirtualNetwork) Host(lk *link.Link, extra ...libp2p.Option) (*Host, error) {
+	return v.NewHost(lk, extra...)
+}
+
+// Clock is the virtual clock.
+func (v *VirtualNetwork) Clock() Clock { return ClockVirtual }
 
 // NewHost starts a host on the network: QUIC (TLS and stream multiplexing built in) on a
 // simulated UDP endpoint with lk's rates and region (nil: unshaped), the resource and

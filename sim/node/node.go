@@ -1,8 +1,7 @@
-package sim
+package node
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -10,23 +9,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	snet "github.com/streamsim/streamsim/sim/network"
+
 	"github.com/golang/snappy"
-	"github.com/libp2p/go-libp2p"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
-	"github.com/libp2p/go-libp2p/core/connmgr"
-	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
-	"github.com/libp2p/go-libp2p/core/metrics"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
-	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
-	"github.com/libp2p/go-libp2p/p2p/security/noise"
-	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/trace"
@@ -44,91 +37,6 @@ var MaxMessageBytes = snappy.MaxEncodedLen(gossip.MaxPayloadBytes) + 64<<10
 
 // maxFrameBytes bounds one decoded RPC frame (length prefix included) on every stream.
 var maxFrameBytes = MaxMessageBytes + binary.MaxVarintLen64
-
-// Host is a libp2p host as streamsim runs it (TCP, noise, yamux, null resource and connection
-// managers, a BandwidthCounter), listening before the address exchange; a Node runs GossipSub
-// on it once the topology is known.
-type Host struct {
-	host.Host
-	bw      *metrics.BandwidthCounter
-	link    *link.Link // nil: unshaped
-	virtual bool       // on a VirtualNetwork (network.go)
-	// transport names a virtual host's transport (TransportSimnet, TransportMem).
-	transport string
-}
-
-// Transport names what carries the host's connections, for summaries.
-func (h *Host) Transport() string {
-	switch {
-	case h.virtual:
-		return h.transport
-	case h.link != nil:
-		return TransportLink
-	}
-	return TransportTCP
-}
-
-// NewHost starts a host listening on ip (TCP, port chosen by the system). extra options come
-// after streamsim's.
-func NewHost(ip string, extra ...libp2p.Option) (*Host, error) { return newHost(ip, nil, true, extra) }
-
-// NewShapedHost is NewHost whose TCP connections go through a shaped link (link.Link: the
-// node's uplink and downlink rates and per-pair latency), below noise, yamux and the stream
-// codecs, so wire bytes are what is shaped.
-func NewShapedHost(ip string, lk *link.Link, extra ...libp2p.Option) (*Host, error) {
-	return newHost(ip, lk, true, extra)
-}
-
-// newHost builds every streamsim host; bandwidth adds go-libp2p's BandwidthCounter, which
-// costs a few meter updates per stream read and write and fills only Node.Bandwidth.
-func newHost(ip string, lk *link.Link, bandwidth bool, extra []libp2p.Option) (*Host, error) {
-	if ip == "" {
-		ip = "127.0.0.1"
-	}
-	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("node key: %w", err)
-	}
-	opts := append(baseOptions(key),
-		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/tcp/0", ip)),
-		libp2p.Security(noise.ID, noise.New),
-		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
-	)
-	var bw *metrics.BandwidthCounter
-	if bandwidth {
-		bw = metrics.NewBandwidthCounter()
-		opts = append(opts, libp2p.BandwidthReporter(bw))
-	}
-	if lk != nil {
-		opts = append(opts, lk.Transport())
-	} else {
-		opts = append(opts, libp2p.Transport(tcp.NewTCPTransport))
-	}
-	h, err := libp2p.New(append(opts, extra...)...)
-	if err != nil {
-		return nil, fmt.Errorf("libp2p host: %w", err)
-	}
-	return &Host{Host: h, bw: bw, link: lk}, nil
-}
-
-// baseOptions are what every streamsim host has, on any transport and clock: its identity,
-// null resource and connection managers, no relay, metrics or ping. Keep every simulated peer:
-// the null connection manager never trims, and it does not support decaying tags, which spares
-// pubsub's tag tracer a failed (fmt.Errorf) tag bump per delivered message once the decayer's
-// queue is full.
-func baseOptions(key crypto.PrivKey) []libp2p.Option {
-	return []libp2p.Option{
-		libp2p.Identity(key),
-		libp2p.ResourceManager(&network.NullResourceManager{}),
-		libp2p.ConnectionManager(&connmgr.NullConnMgr{}),
-		libp2p.DisableRelay(),
-		libp2p.DisableMetrics(),
-		libp2p.Ping(false),
-	}
-}
-
-// AddrInfo is the host's id and listen addresses.
-func (h *Host) AddrInfo() peer.AddrInfo { return peer.AddrInfo{ID: h.ID(), Addrs: h.Addrs()} }
 
 // config is what Options set; a Node never changes it after NewNode.
 type config struct {
@@ -258,7 +166,7 @@ func WithPairReset(on bool) Option { return func(c *config) error { c.pairReset 
 // counters and an optional frame recorder. It is not changed after NewNode.
 type Node struct {
 	cfg     config
-	host    *Host
+	host    *snet.Host
 	wrapped *codecHost
 	ps      *pubsub.PubSub
 	ctx     context.Context
@@ -287,7 +195,7 @@ type Node struct {
 func (n *Node) Heartbeat() time.Duration { return n.heartbeat }
 
 // NewNode runs GossipSub on h with the options; the node owns h from then on (Close closes it).
-func NewNode(h *Host, opts ...Option) (*Node, error) {
+func NewNode(h *snet.Host, opts ...Option) (*Node, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -416,17 +324,17 @@ func (n *Node) OutboundBacklog() int64 { return n.tracer.maxBacklog("") }
 // publisher stops publishing) until it drains: half of pubsub's per-peer queue.
 const backlogLimit = DefaultQueueSize / 2
 
-// backlogWait bounds one wait in awaitBacklog, so that flow control between nodes that send
+// backlogWait bounds one wait in AwaitBacklog, so that flow control between nodes that send
 // each other heavy traffic in a cycle stalls for a while at worst instead of deadlocking.
 const backlogWait = 2 * time.Second
 
-// awaitBacklog blocks, when flow control is on, while the node's longest outbound queue to a
+// AwaitBacklog blocks, when flow control is on, while the node's longest outbound queue to a
 // peer other than from is above backlogLimit. Reads from peer from wait here, so a node takes
 // messages in no faster than it can forward them and a burst the machine cannot absorb turns
 // into flow control back to the publishers (who report it as lag) instead of pubsub dropping
 // RPCs at a full queue. The queue to from itself does not count: that peer's reading does not
 // wait for us, and counting it would deadlock two nodes sending each other heavy traffic.
-func (n *Node) awaitBacklog(from peer.ID) {
+func (n *Node) AwaitBacklog(from peer.ID) {
 	if !n.cfg.flowControl || n.tracer.maxBacklog(from) <= backlogLimit {
 		// The common case, every frame: no clock read.
 		return
@@ -443,6 +351,9 @@ func (n *Node) awaitBacklog(from peer.ID) {
 
 // StreamErrors counts streams reset after a codec or framing error.
 func (n *Node) StreamErrors() int64 { return n.streamErrors.Load() }
+
+// Context is the node's context: done once the node is closed.
+func (n *Node) Context() context.Context { return n.ctx }
 
 // Close stops pubsub and the host.
 func (n *Node) Close() error {
@@ -504,11 +415,11 @@ func (n *Node) PubsubStats() result.Pubsub { return n.tracer.snapshot() }
 // Bandwidth returns go-libp2p's BandwidthCounter totals per protocol (nil on a host without
 // one).
 func (n *Node) Bandwidth() map[string]result.Traffic {
-	if n.host.bw == nil {
+	if n.host.BandwidthCounter() == nil {
 		return nil
 	}
 	out := map[string]result.Traffic{}
-	for id, s := range n.host.bw.GetBandwidthByProtocol() {
+	for id, s := range n.host.BandwidthCounter().GetBandwidthByProtocol() {
 		out[string(id)] = result.Traffic{In: int64(s.TotalIn), Out: int64(s.TotalOut)}
 	}
 	return out
