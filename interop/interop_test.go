@@ -66,10 +66,10 @@ func newGoNode(t *testing.T, codecs ...string) *goNode {
 		t.Fatal(err)
 	}
 	g := &goNode{host: h.Host}
-	var node *node.Node
+	var nd *node.Node
 	t.Cleanup(func() {
-		if node != nil {
-			node.Close()
+		if nd != nil {
+			nd.Close()
 		} else {
 			h.Close()
 		}
@@ -77,9 +77,9 @@ func newGoNode(t *testing.T, codecs ...string) *goNode {
 	// The node starts once its direct peers are known (sim nodes are not changed after
 	// they are built).
 	g.start = func(direct []peer.AddrInfo) error {
-		node, err = node.NewNode(h, node.WithCodecs(specs...), node.WithTimeScale(timeScale), node.WithDirectPeers(direct))
+		nd, err = node.NewNode(h, node.WithCodecs(specs...), node.WithTimeScale(timeScale), node.WithDirectPeers(direct))
 		if err == nil {
-			g.ps, g.topic, g.stats, g.streamErrors = node.PubSub, node.Topic, node.Stats, node.StreamErrors
+			g.ps, g.topic, g.stats, g.streamErrors = nd.PubSub, nd.Topic, nd.Stats, nd.StreamErrors
 		}
 		return err
 	}

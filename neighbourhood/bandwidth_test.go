@@ -73,9 +73,7 @@ func TestBandwidthDelaysBlocks(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			vn := network.NewVirtualNetwork()
 			defer vn.Close()
-			if c.Network, err = NewVirtual(vn, c); err != nil {
-				t.Fatal(err)
-			}
+			c.Network = vn
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			r, runErr = Run(ctx, c)

@@ -23,7 +23,7 @@ import (
 func TestLatencyModel(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TimeScale = 0.5
-	lb, err := NewLoopback(cfg)
+	lb, err := NewHosts(nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestLatencyModel(t *testing.T) {
 	if err != nil || off.observed.Region != "" || off.boundary.Region != "" || len(off.peers) != 45 || regions(off) != strings.Repeat(",", 44) {
 		t.Errorf("latency off: placement %+v, %v", off, err)
 	}
-	if lb, err := NewLoopback(cfg); err != nil || len(lb.Regions.Names()) != 0 {
+	if lb, err := NewHosts(nil, cfg); err != nil || len(lb.Regions.Names()) != 0 {
 		t.Errorf("latency off: regions %v, %v", lb.Regions.Names(), err)
 	}
 }
@@ -119,7 +119,7 @@ func TestBandwidthClasses(t *testing.T) {
 		}
 	}
 	cfg.TimeScale = 0.25
-	lb, err := NewLoopback(cfg)
+	lb, err := NewHosts(nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestBandwidthClasses(t *testing.T) {
 func TestHostLatencyIsDilated(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TimeScale = 4
-	lb, err := NewLoopback(cfg)
+	lb, err := NewHosts(nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,9 +43,7 @@ func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet network.VirtualTransp
 	synctest.Test(t, func(t *testing.T) {
 		vn := network.NewVirtualNetworkOn(vnet)
 		defer vn.Close()
-		if cfg.Network, err = NewVirtual(vn, cfg); err != nil {
-			t.Fatal(err)
-		}
+		cfg.Network = vn
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		r, runErr = Run(ctx, cfg)

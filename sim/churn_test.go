@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/sim/node"
 )
 
 // churnSchedule hits hub-leaves' leaves with every stream and connection fault kind.
@@ -21,7 +22,7 @@ const churnSchedule = "1:disconnect:leaf-1-snappy-stream:0.5, 1.5:reset:leaf-2-z
 // the leaves nobody touched at the time receive everything.
 func TestChurnHubLeaves(t *testing.T) {
 	dir := t.TempDir()
-	specs, _ := ParseCodecs("plain,snappy-stream,zstd,snappy-stream")
+	specs, _ := node.ParseCodecs("plain,snappy-stream,zstd,snappy-stream")
 	e := &Embedded{Out: dir, Groups: HubLeavesGroups(2, specs), Params: map[string]string{
 		ParamProfile: "default", ParamSlots: "6", ParamTimeScale: "12", ParamValidators: "32768", ParamSeed: "5",
 		ParamPublishers: "2", ParamFaults: churnSchedule, ParamSampleSlots: "0.5",

@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"flag"
 	"testing"
+
+	"github.com/streamsim/streamsim/sim/network"
 )
 
 // BenchmarkClockOverhead measures what the virtual clock costs against the real one on the
@@ -18,14 +19,17 @@ func BenchmarkClockOverhead(b *testing.B) {
 	if testing.Short() {
 		b.Skip("runs three 48-node meshes per iteration")
 	}
-	quicParams := mergeParams(overheadParams, map[string]string{ParamClock: string(ClockVirtual), ParamVNet: string(VirtualQUIC)})
-	memParams := mergeParams(overheadParams, map[string]string{ParamClock: string(ClockVirtual), ParamVNet: string(VirtualMem)})
+	quicParams := mergeParams(overheadParams, map[string]string{ParamClock: string(network.ClockVirtual), ParamVNet: string(network.VirtualQUIC)})
+	memParams := mergeParams(overheadParams, map[string]string{ParamClock: string(network.ClockVirtual), ParamVNet: string(network.VirtualMem)})
 	var real, quic, mem overheadRun
 	for b.Loop() {
 		sides := []func(){
 			func() { r := runOverheadEmbedded(b, overheadParams, nil, "real"); real.add(r) },
-			func() { r := runOverheadEmbedded(b, quicParams, benchBubble, "virtual-quic"); quic.add(r) },
-			func() { r := runOverheadEmbedded(b, memParams, benchBubble, "virtual-mem"); mem.add(r) },
+			func() {
+				r := runOverheadEmbedded(b, quicParams, network.RunInBubbleFromTest, "virtual-quic")
+				quic.add(r)
+			},
+			func() { r := runOverheadEmbedded(b, memParams, network.RunInBubbleFromTest, "virtual-mem"); mem.add(r) },
 		}
 		k := int(overheadTurn.Add(1)) % len(sides)
 		sides = append(sides[k:], sides[:k]...)
@@ -50,30 +54,4 @@ func (r *overheadRun) add(o overheadRun) {
 	r.copies += o.copies
 	r.wall += o.wall
 	r.simulated += o.simulated
-}
-
-// benchBubble is RunInBubble from inside a test binary: synctest.Test wants a *testing.T,
-// which a benchmark does not have, so the bubble is entered through testing.MainStart as
-// streamsim run does, with the go test flags that would make that inner run repeat, filter or
-// profile it, or write the outer binary's files, set to neutral values for its duration.
-func benchBubble(f func()) error {
-	neutral := map[string]string{"test.run": "", "test.skip": "", "test.count": "1", "test.bench": "", "test.list": "",
-		"test.cpuprofile": "", "test.memprofile": "", "test.blockprofile": "", "test.mutexprofile": "", "test.trace": "",
-		"test.shuffle": "off", "test.cpu": "", "test.v": "false",
-		// go test's own log of the outer binary: the inner run would open it again and close it
-		// under the outer run ("testing: can't write …/testlog.txt: file already closed").
-		"test.testlogfile": "", "test.coverprofile": "", "test.gocoverdir": ""}
-	saved := map[string]string{}
-	for name, v := range neutral {
-		if fl := flag.Lookup(name); fl != nil {
-			saved[name] = fl.Value.String()
-			flag.Set(name, v)
-		}
-	}
-	defer func() {
-		for name, v := range saved {
-			flag.Set(name, v)
-		}
-	}()
-	return RunInBubble(f)
 }

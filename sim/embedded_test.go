@@ -12,12 +12,13 @@ import (
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/sim/node"
 	"github.com/streamsim/streamsim/trace"
 )
 
 func runEmbedded(t *testing.T, leaves string, params map[string]string) (*analysis.RunReport, string) {
 	t.Helper()
-	specs, err := ParseCodecs(leaves)
+	specs, err := node.ParseCodecs(leaves)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func checkMeshRecording(t *testing.T, dir string, r *analysis.MeshReport) {
 // One instance failing (here a leaf with a bad codec parameter) makes the run fail quickly
 // with that instance's error instead of leaving the others waiting until their timeout.
 func TestHubLeavesFailsFast(t *testing.T) {
-	specs, _ := ParseCodecs("plain,snappy-stream")
+	specs, _ := node.ParseCodecs("plain,snappy-stream")
 	groups := HubLeavesGroups(2, specs)
 	groups[3].Params[ParamCodec] = "snappy-stream:3KiB:turbo"
 	e := &Embedded{
@@ -271,7 +272,7 @@ func TestMeshDeliversEverything(t *testing.T) {
 	if l := r.Latency[gossip.Attestation]; l == nil || l.Deliveries == 0 || l.P50Ms <= 0 {
 		t.Errorf("attestation latency %+v", l)
 	}
-	if r.Observed.Protocols[string(SnappyStreamProtocol)] == 0 || r.Observed.Protocols[string(PlainProtocol)] == 0 {
+	if r.Observed.Protocols[string(node.SnappyStreamProtocol)] == 0 || r.Observed.Protocols[string(node.PlainProtocol)] == 0 {
 		t.Errorf("a half-compressed mesh should give the observed node both protocols: %v", r.Observed.Protocols)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/sim/node"
 )
 
 // runFailing runs a small hub-leaves run with a fault schedule that makes an instance fail,
@@ -18,7 +19,7 @@ import (
 func runFailing(t *testing.T, faults, timeout string) (error, *analysis.RunReport, string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	specs, _ := ParseCodecs("plain,snappy-stream")
+	specs, _ := node.ParseCodecs("plain,snappy-stream")
 	params := map[string]string{
 		ParamProfile: "default", ParamSlots: "4", ParamTimeScale: "12", ParamValidators: "32768", ParamSeed: "3",
 		ParamPublishers: "2", ParamFaults: faults,

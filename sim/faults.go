@@ -47,14 +47,14 @@ const (
 	FaultDisconnect FaultKind = "disconnect"
 	FaultReset      FaultKind = "reset"
 	FaultGarbage    FaultKind = "garbage"
-	FaultRogue      FaultKind = "node.Rogue"
+	FaultRogue      FaultKind = "rogue"
 	FaultSlow       FaultKind = "slow"
 	FaultCrash      FaultKind = "crash"
 	FaultHang       FaultKind = "hang"
 )
 
 // FaultKinds lists every fault kind with its arguments, for errors and help texts.
-const FaultKinds = "disconnect[:<slots down>], reset, garbage[:<bytes>], node.Rogue[:<bytes>], slow[:<slots>[:<bytes per second>]], crash, hang"
+const FaultKinds = "disconnect[:<slots down>], reset, garbage[:<bytes>], rogue[:<bytes>], slow[:<slots>[:<bytes per second>]], crash, hang"
 
 // FaultForms is the schedule's syntax, for the parameter's description.
 const FaultForms = "comma-separated <slot>:<kind>:<group>[/<instance>][@<peer group>[/<instance>]][:<args>] (slot from 0, fractions allowed; @peer for reset and garbage); kinds: " + FaultKinds + "; empty: no faults"

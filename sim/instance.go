@@ -13,7 +13,6 @@ import (
 
 	"github.com/streamsim/streamsim/sim/network"
 
-	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/testground/sdk-go/run"
@@ -564,34 +563,7 @@ func (in *instance) waitSubscribed(ctx context.Context, self *topology.Node) err
 			want[t] = append(want[t], in.infos[j].ID)
 		}
 	}
-	return waitSubscribed(ctx, in.node.PubSub(), want)
-}
-
-// waitSubscribed waits until pubsub sees each listed peer subscribed to each topic.
-func waitSubscribed(ctx context.Context, ps *pubsub.PubSub, want map[string][]peer.ID) error {
-	for {
-		missing := 0
-		var exampleID peer.ID
-		var exampleTopic string
-		for t, ids := range want {
-			have := ps.ListPeers(t)
-			for _, id := range ids {
-				if !slices.Contains(have, id) {
-					// Formatted only for the error: a peer id's base58 costs more than the check.
-					missing++
-					exampleID, exampleTopic = id, t
-				}
-			}
-		}
-		if missing == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for subscriptions: %d missing (e.g. %s on %s): %w", missing, exampleID, exampleTopic, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return node.WaitSubscribed(ctx, in.node.PubSub(), want)
 }
 
 // finish snapshots the meters, writes the summary and results, waits for every instance to

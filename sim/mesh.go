@@ -89,19 +89,7 @@ var Mesh = &Scenario{
 		}
 		return nil
 	},
-	Run: NodeLifecycle(NodeSpec{
-		Plan: func(p *Params, members []topology.Member) (*topology.Plan, error) {
-			return topology.Mesh(members, meshOf(p).topology)
-		},
-		Receiver:       func(n *topology.Node) bool { return len(n.Topics) > 0 },
-		FlowControl:    false,
-		RecordMessages: true,
-		Link:           meshLink,
-		NodeOptions: func(p *Params) ([]node.Option, error) {
-			c := meshOf(p)
-			return []node.Option{node.WithQueueSize(c.queue), node.WithValidationDelay(c.validation)}, nil
-		},
-	}),
+	Run:          NodeLifecycle(meshNodes),
 	Report:       "gossip-mesh",
 	VirtualClock: true,
 	// Measured (docs/overhead.md): the default form on the virtual clock took 36 s of wall
@@ -109,6 +97,22 @@ var Mesh = &Scenario{
 	// late), for 3.0× the CPU; its figures do not depend on the machine keeping up.
 	EmbeddedClock: network.ClockVirtual,
 	Flags:         meshFlags,
+}
+
+// meshNodes is the mesh's node lifecycle: every node a receiver of its topics, message times
+// recorded, links by the instance's position.
+var meshNodes = NodeSpec{
+	Plan: func(p *Params, members []topology.Member) (*topology.Plan, error) {
+		return topology.Mesh(members, meshOf(p).topology)
+	},
+	Receiver:       func(n *topology.Node) bool { return len(n.Topics) > 0 },
+	FlowControl:    false,
+	RecordMessages: true,
+	Link:           meshLink,
+	NodeOptions: func(p *Params) ([]node.Option, error) {
+		c := meshOf(p)
+		return []node.Option{node.WithQueueSize(c.queue), node.WithValidationDelay(c.validation)}, nil
+	},
 }
 
 func init() { Register(Mesh) }

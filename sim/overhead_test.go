@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/sim/network"
+	"github.com/streamsim/streamsim/sim/node"
+
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
@@ -239,7 +242,7 @@ func (nopTracer) UndeliverableMessage(*pubsub.Message)                 {}
 
 // bareNode is one node of the bare run.
 type bareNode struct {
-	host     *Host
+	host     *network.Host
 	ps       *pubsub.PubSub
 	cancel   context.CancelFunc
 	counter  *copyCounter
@@ -265,11 +268,11 @@ func runOverheadBare(b *testing.B, p *Params) overheadRun {
 	for i := range members {
 		members[i] = topology.Member{Group: GroupNodes, Instance: i, Role: topology.RoleNode}
 	}
-	plan, err := Mesh.Plan(p, members)
+	plan, err := meshNodes.Plan(p, members)
 	if err != nil {
 		b.Fatal(err)
 	}
-	more, err := Mesh.NodeOptions(p)
+	more, err := meshNodes.NodeOptions(p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -317,7 +320,7 @@ func runOverheadBare(b *testing.B, p *Params) overheadRun {
 		}
 	}()
 	for i := range nodes {
-		h, err := newHost("", nil, false, nil)
+		h, err := (&network.TCP{}).Host(nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -331,29 +334,19 @@ func runOverheadBare(b *testing.B, p *Params) overheadRun {
 		}
 		// The heartbeat stagger of instance.startNode.
 		stagger := nd.Client.Heartbeat * time.Duration(i) / time.Duration(len(plan.Nodes))
-		cfg, err := newConfig(append([]Option{WithTimeScale(p.TimeScale), WithClient(nd.Client),
-			WithDirectPeers(direct), WithHeartbeatDelay(stagger)}, more...))
+		opts, release, err := node.BareGossipSubOptions(append([]node.Option{node.WithTimeScale(p.TimeScale), node.WithClient(nd.Client),
+			node.WithDirectPeers(direct), node.WithHeartbeatDelay(stagger)}, more...)...)
 		if err != nil {
-			b.Fatal(err)
+			b.Fatalf("the bare side (run the comparison with %s off): %v", ParamValidationDelay, err)
 		}
-		if len(cfg.validation) > 0 {
-			// A Node validates through its own validators (validation.go); bare pubsub here
-			// has none, so the two sides would not do the same work.
-			b.Fatalf("%s %v: the bare side runs no validators; run the comparison with it off", ParamValidationDelay, cfg.validation)
-		}
-		// The process-wide backoff slack for the scale, as NewNode holds it.
-		if err := acquireTimeScale(Dilate(cfg.client, cfg.timeScale)); err != nil {
-			b.Fatal(err)
-		}
-		defer releaseTimeScale()
+		defer release()
 		n := nodes[i]
 		n.counter = &copyCounter{RawTracer: nopTracer{}}
 		var nctx context.Context
 		nctx, n.cancel = context.WithCancel(ctx)
-		opts, _ := gossipSubOptions(&cfg)
 		// The protocol a plain Node speaks (gossipsub v1.2, /meshsub/1.2.0), with pubsub's own
 		// feature test: pubsub's default list would negotiate v1.3 and its extensions.
-		opts = append(opts, pubsub.WithGossipSubProtocols([]protocol.ID{PlainProtocol}, pubsub.GossipSubDefaultFeatures),
+		opts = append(opts, pubsub.WithGossipSubProtocols([]protocol.ID{node.PlainProtocol}, pubsub.GossipSubDefaultFeatures),
 			pubsub.WithRawTracer(n.counter))
 		if n.ps, err = pubsub.NewGossipSub(nctx, n.host, opts...); err != nil {
 			b.Fatal(err)
@@ -391,13 +384,13 @@ func runOverheadBare(b *testing.B, p *Params) overheadRun {
 				w[t] = append(w[t], infos[j].ID)
 			}
 		}
-		if err := waitSubscribed(ctx, nodes[i].ps, w); err != nil {
+		if err := node.WaitSubscribed(ctx, nodes[i].ps, w); err != nil {
 			b.Fatal(err)
 		}
 		for _, c := range nodes[i].host.Network().Conns() {
 			for _, st := range c.GetStreams() {
-				if pid := st.Protocol(); strings.HasPrefix(string(pid), "/meshsub/") && pid != PlainProtocol {
-					b.Fatalf("bare node %d speaks %s to a peer, not %s as a plain Node does", i, pid, PlainProtocol)
+				if pid := st.Protocol(); strings.HasPrefix(string(pid), "/meshsub/") && pid != node.PlainProtocol {
+					b.Fatalf("bare node %d speaks %s to a peer, not %s as a plain Node does", i, pid, node.PlainProtocol)
 				}
 			}
 		}

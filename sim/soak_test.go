@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/sim/node"
 )
 
 // The soak check's short form (STREAMSIM_SOAK=short, about 4 minutes on a busy machine): 400
@@ -20,7 +21,7 @@ func TestSoakShort(t *testing.T) {
 		t.Skip("soak short form: set STREAMSIM_SOAK=short (about 4 minutes; .ci/run runs it as its own step)")
 	}
 	dir := t.TempDir()
-	specs, _ := ParseCodecs("plain,snappy-stream,zstd")
+	specs, _ := node.ParseCodecs("plain,snappy-stream,zstd")
 	e := &Embedded{Out: dir, Groups: HubLeavesGroups(2, specs), Params: map[string]string{
 		ParamProfile: "default", ParamSlots: "400", ParamTimeScale: "24", ParamValidators: "32768", ParamSeed: "2",
 		ParamPublishers: "2", ParamSampleSlots: "2",

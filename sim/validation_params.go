@@ -58,7 +58,7 @@ func ParseValidationDelays(v string) (node.ValidationDelays, error) {
 		if dlo < 0 || dhi < dlo {
 			return nil, paramError(ParamValidationDelay, "%s: range %v-%v must be non-negative and ordered", c, dlo, dhi)
 		}
-		out[c] = node.DelayRange{dlo, dhi}
+		out[c] = node.DelayRange{Min: dlo, Max: dhi}
 	}
 	return out, nil
 }

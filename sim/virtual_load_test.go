@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/streamsim/streamsim/sim/network"
+
 	"github.com/streamsim/streamsim/topology"
 )
 
@@ -21,7 +23,7 @@ func TestMeshVirtualClockLoadIndependence(t *testing.T) {
 		t.Skip("set STREAMSIM_LOAD_CHECK=1: runs four 20-node meshes for 5 simulated slots each, the last beside busy processes")
 	}
 	run := func(seed int) map[string]float64 {
-		params := map[string]string{ParamSlots: "5", ParamClock: string(ClockVirtual), ParamValidators: "32768",
+		params := map[string]string{ParamSlots: "5", ParamClock: string(network.ClockVirtual), ParamValidators: "32768",
 			ParamSeed: strconv.Itoa(seed), topology.ParamTopologySeed: strconv.Itoa(seed),
 			"observed_peers": "19", "degree": "8", "mix": "default:0.5,all-subnets:0.3,supernode:0.2"}
 		e := &Embedded{Scenario: Mesh.Name, Out: t.TempDir(), Groups: []Group{{ID: GroupNodes, Instances: 20}}, Params: params, Bubble: inBubble(t)}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/streamsim/streamsim/sim/network"
+
 	"testing"
 	"testing/synctest"
 
@@ -30,15 +32,15 @@ func TestMeshVirtualClock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 14-node mesh for two slots of simulated time on each virtual transport")
 	}
-	for _, vnet := range []VirtualTransport{VirtualQUIC, VirtualMem} {
+	for _, vnet := range []network.VirtualTransport{network.VirtualQUIC, network.VirtualMem} {
 		t.Run(string(vnet), func(t *testing.T) { testMeshVirtualClock(t, vnet) })
 	}
 }
 
-func testMeshVirtualClock(t *testing.T, vnet VirtualTransport) {
+func testMeshVirtualClock(t *testing.T, vnet network.VirtualTransport) {
 	dir := t.TempDir()
 	params := smallMeshParams(map[string]string{ParamSlots: "2", ParamRecord: "true", ParamClock: "virtual", ParamLinks: "true", ParamVNet: string(vnet)})
-	want := map[VirtualTransport]string{VirtualQUIC: TransportSimnet, VirtualMem: TransportMem}[vnet]
+	want := map[network.VirtualTransport]string{network.VirtualQUIC: network.TransportSimnet, network.VirtualMem: network.TransportMem}[vnet]
 	e := &Embedded{Scenario: Mesh.Name, Out: dir, Groups: []Group{{ID: GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
 	r, runErr := runEmbeddedMesh(t, e)
 	if runErr != nil || !r.Delivery.Complete {
@@ -52,7 +54,7 @@ func testMeshVirtualClock(t *testing.T, vnet VirtualTransport) {
 		t.Errorf("attestation latency over simulated links %+v", l)
 	}
 	for _, n := range r.Summaries() {
-		if n.Clock != string(ClockVirtual) || n.Transport != want || n.TimeScale != 1 {
+		if n.Clock != string(network.ClockVirtual) || n.Transport != want || n.TimeScale != 1 {
 			t.Fatalf("node %s/%d: clock %q transport %q time scale %g", n.Group, n.Instance, n.Clock, n.Transport, n.TimeScale)
 		}
 		if p := n.Process; p == nil || p.SimulatedSeconds < 12 || p.WallPerSimulatedMinute() <= 0 {
@@ -127,13 +129,13 @@ func TestClockParam(t *testing.T) {
 		t.Errorf("hub-leaves with clock virtual: %v", err)
 	}
 	p, err := Mesh.ParseParams(map[string]string{ParamClock: "virtual", ParamTimeScale: "4"})
-	if err != nil || p.Clock != ClockVirtual || p.TimeScale != 1 || !p.CodecCPU {
+	if err != nil || p.Clock != network.ClockVirtual || p.TimeScale != 1 || !p.CodecCPU {
 		t.Fatalf("mesh with clock virtual: %+v, %v", p, err)
 	}
 	if err := CheckProcessClock(p); !errors.As(err, &pe) || pe.Name != ParamClock {
 		t.Errorf("a process instance on the virtual clock: %v", err)
 	}
-	if p, err := Mesh.ParseParams(map[string]string{ParamTimeScale: "4"}); err != nil || p.Clock != ClockReal || p.TimeScale != 4 || CheckProcessClock(p) != nil {
+	if p, err := Mesh.ParseParams(map[string]string{ParamTimeScale: "4"}); err != nil || p.Clock != network.ClockReal || p.TimeScale != 4 || CheckProcessClock(p) != nil {
 		t.Errorf("mesh by default: %+v, %v", p, err)
 	}
 	if _, err := Mesh.ParseParams(map[string]string{ParamClock: "simulated"}); !errors.As(err, &pe) || pe.Name != ParamClock || !strings.Contains(err.Error(), "real or virtual") {
@@ -142,30 +144,30 @@ func TestClockParam(t *testing.T) {
 	if _, err := Mesh.ParseParams(map[string]string{ParamVNet: "tcp"}); !errors.As(err, &pe) || pe.Name != ParamVNet || !strings.Contains(err.Error(), "quic or mem") {
 		t.Errorf("bad vnet: %v", err)
 	}
-	if p, err := Mesh.ParseParams(map[string]string{ParamVNet: " MEM "}); err != nil || p.VNet != VirtualMem {
+	if p, err := Mesh.ParseParams(map[string]string{ParamVNet: " MEM "}); err != nil || p.VNet != network.VirtualMem {
 		t.Errorf("vnet MEM: %+v, %v", p, err)
 	}
-	if p, err := Mesh.ParseParams(nil); err != nil || p.VNet != DefaultVirtualTransport {
+	if p, err := Mesh.ParseParams(nil); err != nil || p.VNet != network.DefaultVirtualTransport {
 		t.Errorf("vnet default: %+v, %v", p, err)
 	}
 	// An embedded run without a clock takes the scenario's, or real when a time scale is
 	// given; a clock given stays.
 	sc := *Mesh
-	sc.EmbeddedClock = ClockVirtual
+	sc.EmbeddedClock = network.ClockVirtual
 	for _, c := range []struct {
 		in   map[string]string
-		want Clock
+		want network.Clock
 	}{
-		{map[string]string{}, ClockVirtual},
-		{map[string]string{ParamTimeScale: "2"}, ClockReal},
-		{map[string]string{ParamClock: "real"}, ClockReal},
-		{map[string]string{ParamClock: "virtual", ParamTimeScale: "2"}, ClockVirtual},
+		{map[string]string{}, network.ClockVirtual},
+		{map[string]string{ParamTimeScale: "2"}, network.ClockReal},
+		{map[string]string{ParamClock: "real"}, network.ClockReal},
+		{map[string]string{ParamClock: "virtual", ParamTimeScale: "2"}, network.ClockVirtual},
 	} {
-		if got := Clock(sc.EmbeddedParams(c.in)[ParamClock]); got != c.want {
+		if got := network.Clock(sc.EmbeddedParams(c.in)[ParamClock]); got != c.want {
 			t.Errorf("EmbeddedParams(%v): clock %q, want %q", c.in, got, c.want)
 		}
 	}
-	if got := HubLeaves.EmbeddedParams(nil)[ParamClock]; got != string(ClockReal) {
+	if got := HubLeaves.EmbeddedParams(nil)[ParamClock]; got != string(network.ClockReal) {
 		t.Errorf("hub-leaves' embedded clock %q", got)
 	}
 }
@@ -178,14 +180,14 @@ func TestChurnMeshVirtualClock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 14-node mesh with faults for three slots of simulated time on each virtual transport")
 	}
-	for _, vnet := range []VirtualTransport{VirtualQUIC, VirtualMem} {
+	for _, vnet := range []network.VirtualTransport{network.VirtualQUIC, network.VirtualMem} {
 		t.Run(string(vnet), func(t *testing.T) { testChurnMeshVirtualClock(t, vnet) })
 	}
 }
 
-func testChurnMeshVirtualClock(t *testing.T, vnet VirtualTransport) {
+func testChurnMeshVirtualClock(t *testing.T, vnet network.VirtualTransport) {
 	schedule := "0.4:disconnect:nodes/3:0.3, 1:reset:nodes/5, 1.5:garbage:nodes/7, 2:rogue:nodes/4, 2.2:slow:nodes/2:0.5"
-	params := smallMeshParams(map[string]string{ParamSlots: "3", ParamFaults: schedule, ParamClock: string(ClockVirtual), ParamVNet: string(vnet)})
+	params := smallMeshParams(map[string]string{ParamSlots: "3", ParamFaults: schedule, ParamClock: string(network.ClockVirtual), ParamVNet: string(vnet)})
 	e := &Embedded{Scenario: Mesh.Name, Out: t.TempDir(), Groups: []Group{{ID: GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
 	r, runErr := runEmbeddedMesh(t, e)
 	if runErr != nil || !r.OK || r.Faults == nil || !r.Faults.OK {

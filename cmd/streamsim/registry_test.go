@@ -39,7 +39,7 @@ func TestThrowawayScenarioThroughTheCLI(t *testing.T) {
 			}
 			return nil
 		},
-		Plan: func(p *sim.Params, members []topology.Member) (*topology.Plan, error) {
+		Run: sim.NodeLifecycle(sim.NodeSpec{Plan: func(p *sim.Params, members []topology.Member) (*topology.Plan, error) {
 			spec, err := topology.ClientProfile("spec")
 			if err != nil {
 				return nil, err
@@ -57,8 +57,9 @@ func TestThrowawayScenarioThroughTheCLI(t *testing.T) {
 			}
 			return plan, nil
 		},
-		Receiver: func(n *topology.Node) bool { return len(n.Topics) > 0 },
-		Flags:    sim.SingleRunFlags("all", 3),
+			Receiver: func(n *topology.Node) bool { return len(n.Topics) > 0 },
+		}),
+		Flags: sim.SingleRunFlags("all", 3),
 	}
 	sim.Register(sc)
 

@@ -125,3 +125,29 @@ func (bubbleDeps) SnapshotCoverage()                       {}
 func (bubbleDeps) InitRuntimeCoverage() (string, func(string, string) (string, error), func() float64) {
 	return "", nil, nil
 }
+
+// RunInBubbleFromTest is RunInBubble from inside a test binary: synctest.Test wants a *testing.T,
+// which a benchmark does not have, so the bubble is entered through testing.MainStart as
+// streamsim run does, with the go test flags that would make that inner run repeat, filter or
+// profile it, or write the outer binary's files, set to neutral values for its duration.
+func RunInBubbleFromTest(f func()) error {
+	neutral := map[string]string{"test.run": "", "test.skip": "", "test.count": "1", "test.bench": "", "test.list": "",
+		"test.cpuprofile": "", "test.memprofile": "", "test.blockprofile": "", "test.mutexprofile": "", "test.trace": "",
+		"test.shuffle": "off", "test.cpu": "", "test.v": "false",
+		// go test's own log of the outer binary: the inner run would open it again and close it
+		// under the outer run ("testing: can't write …/testlog.txt: file already closed").
+		"test.testlogfile": "", "test.coverprofile": "", "test.gocoverdir": ""}
+	saved := map[string]string{}
+	for name, v := range neutral {
+		if fl := flag.Lookup(name); fl != nil {
+			saved[name] = fl.Value.String()
+			flag.Set(name, v)
+		}
+	}
+	defer func() {
+		for name, v := range saved {
+			flag.Set(name, v)
+		}
+	}()
+	return RunInBubble(f)
+}

@@ -12,9 +12,9 @@ import (
 // for good is a warning, not a failure.
 func TestRunInBubbleStragglers(t *testing.T) {
 	var holdEnded bool
-	err := benchBubble(func() {
+	err := RunInBubbleFromTest(func() {
 		go func() { // a hold polling until its deadline, as linkLog.holdFirst does
-			deadline := time.Now().Add(pairHoldMax)
+			deadline := time.Now().Add(MaxHold)
 			for time.Now().Before(deadline) {
 				time.Sleep(2 * time.Millisecond)
 			}
@@ -34,7 +34,7 @@ func TestRunInBubbleStragglers(t *testing.T) {
 // A run that never returns (every goroutine blocked, main included) is an error naming the
 // deadlock.
 func TestRunInBubbleDeadlock(t *testing.T) {
-	err := benchBubble(func() {
+	err := RunInBubbleFromTest(func() {
 		never := make(chan struct{})
 		<-never
 	})

@@ -456,3 +456,23 @@ func (h *codecHost) wrap(s network.Stream) network.Stream {
 	}
 	return newCodecStream(h.node, s, spec)
 }
+
+// BareGossipSubOptions are the GossipSub options a Node made with opts runs pubsub with
+// (client parameters, dilation, message ids, queues, direct peers), for a bare pubsub beside
+// it (the overhead benchmark); it holds the process-wide time scale as NewNode does until
+// release. A Node validates through its own validators, which a bare pubsub has none of, so
+// options with validation delays are refused.
+func BareGossipSubOptions(opts ...Option) (popts []pubsub.Option, release func(), err error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(cfg.validation) > 0 {
+		return nil, nil, fmt.Errorf("validation delays %v: a bare pubsub runs no validators", cfg.validation)
+	}
+	if err := acquireTimeScale(Dilate(cfg.client, cfg.timeScale)); err != nil {
+		return nil, nil, err
+	}
+	popts, _ = gossipSubOptions(&cfg)
+	return popts, releaseTimeScale, nil
+}

@@ -1,4 +1,4 @@
-package sim
+package node
 
 import (
 	"cmp"
@@ -59,7 +59,7 @@ func waitLinkBack(t *testing.T, n *testPeer, p peer.ID) []string {
 func TestStreamFaultsRecover(t *testing.T) {
 	faults := map[string]func(t *testing.T, hub, leaf *testPeer){
 		"writer cuts a unit": func(t *testing.T, hub, leaf *testPeer) {
-			done, ok := hub.armCut(leaf.ID())
+			done, ok := hub.ArmCut(leaf.ID())
 			if !ok {
 				t.Fatal("no stream to cut")
 			}
@@ -73,7 +73,7 @@ func TestStreamFaultsRecover(t *testing.T) {
 			}
 		},
 		"garbage between units": func(t *testing.T, hub, leaf *testPeer) {
-			if note, ok := hub.injectGarbage(leaf.ID(), []byte("\xff\xff\xff\xff\xff\x0fnot a block at all")); !ok {
+			if note, ok := hub.InjectGarbage(leaf.ID(), []byte("\xff\xff\xff\xff\xff\x0fnot a block at all")); !ok {
 				t.Fatal(note)
 			}
 		},
@@ -151,7 +151,7 @@ func TestPubsubGivesUpAfterFourStreamDeaths(t *testing.T) {
 	waitTopicPeers(t, hub, leaf.ID())
 	publishN(t, hub, 1, 20, r)
 	for i := range 5 {
-		done, ok := hub.armCut(leaf.ID())
+		done, ok := hub.ArmCut(leaf.ID())
 		if !ok {
 			t.Fatalf("fault %d: no stream to cut", i+1)
 		}

@@ -1,9 +1,11 @@
-package sim
+package node
 
 import (
 	"bytes"
 	"io"
 	"testing"
+
+	snet "github.com/streamsim/streamsim/sim/network"
 
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/network"
@@ -51,11 +53,9 @@ func (s *memStream) SetProtocol(protocol.ID) error { return nil }
 // messages, one per frame, each followed by an IDONTWANT of its id, and every eighth by an
 // IHAVE of eight ids (the mix of the mesh's frames is about half control, half messages).
 func benchFrames(b *testing.B) [][]byte {
-	p, err := Mesh.ParseParams(overheadParams)
-	if err != nil {
-		b.Fatal(err)
-	}
-	gen, err := workload.NewGenerator(p.Workload())
+	wp := workload.DefaultParams() // the overhead benchmark's workload (package sim)
+	wp.Seed, wp.Validators = 11, 65536
+	gen, err := workload.NewGenerator(wp)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func benchFrames(b *testing.B) [][]byte {
 
 // benchNode is a node whose streams the stream benchmarks wrap (its own pubsub idle).
 func benchNode(b *testing.B) *Node {
-	h, err := newHost("", nil, false, nil)
+	h, err := (&snet.TCP{}).Host(nil)
 	if err != nil {
 		b.Fatal(err)
 	}

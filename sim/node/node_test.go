@@ -1,4 +1,4 @@
-package sim
+package node
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	gosync "sync"
 	"testing"
 	"time"
+
+	snet "github.com/streamsim/streamsim/sim/network"
 
 	"github.com/golang/snappy"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
@@ -39,7 +41,7 @@ func testNode(t *testing.T, codecs string, ssz bool, log *slog.Logger) *testPeer
 			t.Fatal(err)
 		}
 	}
-	h, err := NewHost("")
+	h, err := snet.NewHost("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func testNode(t *testing.T, codecs string, ssz bool, log *slog.Logger) *testPeer
 // testPeer is a host whose node starts once its direct peers are known (star).
 type testPeer struct {
 	*Node
-	host *Host
+	host *snet.Host
 	opts []Option
 }
 
@@ -173,7 +175,7 @@ func waitTopicPeers(t *testing.T, n *testPeer, ids ...peer.ID) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := waitSubscribed(ctx, n.PubSub(), map[string][]peer.ID{testTopic: ids}); err != nil {
+	if err := WaitSubscribed(ctx, n.PubSub(), map[string][]peer.ID{testTopic: ids}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -402,7 +404,7 @@ func TestBacklogOfAGonePeerDoesNotStallReads(t *testing.T) {
 	waitConnected()
 	stalled := func(n *Node) time.Duration {
 		start := time.Now()
-		n.awaitBacklog("")
+		n.AwaitBacklog("")
 		return time.Since(start)
 	}
 	// RPCs queued for b that pubsub has not written: a backlog over the limit.
@@ -432,7 +434,7 @@ func TestBacklogOfAGonePeerDoesNotStallReads(t *testing.T) {
 	}
 
 	// Flow control off: a backlog never holds reads.
-	h, err := NewHost("")
+	h, err := snet.NewHost("")
 	if err != nil {
 		t.Fatal(err)
 	}
