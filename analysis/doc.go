@@ -3,7 +3,7 @@
 //
 // Files by concern:
 //
-//   - kinds.go: the registry of report kinds a scenario names (sim.Scenario.Report), the
+//   - kinds.go: the registry of report kinds a scenario names (runner.Scenario.Report), the
 //     Report interface, and the generic per-node report every scenario gets;
 //   - verdict.go: the Verdict every report ends with (checks, notes, build, footer, JSON);
 //   - hubleaves.go, hubleaves_runs.go: the live check (kind live-check);

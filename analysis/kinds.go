@@ -26,7 +26,7 @@ type Report interface {
 func (v *Verdict) Outcome() *Verdict { return v }
 
 // Kind is a kind of run report. A scenario names the kind its outputs are read with
-// (sim.Scenario.Report); the CLI and `streamsim report` look it up here and never switch on
+// (runner.Scenario.Report); the CLI and `streamsim report` look it up here and never switch on
 // a scenario's name. A new report is a file that registers its Kind in init.
 type Kind struct {
 	Name result.ReportKind

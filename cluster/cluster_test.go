@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 const hubLeavesComposition = `
@@ -134,8 +134,8 @@ func TestCompositionToJobs(t *testing.T) {
 				t.Errorf("%s: %s=%q, want %q", g.ID, k, env[k].Value, v)
 			}
 		}
-		if _, ok := env[sim.EnvDataIP]; ok {
-			t.Errorf("%s: host network pods must not set %s (they listen on 127.0.0.1)", g.ID, sim.EnvDataIP)
+		if _, ok := env[runner.EnvDataIP]; ok {
+			t.Errorf("%s: host network pods must not set %s (they listen on 127.0.0.1)", g.ID, runner.EnvDataIP)
 		}
 		params := env["TEST_INSTANCE_PARAMS"].Value
 		wantParams := "publishers=2|seed=7|slots=2|time_scale=4"
@@ -202,8 +202,8 @@ func TestPodNetworking(t *testing.T) {
 	if env["SYNC_SERVICE_HOST"].Value != "ss-t1-sync.ns1.svc" {
 		t.Errorf("sync host %q, want the Service's name", env["SYNC_SERVICE_HOST"].Value)
 	}
-	if e, ok := env[sim.EnvDataIP]; !ok || e.ValueFrom == nil || e.ValueFrom.FieldRef.FieldPath != "status.podIP" {
-		t.Errorf("%s: %+v, want the pod IP", sim.EnvDataIP, e)
+	if e, ok := env[runner.EnvDataIP]; !ok || e.ValueFrom == nil || e.ValueFrom.FieldRef.FieldPath != "status.podIP" {
+		t.Errorf("%s: %+v, want the pod IP", runner.EnvDataIP, e)
 	}
 	if pod.Volumes[0].PersistentVolumeClaim == nil || pod.Volumes[0].PersistentVolumeClaim.ClaimName != "outputs-rwx" {
 		t.Errorf("outputs volume %+v", pod.Volumes[0])

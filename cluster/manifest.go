@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 // The manifest types are the few fields of the Kubernetes objects a run writes, with the API's
@@ -255,7 +255,7 @@ func (r *Run) Job(g Group) Object {
 	if !r.HostNetwork {
 		// The SDK without a sidecar answers 127.0.0.1 as the data-network IP: on a pod
 		// network the node must listen on the pod's own address.
-		env = append(env, EnvVar{Name: sim.EnvDataIP, ValueFrom: &EnvVarSource{FieldRef: &FieldRef{FieldPath: "status.podIP"}}})
+		env = append(env, EnvVar{Name: runner.EnvDataIP, ValueFrom: &EnvVarSource{FieldRef: &FieldRef{FieldPath: "status.podIP"}}})
 	}
 	outputs := Volume{Name: "outputs"}
 	if r.OutputsHostPath != "" {

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 // Labels on every object of a run, to find and delete them.
@@ -133,7 +133,7 @@ func (r *Run) Validate() error {
 	if len(r.Groups) == 0 {
 		return errors.New("no groups")
 	}
-	sc, err := sim.Lookup(r.Case)
+	sc, err := runner.Lookup(r.Case)
 	if err != nil {
 		return fmt.Errorf("case: %w", err)
 	}
@@ -179,10 +179,10 @@ func (r *Run) Validate() error {
 			err = sc.Check(p, map[string]int{g.ID: g.Instances})
 		}
 		if err == nil {
-			err = sim.CheckFaultTargets(p.Faults, sizes)
+			err = runner.CheckFaultTargets(p.Faults, sizes)
 		}
 		if err == nil {
-			err = sim.CheckProcessClock(p)
+			err = runner.CheckProcessClock(p)
 		}
 		if err != nil {
 			return fmt.Errorf("group %s: %w", g.ID, err)

@@ -70,7 +70,7 @@ type Options struct {
 	// Go node's direct peers are fixed when it is built). Nil: the JS peer makes one. It is
 	// passed on the command line: test identities only.
 	PrivateKey crypto.PrivKey
-	// TimeScale divides the heartbeat, fanout TTL and seen TTL, as sim.Config.TimeScale does
+	// TimeScale divides the heartbeat, fanout TTL and seen TTL, as runner.Config.TimeScale does
 	// on the Go side. Default 1.
 	TimeScale float64
 	// MaxRPCBytes is the largest RPC the JS peer accepts; 0 keeps peer.js's default (the

@@ -33,7 +33,7 @@ func regions() link.Regions {
 
 var nextIP = 0
 
-// newHost is a host on sb as sim.VirtualNetwork makes them: noise, yamux, no socket.
+// newHost is a host on sb as runner.VirtualNetwork makes them: noise, yamux, no socket.
 func newHost(t *testing.T, sb *memnet.Switchboard, lk *link.Link) host.Host {
 	t.Helper()
 	nextIP++

@@ -6,7 +6,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/streamsim/streamsim/codec"
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 // TestManifestCodecDescription: every test case's codec parameter in manifest.toml carries
@@ -29,13 +29,13 @@ func TestManifestCodecDescription(t *testing.T) {
 	}
 	want := codec.ParamDescription()
 	for _, tc := range m.TestCases {
-		p, ok := tc.Params[sim.ParamCodec]
+		p, ok := tc.Params[runner.ParamCodec]
 		if !ok {
-			t.Errorf("%s: no %s parameter", tc.Name, sim.ParamCodec)
+			t.Errorf("%s: no %s parameter", tc.Name, runner.ParamCodec)
 			continue
 		}
 		if p.Desc != want {
-			t.Errorf("%s: %s description\n%q\nwant codec.ParamDescription()\n%q", tc.Name, sim.ParamCodec, p.Desc, want)
+			t.Errorf("%s: %s description\n%q\nwant codec.ParamDescription()\n%q", tc.Name, runner.ParamCodec, p.Desc, want)
 		}
 	}
 }

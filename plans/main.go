@@ -11,15 +11,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/testground/sdk-go/run"
 
-	_ "github.com/streamsim/streamsim/neighbourhood" // registers its scenario
-	"github.com/streamsim/streamsim/sim"
+	_ "github.com/streamsim/streamsim/scenarios/all" // registers every scenario
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 // testcases maps manifest.toml's test case names to their functions: every registered
 // scenario.
 func testcases() map[string]interface{} {
 	out := map[string]interface{}{}
-	for _, s := range sim.Scenarios() {
+	for _, s := range runner.Scenarios() {
 		out[s.Name] = s.TestCase()
 	}
 	return out

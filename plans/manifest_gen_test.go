@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 var update = flag.Bool("update", false, "rewrite manifest.toml's test cases from the scenario registry")
@@ -21,9 +21,9 @@ const testCasesMarker = "# One test case per registered scenario"
 // description.
 func manifestTestCases() string {
 	var b strings.Builder
-	b.WriteString(testCasesMarker + " (sim.Scenarios), generated from it:\n")
+	b.WriteString(testCasesMarker + " (runner.Scenarios), generated from it:\n")
 	b.WriteString("# go test ./plans -run TestManifestIsTheRegistry -update rewrites everything below.\n")
-	for _, sc := range sim.Scenarios() {
+	for _, sc := range runner.Scenarios() {
 		fmt.Fprintf(&b, "[[testcases]]\nname = %q\ninstances = { min = %d, max = %d, default = %d }\n\n  [testcases.params]\n",
 			sc.Name, sc.MinInstances, sc.MaxInstances, sc.DefaultInstances)
 		for _, p := range sc.Declared() {

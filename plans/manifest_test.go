@@ -11,10 +11,12 @@ import (
 	"testing"
 	"text/template"
 
+	"github.com/streamsim/streamsim/scenarios/hubleaves"
+
 	"github.com/BurntSushi/toml"
 
 	"github.com/streamsim/streamsim/codec"
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 // The structs below mirror the parts of Testground v0.6.0's manifest and composition types
@@ -172,7 +174,7 @@ func TestManifestDeclaresThePlan(t *testing.T) {
 	var names []string
 	for _, tc := range m.TestCases {
 		names = append(names, tc.Name)
-		sc, err := sim.Lookup(tc.Name)
+		sc, err := runner.Lookup(tc.Name)
 		if err != nil {
 			t.Errorf("manifest test case %s: %v", tc.Name, err)
 			continue
@@ -186,7 +188,7 @@ func TestManifestDeclaresThePlan(t *testing.T) {
 		}
 	}
 	var registered []string
-	for _, sc := range sim.Scenarios() {
+	for _, sc := range runner.Scenarios() {
 		registered = append(registered, sc.Name)
 	}
 	sort.Strings(names)
@@ -200,7 +202,7 @@ func TestManifestDeclaresThePlan(t *testing.T) {
 func TestManifestParamsAreTheScenarios(t *testing.T) {
 	m := loadManifest(t)
 	for _, tc := range m.TestCases {
-		sc, err := sim.Lookup(tc.Name)
+		sc, err := runner.Lookup(tc.Name)
 		if err != nil {
 			continue // reported by TestManifestDeclaresThePlan
 		}
@@ -323,7 +325,7 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 	for _, path := range paths {
 		name := filepath.Base(path)
 		c := loadComposition(t, path)
-		sc, err := sim.Lookup(c.Global.Case)
+		sc, err := runner.Lookup(c.Global.Case)
 		if c.Global.Plan != "streamsim" || err != nil {
 			t.Errorf("%s: plan %q case %q, want streamsim and a registered scenario", name, c.Global.Plan, c.Global.Case)
 			continue
@@ -362,26 +364,26 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 					err = sc.Check(p, map[string]int{g.id: g.count})
 				}
 				if err == nil {
-					err = sim.CheckProcessClock(p) // Testground instances are processes
+					err = runner.CheckProcessClock(p) // Testground instances are processes
 				}
 				if err != nil {
 					t.Errorf("%s: run %s group %s: %v", name, id, g.id, err)
 					continue
 				}
-				if sc != sim.HubLeaves {
+				if sc != hubleaves.HubLeaves {
 					continue
 				}
 				switch g.id {
-				case sim.GroupHub:
+				case hubleaves.GroupHub:
 					hubs += g.count
-				case sim.GroupPublishers:
+				case hubleaves.GroupPublishers:
 					pubs += g.count
-					if p.Values[sim.ParamPublishers] != strconv.Itoa(g.count) {
-						t.Errorf("%s: run %s: param publishers %s but the group has %d instances", name, id, p.Values[sim.ParamPublishers], g.count)
+					if p.Values[hubleaves.ParamPublishers] != strconv.Itoa(g.count) {
+						t.Errorf("%s: run %s: param publishers %s but the group has %d instances", name, id, p.Values[hubleaves.ParamPublishers], g.count)
 					}
 				default:
 					leaves += g.count
-					if _, ok := g.params[sim.ParamCodec]; !ok {
+					if _, ok := g.params[runner.ParamCodec]; !ok {
 						t.Errorf("%s: run %s: leaf group %s sets no codec", name, id, g.id)
 					}
 					if !strings.HasPrefix(g.id, "leaf-") {
@@ -389,7 +391,7 @@ func TestCompositionsFitManifestAndScenario(t *testing.T) {
 					}
 				}
 			}
-			if sc == sim.HubLeaves && (hubs != 1 || pubs < 1 || leaves < 1) {
+			if sc == hubleaves.HubLeaves && (hubs != 1 || pubs < 1 || leaves < 1) {
 				t.Errorf("%s: run %s: %d hubs, %d publishers, %d leaves; want 1, ≥1, ≥1", name, id, hubs, pubs, leaves)
 			}
 			if total < sc.MinInstances || total > sc.MaxInstances {
@@ -415,10 +417,10 @@ func TestHistorySweepPoints(t *testing.T) {
 		var compressed []string
 		plain := 0
 		for _, g := range runs[id] {
-			if g.id == sim.GroupHub || g.id == sim.GroupPublishers {
+			if g.id == hubleaves.GroupHub || g.id == hubleaves.GroupPublishers {
 				continue
 			}
-			spec, err := codec.Parse(g.params[sim.ParamCodec])
+			spec, err := codec.Parse(g.params[runner.ParamCodec])
 			if err != nil {
 				t.Fatalf("run %s group %s: %v", id, g.id, err)
 			}

@@ -59,7 +59,7 @@ func TestHubLeavesRole(t *testing.T) {
 	}
 }
 
-// TestHubLeavesPlan checks that the plan is what sim/hubleaves.go did before topology owned
+// TestHubLeavesPlan checks that the plan is what the hub-leaves scenario did before topology owned
 // it: who dials whom, direct peers, subscriptions, waits, codecs, parameters, publishers.
 func TestHubLeavesPlan(t *testing.T) {
 	ms := hubLeavesMembers(t)
@@ -118,7 +118,7 @@ func TestHubLeavesPlan(t *testing.T) {
 		}
 	}
 
-	// The GossipSub settings sim/node.go set before client profiles.
+	// The GossipSub settings package node set before client profiles.
 	spec := plan.Nodes[hub].Client
 	want := Client{Name: "spec", D: 8, Dlo: 6, Dhi: 12, Dlazy: 6, Dscore: 4, Dout: 2, Heartbeat: 700 * time.Millisecond,
 		HistoryLength: 6, HistoryGossip: 3, GossipFactor: 0.25, FanoutTTL: 60 * time.Second, SeenTTL: 768 * time.Second,

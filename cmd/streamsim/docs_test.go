@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/scenarios/hubleaves"
+
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 // docFlagTables reads the flag tables of docs/running.md: the rows (`--name` and its default
@@ -62,8 +64,8 @@ func cliFlags(fs *flag.FlagSet) map[string]string {
 // what its Flags define.
 func TestDocsFlagTablesAreTheCLI(t *testing.T) {
 	tables := docFlagTables(t)
-	common := cliFlags(newRunCommand(sim.HubLeaves).fs)
-	for _, sc := range sim.Scenarios() {
+	common := cliFlags(newRunCommand(hubleaves.HubLeaves).fs)
+	for _, sc := range runner.Scenarios() {
 		if sc.Flags == nil || strings.HasPrefix(sc.Name, "throwaway") {
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/streamsim/streamsim/cluster"
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 func init() {
@@ -104,7 +104,7 @@ func defineK8sFlags(fs *flag.FlagSet, f *k8sFlags, runStyle bool) {
 // k8sRunStyle reads `streamsim k8s run --scenario …` with `streamsim run`'s flags (common
 // parameters, the scenario's own flags, --set, --out) plus the cluster flags, into a Run.
 func k8sRunStyle(args []string, stderr io.Writer) (*cluster.Run, *k8sFlags, error) {
-	sc, err := sim.Lookup(scenarioArg(args))
+	sc, err := runner.Lookup(scenarioArg(args))
 	if err != nil {
 		return nil, nil, usageError{fmt.Errorf("--scenario: %w", err)}
 	}
@@ -126,7 +126,7 @@ func k8sRunStyle(args []string, stderr io.Writer) (*cluster.Run, *k8sFlags, erro
 		return nil, nil, usageError{errors.New("--cpuprofile and --json are streamsim run's; on a cluster the report is streamsim report's")}
 	}
 	if c.own == nil {
-		return nil, nil, fmt.Errorf("scenario %s declares no run flags (sim.Scenario.Flags)", sc.Name)
+		return nil, nil, fmt.Errorf("scenario %s declares no run flags (runner.Scenario.Flags)", sc.Name)
 	}
 	params := map[string]string{}
 	for name, pf := range c.params {

@@ -1,9 +1,9 @@
 package main
 
-// Scenarios and report kinds that live outside packages sim and analysis register when
-// their packages are linked; the CLI links them all here (plans/main.go does the same for
-// the scenarios).
+// Every scenario (scenarios/all) and every report kind that lives outside package analysis
+// register when their packages are linked; the CLI links them here (plans/main.go links the
+// scenarios only: the plan binary has no reports).
 import (
-	_ "github.com/streamsim/streamsim/neighbourhood"
-	_ "github.com/streamsim/streamsim/neighbourhood/report"
+	_ "github.com/streamsim/streamsim/scenarios/all"
+	_ "github.com/streamsim/streamsim/scenarios/neighbourhood/report"
 )

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/streamsim/streamsim/analysis"
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -21,15 +21,15 @@ import (
 // `streamsim report` (with the generic per-node report, as it names no report kind).
 func TestThrowawayScenarioThroughTheCLI(t *testing.T) {
 	const name, param = "throwaway-fanin", "fanin_receivers"
-	sc := &sim.Scenario{
+	sc := &runner.Scenario{
 		Name:    name,
 		Summary: "one publisher, receivers dialling it",
-		Params:  []sim.Param{{Name: param, Type: "int", Unit: "instances", Default: "2", Desc: "receivers (the group's other instances)"}},
+		Params:  []runner.Param{{Name: param, Type: "int", Unit: "instances", Default: "2", Desc: "receivers (the group's other instances)"}},
 		// Instance 0 publishes every message through fanout; the others subscribe to the
 		// profile's topics and check what they receive.
 		MinInstances: 2, MaxInstances: 8, DefaultInstances: 3,
 		Role: func(string) topology.Role { return topology.RoleNode },
-		Check: func(p *sim.Params, groups map[string]int) error {
+		Check: func(p *runner.Params, groups map[string]int) error {
 			n, err := p.Int(param, 1)
 			if err != nil {
 				return err
@@ -39,7 +39,7 @@ func TestThrowawayScenarioThroughTheCLI(t *testing.T) {
 			}
 			return nil
 		},
-		Run: sim.NodeLifecycle(sim.NodeSpec{Plan: func(p *sim.Params, members []topology.Member) (*topology.Plan, error) {
+		Run: runner.NodeLifecycle(runner.NodeSpec{Plan: func(p *runner.Params, members []topology.Member) (*topology.Plan, error) {
 			spec, err := topology.ClientProfile("spec")
 			if err != nil {
 				return nil, err
@@ -59,9 +59,9 @@ func TestThrowawayScenarioThroughTheCLI(t *testing.T) {
 		},
 			Receiver: func(n *topology.Node) bool { return len(n.Topics) > 0 },
 		}),
-		Flags: sim.SingleRunFlags("all", 3),
+		Flags: runner.SingleRunFlags("all", 3),
 	}
-	sim.Register(sc)
+	runner.Register(sc)
 
 	dir := t.TempDir()
 	args := []string{"--scenario", name, "--instances", "3", "--profile", "default", "--slots", "1", "--time-scale", "6",

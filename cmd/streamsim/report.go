@@ -15,7 +15,7 @@ import (
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/analysis/replay"
 	"github.com/streamsim/streamsim/result"
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 func init() {
@@ -172,7 +172,7 @@ func reportKind(dir string) (analysis.Kind, error) {
 	if err != nil {
 		return analysis.Kind{}, err
 	}
-	sc, err := sim.Lookup(s.Scenario)
+	sc, err := runner.Lookup(s.Scenario)
 	if err != nil {
 		return analysis.Kind{}, fmt.Errorf("written by %w", err)
 	}

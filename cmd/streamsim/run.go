@@ -18,7 +18,7 @@ import (
 	"github.com/streamsim/streamsim/sim/network"
 
 	"github.com/streamsim/streamsim/analysis"
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 func init() {
@@ -26,7 +26,7 @@ func init() {
 }
 
 // defaultScenario is what `streamsim run` runs without --scenario: the proposal's live check.
-var defaultScenario = sim.HubLeaves.Name
+var defaultScenario = runner.DefaultScenario
 
 // setFlags collects repeated --set name=value flags.
 type setFlags map[string]string
@@ -57,16 +57,16 @@ func (f *paramFlag) Set(v string) error { f.value = v; return nil }
 func (f *paramFlag) IsBoolFlag() bool   { return f.isBool }
 
 // runCommand is `streamsim run`'s flag set for one scenario: the common parameters' flags,
-// the command's own, and the scenario's (sim.Scenario.Flags).
+// the command's own, and the scenario's (runner.Scenario.Flags).
 type runCommand struct {
 	fs         *flag.FlagSet
-	sc         *sim.Scenario
+	sc         *runner.Scenario
 	params     map[string]*paramFlag
 	sets       setFlags
 	out        *string
 	asJSON     *bool
 	cpuProfile *string
-	own        sim.RunFlags
+	own        runner.RunFlags
 }
 
 // scenarioArg finds --scenario's value among args without parsing them (the flag set depends
@@ -87,15 +87,15 @@ func scenarioArg(args []string) string {
 	return ""
 }
 
-func newRunCommand(sc *sim.Scenario) *runCommand {
+func newRunCommand(sc *runner.Scenario) *runCommand {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	c := &runCommand{fs: fs, sc: sc, params: map[string]*paramFlag{}, sets: setFlags{}}
 	fs.String("scenario", defaultScenario, "scenario to run: "+scenarioNames()+" (streamsim scenarios lists them with their parameters)")
-	declared := map[string]sim.Param{}
+	declared := map[string]runner.Param{}
 	for _, p := range sc.Declared() {
 		declared[p.Name] = p
 	}
-	for _, name := range sim.FlagParams {
+	for _, name := range runner.FlagParams {
 		d := declared[name]
 		f := &paramFlag{value: d.Default, isBool: d.Type == "bool"}
 		c.params[name] = f
@@ -103,7 +103,7 @@ func newRunCommand(sc *sim.Scenario) *runCommand {
 		if d.Unit != "" {
 			usage += " (" + d.Unit + ")"
 		}
-		fs.Var(f, sim.FlagName(name), usage)
+		fs.Var(f, runner.FlagName(name), usage)
 	}
 	c.out = fs.String("out", "", "outputs directory (Testground layout <group>/<instance>/); default: a new temporary directory")
 	c.asJSON = fs.Bool("json", false, "print the report as one JSON object instead of the table")
@@ -127,7 +127,7 @@ func runRunCmd(args []string) error {
 	if name == "" {
 		name = defaultScenario
 	}
-	sc, err := sim.Lookup(name)
+	sc, err := runner.Lookup(name)
 	if err != nil {
 		return usageError{fmt.Errorf("--scenario: %w", err)}
 	}
@@ -139,7 +139,7 @@ func runRunCmd(args []string) error {
 		return usageError{fmt.Errorf("unexpected arguments %q", c.fs.Args())}
 	}
 	if c.own == nil {
-		return fmt.Errorf("scenario %s declares no run flags (sim.Scenario.Flags): streamsim run cannot build its groups", sc.Name)
+		return fmt.Errorf("scenario %s declares no run flags (runner.Scenario.Flags): streamsim run cannot build its groups", sc.Name)
 	}
 	params := map[string]string{}
 	for name, f := range c.params {
@@ -148,14 +148,14 @@ func runRunCmd(args []string) error {
 	if !c.timeScaleGiven() {
 		// The time scale's default is no choice of clock: EmbeddedParams reads a time scale
 		// given as asking for the real clock.
-		delete(params, sim.ParamTimeScale)
+		delete(params, runner.ParamTimeScale)
 	}
 	for k, v := range c.sets {
 		params[k] = v
 	}
 	params = sc.EmbeddedParams(params) // the scenario's clock unless --clock or --time-scale says
-	if _, ok := params[sim.ParamTimeScale]; !ok {
-		params[sim.ParamTimeScale] = c.params[sim.ParamTimeScale].value
+	if _, ok := params[runner.ParamTimeScale]; !ok {
+		params[runner.ParamTimeScale] = c.params[runner.ParamTimeScale].value
 	}
 	if err := c.checkTimeScale(params); err != nil {
 		return usageError{err}
@@ -201,7 +201,7 @@ func runRunCmd(args []string) error {
 	// collector runs more often instead of the machine running out.
 	debug.SetGCPercent(400)
 	if os.Getenv("GOMEMLIMIT") == "" {
-		if avail := sim.MemAvailable(); avail > 0 {
+		if avail := runner.MemAvailable(); avail > 0 {
 			debug.SetMemoryLimit(avail / 4 * 3)
 		}
 	}
@@ -214,7 +214,7 @@ func runRunCmd(args []string) error {
 func (c *runCommand) timeScaleGiven() bool {
 	given := false
 	c.fs.Visit(func(f *flag.Flag) {
-		if f.Name == sim.FlagName(sim.ParamTimeScale) {
+		if f.Name == runner.FlagName(runner.ParamTimeScale) {
 			given = true
 		}
 	})
@@ -225,12 +225,12 @@ func (c *runCommand) timeScaleGiven() bool {
 // with the virtual clock, where simulated time runs at mainnet's pace and a scale means
 // nothing; the default is ignored there (the summaries say time_scale 1).
 func (c *runCommand) checkTimeScale(params map[string]string) error {
-	if clock, err := network.ParseClock(params[sim.ParamClock]); err != nil || clock != network.ClockVirtual {
+	if clock, err := network.ParseClock(params[runner.ParamClock]); err != nil || clock != network.ClockVirtual {
 		return nil // a bad clock is reported with the other parameters
 	}
-	given := "--time-scale " + params[sim.ParamTimeScale]
-	if v, set := c.sets[sim.ParamTimeScale]; set {
-		given = "--set " + sim.ParamTimeScale + "=" + v // named as the user wrote it
+	given := "--time-scale " + params[runner.ParamTimeScale]
+	if v, set := c.sets[runner.ParamTimeScale]; set {
+		given = "--set " + runner.ParamTimeScale + "=" + v // named as the user wrote it
 	} else if !c.timeScaleGiven() {
 		return nil
 	}
@@ -239,7 +239,7 @@ func (c *runCommand) checkTimeScale(params map[string]string) error {
 
 // runAndReport makes the runs, then prints the report: one run's, or, for several runs of a
 // kind that compares them, the comparison (with its charts), else each run's in turn.
-func runAndReport(ctx context.Context, sc *sim.Scenario, kind analysis.Kind, runs []sim.Run, dir string, asJSON bool, w io.Writer) error {
+func runAndReport(ctx context.Context, sc *runner.Scenario, kind analysis.Kind, runs []runner.Run, dir string, asJSON bool, w io.Writer) error {
 	started := time.Now()
 	var reports []analysis.Report
 	var labels []analysis.ABRun
@@ -252,7 +252,7 @@ func runAndReport(ctx context.Context, sc *sim.Scenario, kind analysis.Kind, run
 				out = filepath.Join(dir, strconv.Itoa(i))
 			}
 		}
-		e := &sim.Embedded{Scenario: sc.Name, Out: out, Groups: r.Groups, Params: r.Params}
+		e := &runner.Embedded{Scenario: sc.Name, Out: out, Groups: r.Groups, Params: r.Params}
 		if isTerminal(os.Stderr) {
 			if len(runs) > 1 {
 				fmt.Fprintf(os.Stderr, "run %d of %d: %s\n", i+1, len(runs), r.Name)
@@ -313,17 +313,17 @@ func runAndReport(ctx context.Context, sc *sim.Scenario, kind analysis.Kind, run
 
 // flagError names the flag of a scenario parameter error: a common parameter's own flag
 // (--time-scale for time_scale), the scenario's flag that sets it, otherwise --set name.
-func flagError(err error, own sim.RunFlags) error {
-	var pe *sim.ParamError
+func flagError(err error, own runner.RunFlags) error {
+	var pe *runner.ParamError
 	if !errors.As(err, &pe) {
 		return err
 	}
-	return fmt.Errorf("%s: %w", sim.FlagOf(pe.Name, own), pe.Err)
+	return fmt.Errorf("%s: %w", runner.FlagOf(pe.Name, own), pe.Err)
 }
 
 func scenarioNames() string {
 	var names []string
-	for _, s := range sim.Scenarios() {
+	for _, s := range runner.Scenarios() {
 		names = append(names, s.Name)
 	}
 	return strings.Join(names, ", ")

@@ -13,7 +13,7 @@ import (
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim/network"
 
-	"github.com/streamsim/streamsim/sim"
+	"github.com/streamsim/streamsim/sim/runner"
 )
 
 func init() {
@@ -31,7 +31,7 @@ type scenarioInfo struct {
 	// Clocks are the clocks its embedded runs take, EmbeddedClock the one without --clock.
 	Clocks        []string    `json:"clocks"`
 	EmbeddedClock string      `json:"embedded_clock"`
-	Params        []sim.Param `json:"params"`
+	Params        []runner.Param `json:"params"`
 	Flags         []flagInfo  `json:"flags"`
 }
 
@@ -48,10 +48,10 @@ func listScenarios(args []string, w io.Writer) error {
 		return err
 	}
 	var infos []scenarioInfo
-	for _, sc := range sim.Scenarios() {
+	for _, sc := range runner.Scenarios() {
 		info := scenarioInfo{Name: sc.Name, Summary: sc.Summary, Report: sc.Report, Params: sc.Declared(),
 			Instances: [3]int{sc.MinInstances, sc.DefaultInstances, sc.MaxInstances}}
-		info.EmbeddedClock = sc.EmbeddedParams(nil)[sim.ParamClock]
+		info.EmbeddedClock = sc.EmbeddedParams(nil)[runner.ParamClock]
 		info.Clocks = []string{string(network.ClockReal)}
 		if sc.VirtualClock {
 			info.Clocks = append(info.Clocks, string(network.ClockVirtual))

@@ -1,7 +1,3 @@
-// Package network builds the hosts of a run: one Network value per run, real-clock TCP (with
-// links shaped by package link) or a virtual-clock simulated network (package memnet's
-// in-process streams or QUIC over marcopolo/simnet) inside a synctest bubble. Scenarios and
-// nodes get hosts from it and never ask which network it is.
 package network
 
 import (

@@ -36,4 +36,3 @@ func WaitSubscribed(ctx context.Context, ps *pubsub.PubSub, want map[string][]pe
 		}
 	}
 }
-

@@ -1,0 +1,110 @@
+package hubleaves
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/sim/runner"
+
+	"github.com/streamsim/streamsim/sim/node"
+	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/workload"
+)
+
+// Group IDs of hub-leaves (topology owns the group → role mapping): publishers, the hub;
+// every other group is a leaf group.
+const (
+	GroupPublishers = topology.GroupPublishers
+	GroupHub        = topology.GroupHub
+)
+
+// ParamPublishers is hub-leaves' own parameter: the size of the publishers group.
+const ParamPublishers = "publishers"
+
+// HubLeaves is the proposal's live check: publishers stand in for the network and publish the
+// workload through one hub (message i of the run by publisher i mod publishers); leaves are
+// direct peers of the hub only, each on its group's codec, so each receives every message of
+// its profile and no gossip control; a leaf fails when what it received differs from what was
+// published. Flow control is on: a machine that cannot keep up shows lag, not drops.
+var HubLeaves = &runner.Scenario{
+	Name:    "hub-leaves",
+	Summary: "the proposal's live check: publishers → hub → direct-peer leaves, one per codec; parity and bytes per leaf",
+	Params: []runner.Param{
+		{Name: ParamPublishers, Type: "int", Unit: "instances", Default: "4", Desc: "number of instances in the publishers group (checked against the group; the workload is split across them)"},
+	},
+	MinInstances: 3, MaxInstances: 1000, DefaultInstances: 7,
+	Role:  topology.HubLeavesRole,
+	Parse: func(p *runner.Params) (any, error) { return p.Int(ParamPublishers, 1) },
+	Check: func(p *runner.Params, groups map[string]int) error {
+		pubs := p.Own.(int)
+		if n, ok := groups[GroupPublishers]; ok && n != pubs {
+			return fmt.Errorf("param %s is %d but group %s has %d instances", ParamPublishers, pubs, GroupPublishers, n)
+		}
+		return nil
+	},
+	Run: runner.NodeLifecycle(runner.NodeSpec{
+		Plan: func(p *runner.Params, members []topology.Member) (*topology.Plan, error) {
+			return topology.HubLeaves(members, p.Profile, workload.DefaultParams().ForkDigest)
+		},
+		Receiver:    func(n *topology.Node) bool { return n.Role == topology.RoleLeaf },
+		FlowControl: true,
+	}),
+	Report: "live-check",
+	Flags:  hubLeavesFlags,
+	// The leaf report cross-checks each leaf's wire bytes against it.
+	BandwidthCounter: true,
+}
+
+// hubLeavesRun is hub-leaves' part of `streamsim run`: one leaf per codec, the publishers.
+type hubLeavesRun struct {
+	leaves     *string
+	publishers *int
+}
+
+func hubLeavesFlags(fs *flag.FlagSet) runner.RunFlags {
+	return &hubLeavesRun{
+		leaves:     fs.String("leaves", "plain,snappy-stream,zstd", "leaf codec specs, comma-separated, one leaf each"),
+		publishers: fs.Int("publishers", 4, "publisher nodes standing in for the network"),
+	}
+}
+
+func (f *hubLeavesRun) Runs(params map[string]string) ([]runner.Run, error) {
+	specs, err := node.ParseCodecs(*f.leaves)
+	if err != nil {
+		return nil, fmt.Errorf("--leaves: %w", err)
+	}
+	if *f.publishers < 1 {
+		return nil, fmt.Errorf("--publishers %d: want at least 1", *f.publishers)
+	}
+	params[ParamPublishers] = strconv.Itoa(*f.publishers)
+	return []runner.Run{{Params: params, Groups: HubLeavesGroups(*f.publishers, specs)}}, nil
+}
+
+// FlagOf: the publishers parameter is --publishers.
+func (f *hubLeavesRun) FlagOf(param string) string {
+	if param == ParamPublishers {
+		return "--publishers"
+	}
+	return ""
+}
+
+func init() { runner.Register(HubLeaves) }
+
+// LeafGroup is the group ID of the i-th hub-leaves leaf with codec spec.
+func LeafGroup(i int, spec codec.Spec) string {
+	name := strings.NewReplacer(":", "-", "/", "-").Replace(strings.ToLower(spec.String()))
+	return fmt.Sprintf("leaf-%d-%s", i, name)
+}
+
+// HubLeavesGroups returns the groups of a hub-leaves run: publishers, the hub, one leaf per
+// codec.
+func HubLeavesGroups(publishers int, leaves []codec.Spec) []runner.Group {
+	gs := []runner.Group{{ID: GroupPublishers, Instances: publishers}, {ID: GroupHub, Instances: 1}}
+	for i, l := range leaves {
+		gs = append(gs, runner.Group{ID: LeafGroup(i, l), Instances: 1, Params: map[string]string{runner.ParamCodec: l.String()}})
+	}
+	return gs
+}

@@ -1,0 +1,202 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/analysis/page"
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/scenarios/neighbourhood"
+)
+
+// ABLabel says which run of a live A/B this is (`streamsim report` joins runs read back from
+// their outputs with it).
+func (r *Report) ABLabel() analysis.ABRun {
+	return analysis.ABRun{Seed: r.Figures.Seed, Codec: r.Figures.Codec}
+}
+
+// section is the neighbourhood's part of the HTML report: the A/B when the runs were
+// compared, then each run's calibration against the recording, bytes per category in and
+// out, control by kind, latency, and CPU and memory over the measured slots.
+func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.SectionRun) error {
+	if joined != nil {
+		ab, ok := joined.Report.(*AB)
+		if !ok {
+			return fmt.Errorf("comparison: not a neighbourhood A/B")
+		}
+		abSection(s, ab, joined.Src)
+	}
+	s.H3("Calibration against the recording (reference.md §1)")
+	if err := seedCalibration(s, runs); err != nil {
+		return err
+	}
+	var rows [][]page.Cell
+	for _, r := range runs {
+		rep, ok := r.Report.(*Report)
+		if !ok {
+			return fmt.Errorf("run %s: not a neighbourhood report", r.Label)
+		}
+		for i, c := range rep.Figures.Categories {
+			b := fmt.Sprintf("figures.categories.%d.", i)
+			rows = append(rows, []page.Cell{page.T(r.Label), page.T(c.Category), page.F(r.Src.Fig(b+"recording_mib_per_hour", page.MiBh)),
+				page.F(r.Src.Fig(b+"mib_per_hour", page.MiBh)), page.F(r.Src.Fig(b+"vs_recording_pct", page.Pct)), page.T(fmt.Sprint(c.Within)),
+				page.F(r.Src.Fig(b+"copies", page.Ratio)), page.F(r.Src.Fig(b+"recording_copies", page.Ratio))})
+		}
+		rows = append(rows, []page.Cell{page.T(r.Label), page.T("IHAVE ids per hour"), page.F(r.Src.Fig("figures.recording_ihave_ids_per_hour", page.Count)),
+			page.F(r.Src.Fig("figures.ihave_ids_per_hour", page.Count))})
+	}
+	s.Table("The observed node's inbound traffic per hour of simulated time (per-subnet figures scaled to 64 subnets), copies per delivered message",
+		[]string{"run", "category", "recording MiB/h", "MiB/h", "% of recording", "within ±25 %", "copies", "recording copies"}, rows)
+
+	for _, dir := range []string{"in", "out"} {
+		var groups []string
+		var series []page.BarSeries
+		for ri, r := range runs {
+			rep := r.Report.(*Report)
+			se := page.BarSeries{Name: r.Label}
+			for i, w := range rep.Figures.Wire {
+				if w.Direction != dir || w.Category == "total" {
+					continue
+				}
+				if ri == 0 {
+					groups = append(groups, w.Category)
+				}
+				if gi := slices.Index(groups, w.Category); gi >= 0 {
+					for len(se.Values) <= gi {
+						se.Values = append(se.Values, page.Figure{})
+					}
+					se.Values[gi] = r.Src.Fig(fmt.Sprintf("figures.wire.%d.wire_bytes", i), page.MB)
+				}
+			}
+			series = append(series, se)
+		}
+		s.Bars(page.BarChart{Title: "Observed node, " + dir + "bound wire bytes per category", YLabel: "MB", Groups: groups, Series: series},
+			"The observed node's wire bytes per category, "+dir+"bound, per run (codec), as measured over the measured slots (figures.wire.<i>.wire_bytes).")
+	}
+
+	var kinds []string
+	for _, k := range gossip.ControlKinds() {
+		kinds = append(kinds, k.String())
+	}
+	var ctl []page.BarSeries
+	for _, r := range runs {
+		se := page.BarSeries{Name: r.Label}
+		for _, k := range kinds {
+			se.Values = append(se.Values, r.Src.Fig("figures.control_in."+k+".wire_bytes", page.MB))
+		}
+		ctl = append(ctl, se)
+	}
+	s.Bars(page.BarChart{Title: "Observed node, inbound control wire bytes by kind", YLabel: "MB", Groups: kinds, Series: ctl},
+		"Control's wire bytes shared out across control kinds (figures.control_in.<kind>.wire_bytes).")
+
+	s.H3("Latency, CPU and memory")
+	var lat [][]page.Cell
+	for _, r := range runs {
+		for _, c := range gossip.Categories() {
+			b := "figures.timing.latency." + c.String()
+			if _, ok := r.Src.Lookup(b); !ok {
+				continue
+			}
+			lat = append(lat, []page.Cell{page.T(r.Label), page.T(c.String()), page.F(r.Src.Fig(b+".messages", page.Count)),
+				page.F(r.Src.Fig(b+".p50_ms", page.Ms1)), page.F(r.Src.Fig(b+".p99_ms", page.Ms1))})
+		}
+	}
+	s.Table("Delivery latency at the observed node (simulated ms)", []string{"run", "category", "messages", "p50", "p99"}, lat)
+	var cpu [][]page.Cell
+	rss := page.LineChart{Title: "Process resident memory at the start of each measured slot", XLabel: "measured slot", YLabel: "MB"}
+	for _, r := range runs {
+		rep := r.Report.(*Report)
+		cpu = append(cpu, []page.Cell{page.T(r.Label), page.F(r.Src.Fig("figures.cpu_s", page.Sec)), page.F(r.Src.Fig("figures.simulated_s", page.Sec)),
+			page.F(r.Src.Fig("figures.wall_s", page.Sec)), page.F(r.Src.Fig("figures.timing.cpu_utilization", page.Share)),
+			page.F(r.Src.Fig("figures.timing.peak_rss_bytes", page.MB)), page.F(r.Src.Fig("figures.timing.lag_p99_ms", page.Ms)), page.F(r.Src.Fig("figures.max_lag_ms", page.Ms))})
+		se := page.LineSeries{Name: r.Label}
+		for i := range rep.Figures.Timing.RSSBySlot {
+			se.Points = append(se.Points, page.Point{X: page.Const(float64(i), page.Count), Y: r.Src.Fig(fmt.Sprintf("figures.timing.rss_bytes_by_slot.%d", i), page.MB)})
+		}
+		rss.Series = append(rss.Series, se)
+	}
+	s.Table("CPU and memory (the whole process: every node of the neighbourhood)", []string{"run", "process CPU", "simulated", "wall", "CPU share of the machine", "peak RSS", "periphery lag p99", "max lag"}, cpu)
+	s.Lines(rss, "The neighbourhood process's resident memory per measured slot (figures.timing.rss_bytes_by_slot).")
+	return nil
+}
+
+func abSection(s *page.Section, ab *AB, src *page.Source) {
+	s.H3("Live A/B on the observed node's links")
+	var cats []string
+	for _, r := range ab.Rows {
+		if slices.Index(cats, r.Category) < 0 {
+			cats = append(cats, r.Category)
+		}
+	}
+	var order []string
+	series := map[string]*page.BarSeries{}
+	var rows [][]page.Cell
+	for i, r := range ab.Rows {
+		b := fmt.Sprintf("rows.%d.", i)
+		if series[r.Codec] == nil {
+			series[r.Codec] = &page.BarSeries{Name: r.Codec, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
+			order = append(order, r.Codec)
+		}
+		ci := slices.Index(cats, r.Category)
+		se := series[r.Codec]
+		se.Values[ci], se.Low[ci], se.High[ci] = src.Fig(b+"wire_of_raw_pct.mean", page.Pct), src.Fig(b+"wire_of_raw_pct.min", page.Pct), src.Fig(b+"wire_of_raw_pct.max", page.Pct)
+		rows = append(rows, []page.Cell{page.T(r.Codec), page.T(r.Category), page.F(src.Fig(b+"seeds", page.Count)), page.F(src.Fig(b+"wire_of_raw_pct.mean", page.Pct)),
+			page.F(src.Fig(b+"wire_of_raw_pct.min", page.Pct)), page.F(src.Fig(b+"wire_of_raw_pct.max", page.Pct)),
+			page.F(src.Fig(b+"wire_of_plain_run_pct.mean", page.Pct)), page.F(src.Fig(b+"cpu_of_plain_run_pct.mean", page.Pct))})
+		if r.Category == MixLabel && r.Codec != "plain" {
+			if spec, err := codec.Parse(r.Codec); err == nil {
+				s.Answer(page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Value: src.Fig(b+"wire_of_raw_pct.mean", page.Pct),
+					Column:   "neighbourhood A/B, recording's mix",
+					Measured: fmt.Sprintf("the observed node's inbound wire, %% of its raw bytes, each category weighted by the recording's traffic (mean over %d seed(s))", r.Seeds)})
+			}
+		}
+	}
+	var bars []page.BarSeries
+	for _, c := range order {
+		bars = append(bars, *series[c])
+	}
+	s.Bars(page.BarChart{Title: "Observed node inbound: wire, % of the same run's raw bytes (mean; whiskers: range over seeds)", YLabel: "% of raw", Groups: cats, Series: bars, RefY: 100, RefYLabel: "raw"},
+		"Per codec and category, the observed node's inbound wire bytes as a percentage of the same run's raw bytes (what plain would have put on the wire for this traffic); rows.<i>.wire_of_raw_pct.")
+	s.Table("A/B rows", []string{"codec", "category", "seeds", "wire % of raw: mean", "min", "max", "% of the plain run's wire", "process CPU, % of plain run"}, rows)
+}
+
+// seedCalibration shows, for each codec run over several seeds, the calibration table with
+// the spread over them (mean ± sd, range) exactly as `streamsim report` prints it
+// (neighbourhood.WriteCalibration owns those figures).
+func seedCalibration(s *page.Section, runs []analysis.SectionRun) error {
+	var codecs []string
+	byCodec := map[string][]int{}
+	for i, r := range runs {
+		rep, ok := r.Report.(*Report)
+		if !ok {
+			return fmt.Errorf("run %s: not a neighbourhood report", r.Label)
+		}
+		c := rep.Figures.Codec
+		if byCodec[c] == nil {
+			codecs = append(codecs, c)
+		}
+		byCodec[c] = append(byCodec[c], i)
+	}
+	for _, c := range codecs {
+		idx := byCodec[c]
+		if len(idx) < 2 {
+			continue
+		}
+		var labels []string
+		var sums []neighbourhood.Summary
+		for _, i := range idx {
+			labels = append(labels, runs[i].Label)
+			sums = append(sums, runs[i].Report.(*Report).Figures)
+		}
+		var b strings.Builder
+		if err := neighbourhood.WriteCalibration(&b, labels, sums); err != nil {
+			s.Para(fmt.Sprintf("Codec %s over %d runs: %v", c, len(idx), err))
+			continue
+		}
+		s.Pre(fmt.Sprintf("Codec %s over %d seeds: the calibration table with its spread (mean ± sd, min–max), as streamsim report prints it", c, len(idx)), b.String())
+	}
+	return nil
+}
