@@ -29,10 +29,10 @@ type scenarioInfo struct {
 	Report    result.ReportKind `json:"report"`
 	Instances [3]int            `json:"instances"` // min, default, max
 	// Clocks are the clocks its embedded runs take, EmbeddedClock the one without --clock.
-	Clocks        []string    `json:"clocks"`
-	EmbeddedClock string      `json:"embedded_clock"`
+	Clocks        []string       `json:"clocks"`
+	EmbeddedClock string         `json:"embedded_clock"`
 	Params        []runner.Param `json:"params"`
-	Flags         []flagInfo  `json:"flags"`
+	Flags         []flagInfo     `json:"flags"`
 }
 
 type flagInfo struct {

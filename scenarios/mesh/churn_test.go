@@ -11,7 +11,6 @@ import (
 	"github.com/streamsim/streamsim/analysis"
 )
 
-
 // The same fault kinds in a small mesh (14 nodes, half on snappy-stream): every message at
 // every node is received once or missing with a reason, and the damaged links come back.
 func TestChurnMesh(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/scenarios/neighbourhood"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/scenarios/neighbourhood"
 )
 
 func init() {

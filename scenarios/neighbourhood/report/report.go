@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 
 	"github.com/streamsim/streamsim/analysis"
-	"github.com/streamsim/streamsim/scenarios/neighbourhood"
 	"github.com/streamsim/streamsim/result"
+	"github.com/streamsim/streamsim/scenarios/neighbourhood"
 )
 
 // writeRuns prints several runs of one form (seeds) as the calibration table with the
