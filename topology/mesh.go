@@ -176,10 +176,7 @@ func Mesh(members []Member, p MeshParams) (*Plan, error) {
 		}
 	}
 
-	plan.origins = originRule{publishers: others, topics: map[string]originTopic{}}
-	for t := range subs {
-		plan.origins.topics[t] = newOriginTopic(plan, t)
-	}
+	plan.DrawnOrigins(others, slices.Collect(maps.Keys(subs)))
 	return plan, nil
 }
 

@@ -161,6 +161,21 @@ func (p *Plan) Origin(seed int64, slot, seq int, topic string) int {
 	return ot.eligible[pick(len(ot.eligible), uint64(seed), uint64(slot), uint64(seq), topicHash(topic))]
 }
 
+// RoundRobinOrigins sets the plan's origin rule: message seq is published by
+// publishers[seq mod len(publishers)] (hub-leaves).
+func (p *Plan) RoundRobinOrigins(publishers []int) {
+	p.origins = originRule{roundRobin: true, publishers: publishers}
+}
+
+// DrawnOrigins sets the plan's origin rule to the mesh's (Origin): each message drawn among
+// publishers by category, fixed now for each of topics from the plan's nodes.
+func (p *Plan) DrawnOrigins(publishers []int, topics []string) {
+	p.origins = originRule{publishers: publishers, topics: map[string]originTopic{}}
+	for _, t := range topics {
+		p.origins.topics[t] = newOriginTopic(p, t)
+	}
+}
+
 // SameOrigins reports whether Origin names the same member on p and o for every message:
 // whether their origin rules are equal. Plans built by hand (whose rule Origin derives from
 // the nodes on every call) are compared by what that derivation reads.

@@ -47,7 +47,7 @@ var HubLeaves = &runner.Scenario{
 	},
 	Run: runner.NodeLifecycle(runner.NodeSpec{
 		Plan: func(p *runner.Params, members []topology.Member) (*topology.Plan, error) {
-			return topology.HubLeaves(members, p.Profile, workload.DefaultParams().ForkDigest)
+			return Plan(members, p.Profile, workload.DefaultParams().ForkDigest)
 		},
 		Receiver:    func(n *topology.Node) bool { return n.Role == topology.RoleLeaf },
 		FlowControl: true,

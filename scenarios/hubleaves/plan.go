@@ -1,14 +1,16 @@
-package topology
+package hubleaves
 
 import (
 	"fmt"
 	"slices"
 
+	"github.com/streamsim/streamsim/topology"
+
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/workload"
 )
 
-// HubLeaves is the live-check topology (the proposal's): publishers stand in for the network
+// Plan is the live-check topology (the proposal's): publishers stand in for the network
 // and dial the hub as ordinary peers, subscribe to nothing and publish through fanout; the
 // hub subscribes to every topic (the supernode profile) and offers every compressed codec
 // of the leaves; every leaf dials the hub and subscribes to leafProfile, and leaf and hub
@@ -19,7 +21,7 @@ import (
 // publish reaches the hub), a leaf for the hub's on its profile's topics, the hub for every
 // leaf's on the leaf profile's topics. Members' roles must be publisher, hub or leaf with
 // exactly one hub, at least one publisher and at least one leaf.
-func HubLeaves(members []Member, leafProfile workload.Profile, forkDigest string) (*Plan, error) {
+func Plan(members []topology.Member, leafProfile workload.Profile, forkDigest string) (*topology.Plan, error) {
 	if forkDigest == "" {
 		return nil, fmt.Errorf("hub-leaves: fork digest not set")
 	}
@@ -27,19 +29,19 @@ func HubLeaves(members []Member, leafProfile workload.Profile, forkDigest string
 	var publishers, leaves []int
 	for i, m := range members {
 		switch m.Role {
-		case RoleHub:
+		case topology.RoleHub:
 			if hub >= 0 {
 				return nil, fmt.Errorf("hub-leaves: two hubs, members %d and %d (%s/%d, %s/%d)",
 					hub, i, members[hub].Group, members[hub].Instance, m.Group, m.Instance)
 			}
 			hub = i
-		case RolePublisher:
+		case topology.RolePublisher:
 			publishers = append(publishers, i)
-		case RoleLeaf:
+		case topology.RoleLeaf:
 			leaves = append(leaves, i)
 		default:
 			return nil, fmt.Errorf("hub-leaves: member %d (%s/%d) has role %q (allowed: %s, %s, %s)",
-				i, m.Group, m.Instance, m.Role, RolePublisher, RoleHub, RoleLeaf)
+				i, m.Group, m.Instance, m.Role, topology.RolePublisher, topology.RoleHub, topology.RoleLeaf)
 		}
 	}
 	if hub < 0 || len(publishers) == 0 || len(leaves) == 0 {
@@ -50,7 +52,7 @@ func HubLeaves(members []Member, leafProfile workload.Profile, forkDigest string
 		return nil, fmt.Errorf("hub-leaves needs one hub, publishers and leaves; have %d hub, %d publishers, %d leaves",
 			hubs, len(publishers), len(leaves))
 	}
-	spec, err := ClientProfile("spec")
+	spec, err := topology.ClientProfile("spec")
 	if err != nil {
 		return nil, err
 	}
@@ -76,22 +78,22 @@ func HubLeaves(members []Member, leafProfile workload.Profile, forkDigest string
 			hubCodecs = append(hubCodecs, c)
 		}
 	}
-	plan := &Plan{Nodes: make([]Node, len(members)), Observed: -1,
-		origins: originRule{roundRobin: true, publishers: publishers}}
+	plan := &topology.Plan{Nodes: make([]topology.Node, len(members)), Observed: -1}
+	plan.RoundRobinOrigins(publishers)
 	var others []int
 	for i := range members {
 		if i != hub {
 			others = append(others, i)
 		}
 	}
-	plan.Nodes[hub] = Node{
-		Role: RoleHub, Kind: string(RoleHub), Client: spec, Codecs: hubCodecs,
+	plan.Nodes[hub] = topology.Node{
+		Role: topology.RoleHub, Kind: string(topology.RoleHub), Client: spec, Codecs: hubCodecs,
 		Peers: others, Direct: slices.Clone(leaves), Topics: allTopics,
 		WaitFor: waitAll(leafTopics, leaves),
 	}
 	for _, i := range publishers {
-		plan.Nodes[i] = Node{
-			Role: RolePublisher, Kind: string(RolePublisher), Client: spec,
+		plan.Nodes[i] = topology.Node{
+			Role: topology.RolePublisher, Kind: string(topology.RolePublisher), Client: spec,
 			Dial: []int{hub}, Peers: []int{hub}, Publishes: true,
 			WaitFor: waitAll(allTopics, []int{hub}),
 		}
@@ -101,8 +103,8 @@ func HubLeaves(members []Member, leafProfile workload.Profile, forkDigest string
 		if c := members[i].Codec; c.Kind != codec.Plain {
 			codecs = []codec.Spec{c}
 		}
-		plan.Nodes[i] = Node{
-			Role: RoleLeaf, Kind: string(RoleLeaf), Client: spec, Codecs: codecs,
+		plan.Nodes[i] = topology.Node{
+			Role: topology.RoleLeaf, Kind: string(topology.RoleLeaf), Client: spec, Codecs: codecs,
 			Dial: []int{hub}, Peers: []int{hub}, Direct: []int{hub}, Topics: slices.Clone(leafTopics),
 			WaitFor: waitAll(leafTopics, []int{hub}),
 		}

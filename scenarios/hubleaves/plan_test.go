@@ -1,4 +1,4 @@
-package topology
+package hubleaves
 
 import (
 	"reflect"
@@ -7,36 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/topology"
+
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/workload"
 )
 
-const testDigest = "8c9f62fe"
-
-func mustSpec(t *testing.T, s string) codec.Spec {
-	t.Helper()
-	c, err := codec.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func mustProfile(t *testing.T, name string) workload.Profile {
-	t.Helper()
-	p, err := workload.ParseProfile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // hubLeavesMembers are the embedded runner's groups sorted by (Group, Instance): hub,
 // leaf-0-plain, leaf-1-snappy-stream, leaf-2-zstd, publishers 0..3.
-func hubLeavesMembers(t *testing.T) []Member {
-	var ms []Member
+func hubLeavesMembers(t *testing.T) []topology.Member {
+	var ms []topology.Member
 	add := func(group string, instance int, spec string) {
-		ms = append(ms, Member{Group: group, Instance: instance, Role: HubLeavesRole(group), Codec: mustSpec(t, spec)})
+		ms = append(ms, topology.Member{Group: group, Instance: instance, Role: topology.HubLeavesRole(group), Codec: mustSpec(t, spec)})
 	}
 	add("hub", 0, "plain")
 	add("leaf-0-plain", 0, "plain")
@@ -49,22 +31,12 @@ func hubLeavesMembers(t *testing.T) []Member {
 	return ms
 }
 
-func TestHubLeavesRole(t *testing.T) {
-	for group, want := range map[string]Role{
-		"publishers": RolePublisher, "hub": RoleHub, "leaf-0-plain": RoleLeaf, "zstd-leaves": RoleLeaf, "": RoleLeaf,
-	} {
-		if got := HubLeavesRole(group); got != want {
-			t.Errorf("HubLeavesRole(%q) = %q, want %q", group, got, want)
-		}
-	}
-}
-
 // TestHubLeavesPlan checks that the plan is what the hub-leaves scenario did before topology owned
 // it: who dials whom, direct peers, subscriptions, waits, codecs, parameters, publishers.
 func TestHubLeavesPlan(t *testing.T) {
 	ms := hubLeavesMembers(t)
 	profile := mustProfile(t, "all-subnets")
-	plan, err := HubLeaves(ms, profile, testDigest)
+	plan, err := Plan(ms, profile, testDigest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +50,7 @@ func TestHubLeavesPlan(t *testing.T) {
 	}
 
 	h := plan.Nodes[hub]
-	if h.Role != RoleHub || h.Kind != "hub" || len(h.Dial) != 0 || !slices.Equal(h.Direct, leaves) ||
+	if h.Role != topology.RoleHub || h.Kind != "hub" || len(h.Dial) != 0 || !slices.Equal(h.Direct, leaves) ||
 		!slices.Equal(h.Topics, all) || h.Publishes || !slices.Equal(h.Peers, []int{1, 2, 3, 4, 5, 6, 7, 8}) {
 		t.Errorf("hub %+v", h)
 	}
@@ -95,7 +67,7 @@ func TestHubLeavesPlan(t *testing.T) {
 
 	for i, l := range leaves {
 		n := plan.Nodes[l]
-		if n.Role != RoleLeaf || !slices.Equal(n.Dial, []int{hub}) || !slices.Equal(n.Direct, []int{hub}) ||
+		if n.Role != topology.RoleLeaf || !slices.Equal(n.Dial, []int{hub}) || !slices.Equal(n.Direct, []int{hub}) ||
 			!slices.Equal(n.Topics, leafTopics) || n.Publishes {
 			t.Errorf("leaf %d: %+v", l, n)
 		}
@@ -109,7 +81,7 @@ func TestHubLeavesPlan(t *testing.T) {
 	}
 	for _, p := range pubs {
 		n := plan.Nodes[p]
-		if n.Role != RolePublisher || !slices.Equal(n.Dial, []int{hub}) || len(n.Direct) != 0 || len(n.Topics) != 0 ||
+		if n.Role != topology.RolePublisher || !slices.Equal(n.Dial, []int{hub}) || len(n.Direct) != 0 || len(n.Topics) != 0 ||
 			!n.Publishes || len(n.Codecs) != 0 {
 			t.Errorf("publisher %d: %+v", p, n)
 		}
@@ -120,7 +92,7 @@ func TestHubLeavesPlan(t *testing.T) {
 
 	// The GossipSub settings package node set before client profiles.
 	spec := plan.Nodes[hub].Client
-	want := Client{Name: "spec", D: 8, Dlo: 6, Dhi: 12, Dlazy: 6, Dscore: 4, Dout: 2, Heartbeat: 700 * time.Millisecond,
+	want := topology.Client{Name: "spec", D: 8, Dlo: 6, Dhi: 12, Dlazy: 6, Dscore: 4, Dout: 2, Heartbeat: 700 * time.Millisecond,
 		HistoryLength: 6, HistoryGossip: 3, GossipFactor: 0.25, FanoutTTL: 60 * time.Second, SeenTTL: 768 * time.Second,
 		IDontWantThresholdBytes: 1024}
 	for i, n := range plan.Nodes {
@@ -149,23 +121,43 @@ func specStrings(specs []codec.Spec) []string {
 
 func TestHubLeavesErrors(t *testing.T) {
 	p := mustProfile(t, "default")
-	m := func(r Role) Member { return Member{Group: string(r), Role: r} }
+	m := func(r topology.Role) topology.Member { return topology.Member{Group: string(r), Role: r} }
 	for _, c := range []struct {
 		name    string
-		members []Member
+		members []topology.Member
 		digest  string
 		want    string
 	}{
-		{"no hub", []Member{m(RolePublisher), m(RoleLeaf)}, testDigest, "have 0 hub, 1 publishers, 1 leaves"},
-		{"two hubs", []Member{m(RoleHub), m(RoleHub), m(RoleLeaf), m(RolePublisher)}, testDigest, "two hubs"},
-		{"no leaves", []Member{m(RoleHub), m(RolePublisher)}, testDigest, "0 leaves"},
-		{"no publishers", []Member{m(RoleHub), m(RoleLeaf)}, testDigest, "0 publishers"},
-		{"mesh node", []Member{m(RoleHub), m(RoleLeaf), m(RolePublisher), m(RoleNode)}, testDigest, `role "node"`},
-		{"no digest", []Member{m(RoleHub), m(RoleLeaf), m(RolePublisher)}, "", "fork digest"},
+		{"no hub", []topology.Member{m(topology.RolePublisher), m(topology.RoleLeaf)}, testDigest, "have 0 hub, 1 publishers, 1 leaves"},
+		{"two hubs", []topology.Member{m(topology.RoleHub), m(topology.RoleHub), m(topology.RoleLeaf), m(topology.RolePublisher)}, testDigest, "two hubs"},
+		{"no leaves", []topology.Member{m(topology.RoleHub), m(topology.RolePublisher)}, testDigest, "0 leaves"},
+		{"no publishers", []topology.Member{m(topology.RoleHub), m(topology.RoleLeaf)}, testDigest, "0 publishers"},
+		{"mesh node", []topology.Member{m(topology.RoleHub), m(topology.RoleLeaf), m(topology.RolePublisher), m(topology.RoleNode)}, testDigest, `role "node"`},
+		{"no digest", []topology.Member{m(topology.RoleHub), m(topology.RoleLeaf), m(topology.RolePublisher)}, "", "fork digest"},
 	} {
-		_, err := HubLeaves(c.members, p, c.digest)
+		_, err := Plan(c.members, p, c.digest)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
+}
+
+const testDigest = "8c9f62fe"
+
+func mustSpec(t *testing.T, s string) codec.Spec {
+	t.Helper()
+	c, err := codec.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func mustProfile(t *testing.T, name string) workload.Profile {
+	t.Helper()
+	p, err := workload.ParseProfile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
