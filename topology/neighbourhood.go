@@ -367,9 +367,9 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 	degreeRng := rand.New(rand.NewPCG(uint64(p.Seed), 13))
 	subnetRng := rand.New(rand.NewPCG(uint64(p.Seed), 14))
 	idRng := rand.New(rand.NewPCG(uint64(p.Seed), 15))
-	kinds := apportion(p.Mix, MixKinds, p.Peers)
+	kinds := Apportion(p.Mix, MixKinds, p.Peers)
 	kindRng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
-	clients := apportion(p.Clients, ClientNames, p.Peers)
+	clients := Apportion(p.Clients, ClientNames, p.Peers)
 	clientRng.Shuffle(len(clients), func(i, j int) { clients[i], clients[j] = clients[j], clients[i] })
 	dialled := int(p.DialledShare*float64(p.Peers) + 0.5)
 
@@ -425,7 +425,7 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 		case KindSupernode:
 			att, custody = []int{first, (first + 1) % gossip.AttestationSubnets}, gossip.DataColumnSubnets
 		case KindAllSubnets:
-			att, sync, custody = upTo(gossip.AttestationSubnets), upTo(gossip.SyncCommitteeSubnets), 8
+			att, sync, custody = UpTo(gossip.AttestationSubnets), UpTo(gossip.SyncCommitteeSubnets), 8
 		}
 		topics := slices.Clone(global)
 		for _, s := range att {

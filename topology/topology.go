@@ -117,7 +117,7 @@ type originTopic struct {
 
 func newOriginTopic(p *Plan, topic string) originTopic {
 	c := gossip.TopicCategory(topic)
-	return originTopic{eligible: p.eligibleOrigins(topic), proposed: c == gossip.Block || c == gossip.DataColumn}
+	return originTopic{eligible: p.EligibleOrigins(topic), proposed: c == gossip.Block || c == gossip.DataColumn}
 }
 
 // Origin returns the member that publishes a message of the run's schedule: seq is the
@@ -219,9 +219,9 @@ func (p *Plan) deriveOrigins() originRule {
 	return r
 }
 
-// eligibleOrigins lists the publishing nodes that subscribe to topic or have a neighbour
+// EligibleOrigins lists the publishing nodes that subscribe to topic or have a neighbour
 // that does, sorted.
-func (p *Plan) eligibleOrigins(topic string) []int {
+func (p *Plan) EligibleOrigins(topic string) []int {
 	subscribes := make([]bool, len(p.Nodes))
 	for i, n := range p.Nodes {
 		_, subscribes[i] = slices.BinarySearch(n.Topics, topic)

@@ -56,7 +56,7 @@ var Mesh = &runner.Scenario{
 	Parse: parseMesh,
 	Check: func(p *runner.Params, groups map[string]int) error {
 		if n := groups[GroupNodes]; n > 0 {
-			_, err := topology.Mesh(meshMembers(n), meshOf(p).topology)
+			_, err := Plan(meshMembers(n), meshOf(p).topology)
 			return err
 		}
 		return nil
@@ -75,7 +75,7 @@ var Mesh = &runner.Scenario{
 // recorded, links by the instance's position.
 var meshNodes = runner.NodeSpec{
 	Plan: func(p *runner.Params, members []topology.Member) (*topology.Plan, error) {
-		return topology.Mesh(members, meshOf(p).topology)
+		return Plan(members, meshOf(p).topology)
 	},
 	Receiver:       func(n *topology.Node) bool { return len(n.Topics) > 0 },
 	FlowControl:    false,
@@ -179,7 +179,7 @@ func meshLink(p *runner.Params, _ string, seq, instances int) (*link.Link, error
 	if !c.links {
 		return nil, nil
 	}
-	plan, err := topology.Mesh(meshMembers(instances), c.topology)
+	plan, err := Plan(meshMembers(instances), c.topology)
 	if err != nil {
 		return nil, err
 	}

@@ -10,16 +10,18 @@ import (
 
 func slotsTestPlan(t *testing.T, n int) *topology.Plan {
 	t.Helper()
-	members := make([]topology.Member, n)
-	for i := range members {
-		members[i] = topology.Member{Group: "nodes", Instance: i, Role: topology.RoleNode}
-	}
-	mp := topology.DefaultMeshParams()
-	mp.Degree, mp.ObservedPeers = 4, 6
-	plan, err := topology.Mesh(members, mp)
+	topics, err := workload.ParseProfile("all-subnets")
 	if err != nil {
 		t.Fatal(err)
 	}
+	all := topics.Topics(workload.DefaultParams().ForkDigest)
+	plan := &topology.Plan{Nodes: make([]topology.Node, n), Observed: -1}
+	var publishers []int
+	for i := range plan.Nodes {
+		plan.Nodes[i] = topology.Node{Role: topology.RoleNode, Publishes: true, Topics: all}
+		publishers = append(publishers, i)
+	}
+	plan.DrawnOrigins(publishers, all)
 	return plan
 }
 

@@ -1,4 +1,4 @@
-package topology
+package mesh
 
 import (
 	"fmt"
@@ -7,33 +7,14 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/streamsim/streamsim/topology"
+
 	"github.com/holiman/uint256"
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/workload"
 )
-
-// Population kinds of a mesh (Node.Kind).
-const (
-	// KindObserved is the recorded node: the workload's all-subnets profile (64 attestation
-	// subnets, 4 sync committee subnets, custody 8 columns of node id 0).
-	KindObserved = "observed"
-	// KindDefault is a non-validating node: 2 consecutive attestation subnets, no sync
-	// committee subnet, custody 4 columns of its own node id.
-	KindDefault = "default"
-	// KindAllSubnets subscribes to every attestation and sync committee subnet and custodies
-	// 8 columns of its own node id, like the recorded node.
-	KindAllSubnets = "all-subnets"
-	// KindSupernode custodies all 128 columns and otherwise subscribes like a default node
-	// (2 attestation subnets, no sync committee subnet): custody follows the stake a node
-	// holds, not its attestation subnets. (The workload's "supernode" profile, the
-	// hub-leaves hub, also has every subnet: that is an all-subnets supernode.)
-	KindSupernode = "supernode"
-)
-
-// MixKinds lists the kinds a population mix may name.
-var MixKinds = []string{KindDefault, KindAllSubnets, KindSupernode}
 
 // Random streams of Mesh, one per decision.
 const (
@@ -46,7 +27,7 @@ const (
 	streamCodecs
 )
 
-// Mesh is the gossip-mesh topology (issue 12): the observed node, and the other members drawn
+// Plan is the gossip-mesh topology: the observed node, and the other members drawn
 // from the population and client mixes, in a seeded random graph.
 //
 //   - Kinds and clients are apportioned to the other nodes by largest remainder (so 48 nodes
@@ -66,10 +47,10 @@ const (
 //     topic it does not subscribe to (fanout) reaches its subscribed neighbours from the
 //     first message on.
 //
-// Mesh fails, naming the parameter, when there are fewer than 2 members, a member is not a
+// Plan fails, naming the parameter, when there are fewer than 2 members, a member is not a
 // mesh node, Degree is not below the number of members, or the observed node subscribes to
 // a topic no other node subscribes to (an impossible topology).
-func Mesh(members []Member, p MeshParams) (*Plan, error) {
+func Plan(members []topology.Member, p topology.MeshParams) (*topology.Plan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -78,12 +59,12 @@ func Mesh(members []Member, p MeshParams) (*Plan, error) {
 		return nil, fmt.Errorf("mesh needs at least 2 members, have %d", n)
 	}
 	for i, m := range members {
-		if m.Role != RoleNode {
-			return nil, fmt.Errorf("mesh: member %d (%s/%d) has role %q, want %q", i, m.Group, m.Instance, m.Role, RoleNode)
+		if m.Role != topology.RoleNode {
+			return nil, fmt.Errorf("mesh: member %d (%s/%d) has role %q, want %q", i, m.Group, m.Instance, m.Role, topology.RoleNode)
 		}
 	}
 	if p.Degree >= n {
-		return nil, fmt.Errorf("param %s: %d: want 1..%d (members − 1)", ParamDegree, p.Degree, n-1)
+		return nil, fmt.Errorf("param %s: %d: want 1..%d (members − 1)", topology.ParamDegree, p.Degree, n-1)
 	}
 	if p.Observed >= n {
 		return nil, fmt.Errorf("observed member %d: want 0..%d", p.Observed, n-1)
@@ -97,13 +78,13 @@ func Mesh(members []Member, p MeshParams) (*Plan, error) {
 		}
 	}
 
-	plan := &Plan{Nodes: make([]Node, n), Observed: obs}
-	kinds := apportion(p.Mix, MixKinds, len(others))
+	plan := &topology.Plan{Nodes: make([]topology.Node, n), Observed: obs}
+	kinds := topology.Apportion(p.Mix, topology.MixKinds, len(others))
 	rng(streamKinds).Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	for k, i := range others {
 		plan.Nodes[i].Kind = kinds[k]
 	}
-	plan.Nodes[obs].Kind = KindObserved
+	plan.Nodes[obs].Kind = topology.KindObserved
 	if err := assignTopics(plan, p, rng(streamSubnets), rng(streamNodeIDs)); err != nil {
 		return nil, err
 	}
@@ -126,7 +107,7 @@ func Mesh(members []Member, p MeshParams) (*Plan, error) {
 	g.fillDegree(others, p.Degree, grng)
 	g.joinSubscribers(plan, subs, obs, grng)
 	if c := g.components(nil); len(c) > 1 {
-		return nil, fmt.Errorf("mesh graph is not connected (%d components): raise param %s", len(c), ParamDegree)
+		return nil, fmt.Errorf("mesh graph is not connected (%d components): raise param %s", len(c), topology.ParamDegree)
 	}
 
 	drng := rng(streamDial)
@@ -143,7 +124,7 @@ func Mesh(members []Member, p MeshParams) (*Plan, error) {
 	}
 	for u := range n {
 		nd := &plan.Nodes[u]
-		nd.Role = RoleNode
+		nd.Role = topology.RoleNode
 		nd.Peers = g.neighbours(u)
 		slices.Sort(nd.Dial)
 		nd.Publishes = u != obs
@@ -155,15 +136,15 @@ func Mesh(members []Member, p MeshParams) (*Plan, error) {
 		}
 	}
 
-	observedClient, err := ClientProfile(p.ObservedClient)
+	observedClient, err := topology.ClientProfile(p.ObservedClient)
 	if err != nil {
 		return nil, err
 	}
 	plan.Nodes[obs].Client = observedClient
-	clients := apportion(p.Clients, ClientNames, len(others))
+	clients := topology.Apportion(p.Clients, topology.ClientNames, len(others))
 	rng(streamClients).Shuffle(len(clients), func(i, j int) { clients[i], clients[j] = clients[j], clients[i] })
 	for k, i := range others {
-		if plan.Nodes[i].Client, err = ClientProfile(clients[k]); err != nil {
+		if plan.Nodes[i].Client, err = topology.ClientProfile(clients[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -181,7 +162,7 @@ func Mesh(members []Member, p MeshParams) (*Plan, error) {
 }
 
 // impossible explains an observed-node topic nobody else subscribes to.
-func impossible(topic string, p MeshParams, plan *Plan) error {
+func impossible(topic string, p topology.MeshParams, plan *topology.Plan) error {
 	count := map[string]int{}
 	for i, nd := range plan.Nodes {
 		if i != plan.Observed {
@@ -191,75 +172,12 @@ func impossible(topic string, p MeshParams, plan *Plan) error {
 	_, name, _ := gossip.ParseTopic(topic)
 	return fmt.Errorf("impossible topology: the observed node subscribes to %s but no other node does "+
 		"(param %s over %d other nodes gives %d %s, %d %s and %d %s nodes): raise the %s or %s share of param %s, or the number of nodes",
-		name, ParamMix, len(plan.Nodes)-1, count[KindDefault], KindDefault, count[KindAllSubnets], KindAllSubnets,
-		count[KindSupernode], KindSupernode, KindAllSubnets, KindSupernode, ParamMix)
-}
-
-// apportion gives total items to the names by their shares with the largest-remainder
-// method (ties to the earlier name in order) and lists them in that order. A name with a
-// share above 0 that got nothing takes one from the name with the most, while that has
-// more than one: a small share (the one all-subnets node of a 16-node mesh) must not vanish
-// by rounding.
-func apportion(shares map[string]float64, order []string, total int) []string {
-	sum := 0.0
-	for _, name := range order {
-		sum += shares[name]
-	}
-	counts := make([]int, len(order))
-	rest := make([]float64, len(order))
-	given := 0
-	for i, name := range order {
-		exact := 0.0
-		if sum > 0 {
-			exact = shares[name] / sum * float64(total)
-		}
-		counts[i] = int(exact)
-		rest[i] = exact - float64(counts[i])
-		given += counts[i]
-	}
-	byRest := make([]int, len(order))
-	for i := range byRest {
-		byRest[i] = i
-	}
-	slices.SortStableFunc(byRest, func(a, b int) int {
-		switch {
-		case rest[a] > rest[b]:
-			return -1
-		case rest[a] < rest[b]:
-			return 1
-		}
-		return 0
-	})
-	for k := 0; given < total; k++ {
-		counts[byRest[k%len(byRest)]]++
-		given++
-	}
-	for i, name := range order {
-		if shares[name] <= 0 || counts[i] > 0 {
-			continue
-		}
-		most := 0
-		for j := range counts {
-			if counts[j] > counts[most] {
-				most = j
-			}
-		}
-		if counts[most] > 1 {
-			counts[most]--
-			counts[i]++
-		}
-	}
-	out := make([]string, 0, total)
-	for i, name := range order {
-		for range counts[i] {
-			out = append(out, name)
-		}
-	}
-	return out
+		name, topology.ParamMix, len(plan.Nodes)-1, count[topology.KindDefault], topology.KindDefault, count[topology.KindAllSubnets], topology.KindAllSubnets,
+		count[topology.KindSupernode], topology.KindSupernode, topology.KindAllSubnets, topology.KindSupernode, topology.ParamMix)
 }
 
 // assignTopics fills every node's Topics from its kind.
-func assignTopics(plan *Plan, p MeshParams, subnetRng, idRng *rand.Rand) error {
+func assignTopics(plan *topology.Plan, p topology.MeshParams, subnetRng, idRng *rand.Rand) error {
 	fd := p.ForkDigest
 	observed, err := workload.ParseProfile("all-subnets")
 	if err != nil {
@@ -280,7 +198,7 @@ func assignTopics(plan *Plan, p MeshParams, subnetRng, idRng *rand.Rand) error {
 	// Default nodes and supernodes take subnet pairs round the subnets.
 	var defaults []int
 	for i, nd := range plan.Nodes {
-		if nd.Kind == KindDefault || nd.Kind == KindSupernode {
+		if nd.Kind == topology.KindDefault || nd.Kind == topology.KindSupernode {
 			defaults = append(defaults, i)
 		}
 	}
@@ -305,15 +223,15 @@ func assignTopics(plan *Plan, p MeshParams, subnetRng, idRng *rand.Rand) error {
 		var att, sync []int
 		custody := 0
 		switch nd.Kind {
-		case KindObserved:
+		case topology.KindObserved:
 			nd.Topics = observed.Topics(fd)
 			continue
-		case KindSupernode:
+		case topology.KindSupernode:
 			s := first[i]
 			att, custody = []int{s, (s + 1) % gossip.AttestationSubnets}, gossip.DataColumnSubnets
-		case KindAllSubnets:
-			att, sync, custody = upTo(gossip.AttestationSubnets), upTo(gossip.SyncCommitteeSubnets), 8
-		case KindDefault:
+		case topology.KindAllSubnets:
+			att, sync, custody = topology.UpTo(gossip.AttestationSubnets), topology.UpTo(gossip.SyncCommitteeSubnets), 8
+		case topology.KindDefault:
 			s := first[i]
 			att, custody = []int{s, (s + 1) % gossip.AttestationSubnets}, 4
 		default:
@@ -335,16 +253,8 @@ func assignTopics(plan *Plan, p MeshParams, subnetRng, idRng *rand.Rand) error {
 	return nil
 }
 
-func upTo(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
 // subscribers maps every topic to its subscribers, sorted.
-func subscribers(plan *Plan) map[string][]int {
+func subscribers(plan *topology.Plan) map[string][]int {
 	subs := map[string][]int{}
 	for i, nd := range plan.Nodes {
 		for _, t := range nd.Topics {
@@ -416,7 +326,7 @@ func (g *graph) fillDegree(nodes []int, degree int, rng *rand.Rand) {
 
 // subnetSearch gives every node with no neighbour on one of its subnet topics a peer there:
 // the least connected other subscriber, not the observed node unless it is the only one.
-func (g *graph) subnetSearch(plan *Plan, subs map[string][]int, obs int, rng *rand.Rand) {
+func (g *graph) subnetSearch(plan *topology.Plan, subs map[string][]int, obs int, rng *rand.Rand) {
 	for u, nd := range plan.Nodes {
 		for _, t := range nd.Topics {
 			if !isSubnetTopic(t) || slices.ContainsFunc(subs[t], func(v int) bool { return g.adj[u][v] }) {
@@ -441,7 +351,7 @@ func (g *graph) subnetSearch(plan *Plan, subs map[string][]int, obs int, rng *ra
 
 // joinSubscribers links the connected groups of each subnet topic's subscribers (in the
 // subgraph they induce) into one, through random members other than the observed node.
-func (g *graph) joinSubscribers(plan *Plan, subs map[string][]int, obs int, rng *rand.Rand) {
+func (g *graph) joinSubscribers(plan *topology.Plan, subs map[string][]int, obs int, rng *rand.Rand) {
 	topics := slices.Sorted(maps.Keys(subs))
 	for _, t := range topics {
 		if !isSubnetTopic(t) {

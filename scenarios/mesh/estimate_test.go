@@ -1,4 +1,4 @@
-package topology
+package mesh
 
 import (
 	"container/heap"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsim/streamsim/topology"
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/workload"
@@ -42,7 +44,7 @@ import (
 
 // modelNet is the model's view of a plan: meshes per topic and subscriptions.
 type modelNet struct {
-	plan *Plan
+	plan *topology.Plan
 	subs map[string][]int
 	sub  []map[string]bool
 	// mesh[topic][u] is u's mesh on topic (nil when u does not subscribe).
@@ -50,7 +52,7 @@ type modelNet struct {
 	rng  *rand.Rand
 }
 
-func newModelNet(plan *Plan, seed uint64) *modelNet {
+func newModelNet(plan *topology.Plan, seed uint64) *modelNet {
 	m := &modelNet{plan: plan, subs: subscribers(plan), sub: make([]map[string]bool, len(plan.Nodes)),
 		mesh: map[string][][]int{}, rng: rand.New(rand.NewPCG(seed, 99))}
 	for i, nd := range plan.Nodes {
@@ -275,7 +277,7 @@ const (
 )
 
 // estimateMesh runs the model over slots of the default workload on plan.
-func estimateMesh(t testing.TB, plan *Plan, slots int) estimate {
+func estimateMesh(t testing.TB, plan *topology.Plan, slots int) estimate {
 	g, err := workload.NewGenerator(workload.DefaultParams())
 	if err != nil {
 		t.Fatal(err)
@@ -363,12 +365,12 @@ func (e estimate) table() string {
 // absorb at ~25 µs a copy, reference.md §7). It logs the model's table; the model's control
 // is IHAVE entries only and far below the recording's (see the package's report).
 func TestMeshEstimate(t *testing.T) {
-	plan, err := Mesh(meshMembers(DefaultMeshNodes), DefaultMeshParams())
+	plan, err := Plan(meshMembers(topology.DefaultMeshNodes), topology.DefaultMeshParams())
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := estimateMesh(t, plan, 2)
-	t.Logf("model estimate, default mesh (%d nodes), %d slots:\n%s", DefaultMeshNodes, e.slots, e.table())
+	t.Logf("model estimate, default mesh (%d nodes), %d slots:\n%s", topology.DefaultMeshNodes, e.slots, e.table())
 	rec := workload.RecordingFigures("all-subnets")
 	for _, c := range []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.DataColumn, gossip.SyncCommittee} {
 		if r := e.copies[c] / rec[c].Copies; r < 0.75 || r > 1.25 {

@@ -1,4 +1,4 @@
-package topology
+package mesh
 
 import (
 	"reflect"
@@ -6,20 +6,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsim/streamsim/topology"
+
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/workload"
 )
 
-func defaultPlan(t *testing.T) *Plan {
+func defaultPlan(t *testing.T) *topology.Plan {
 	t.Helper()
-	plan, err := Mesh(meshMembers(DefaultMeshNodes), DefaultMeshParams())
+	plan, err := Plan(meshMembers(topology.DefaultMeshNodes), topology.DefaultMeshParams())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return plan
 }
 
-func kindCount(plan *Plan) map[string]int {
+func kindCount(plan *topology.Plan) map[string]int {
 	out := map[string]int{}
 	for _, n := range plan.Nodes {
 		out[n.Kind]++
@@ -32,9 +34,9 @@ func TestMeshDeterminism(t *testing.T) {
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("same members and parameters gave different plans")
 	}
-	p := DefaultMeshParams()
+	p := topology.DefaultMeshParams()
 	p.Seed = 2
-	c, err := Mesh(meshMembers(DefaultMeshNodes), p)
+	c, err := Plan(meshMembers(topology.DefaultMeshNodes), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,10 +50,10 @@ func TestMeshDeterminism(t *testing.T) {
 		t.Errorf("seed 2 kept the peers of %d of %d nodes", same, len(a.Nodes))
 	}
 	// A different client mix or compressed share keeps the graph (separate random streams).
-	p = DefaultMeshParams()
+	p = topology.DefaultMeshParams()
 	p.Clients = map[string]float64{"prysm": 1}
 	p.CompressedShare = 0.5
-	d, err := Mesh(meshMembers(DefaultMeshNodes), p)
+	d, err := Plan(meshMembers(topology.DefaultMeshNodes), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +67,10 @@ func TestMeshDeterminism(t *testing.T) {
 func TestMeshKindsAndTopics(t *testing.T) {
 	plan := defaultPlan(t)
 	// 47 others at 0.94/0.02/0.04 by largest remainder: 44.18, 0.94, 1.88.
-	if got, want := kindCount(plan), map[string]int{KindObserved: 1, KindDefault: 44, KindAllSubnets: 1, KindSupernode: 2}; !reflect.DeepEqual(got, want) {
+	if got, want := kindCount(plan), map[string]int{topology.KindObserved: 1, topology.KindDefault: 44, topology.KindAllSubnets: 1, topology.KindSupernode: 2}; !reflect.DeepEqual(got, want) {
 		t.Errorf("kinds %v, want %v", got, want)
 	}
-	if plan.Observed != 0 || plan.Nodes[0].Kind != KindObserved || plan.Nodes[0].Publishes {
+	if plan.Observed != 0 || plan.Nodes[0].Kind != topology.KindObserved || plan.Nodes[0].Publishes {
 		t.Fatalf("observed %d, node 0 %s publishes %v", plan.Observed, plan.Nodes[0].Kind, plan.Nodes[0].Publishes)
 	}
 	if want := mustProfile(t, "all-subnets").Topics(testDigest); !slices.Equal(plan.Nodes[0].Topics, want) {
@@ -101,17 +103,17 @@ func TestMeshKindsAndTopics(t *testing.T) {
 			t.Errorf("node %d: %d global topics, publishes %v", i+1, global, n.Publishes)
 		}
 		switch n.Kind {
-		case KindDefault, KindSupernode:
+		case topology.KindDefault, topology.KindSupernode:
 			slices.Sort(att)
 			consecutive := len(att) == 2 && (att[1] == att[0]+1 || (att[0] == 0 && att[1] == 63))
-			wantCols := map[string]int{KindDefault: 4, KindSupernode: 128}[n.Kind]
+			wantCols := map[string]int{topology.KindDefault: 4, topology.KindSupernode: 128}[n.Kind]
 			if !consecutive || len(sync) != 0 || len(cols) != wantCols {
 				t.Errorf("%s node %d: subnets %v, sync %v, %d columns", n.Kind, i+1, att, sync, len(cols))
 			}
 			for _, s := range att {
 				attCover[s]++
 			}
-		case KindAllSubnets:
+		case topology.KindAllSubnets:
 			if len(att) != 64 || len(sync) != 4 || len(cols) != 8 {
 				t.Errorf("all-subnets node %d: %d, %d, %d subnets", i+1, len(att), len(sync), len(cols))
 			}
@@ -124,9 +126,9 @@ func TestMeshKindsAndTopics(t *testing.T) {
 }
 
 func TestMeshGraph(t *testing.T) {
-	p := DefaultMeshParams()
-	for _, n := range []int{DefaultMeshNodes, 16, 32, 200} {
-		plan, err := Mesh(meshMembers(n), p)
+	p := topology.DefaultMeshParams()
+	for _, n := range []int{topology.DefaultMeshNodes, 16, 32, 200} {
+		plan, err := Plan(meshMembers(n), p)
 		if err != nil {
 			t.Fatalf("%d nodes: %v", n, err)
 		}
@@ -162,7 +164,7 @@ func TestMeshGraph(t *testing.T) {
 		}
 		var sum, low, count int
 		for _, nd := range plan.Nodes {
-			if nd.Kind != KindDefault {
+			if nd.Kind != topology.KindDefault {
 				continue
 			}
 			d := len(nd.Peers)
@@ -185,9 +187,9 @@ func TestMeshGraph(t *testing.T) {
 // subnet topic's subscribers form one connected group.
 func TestMeshCoverage(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3, 4} {
-		p := DefaultMeshParams()
+		p := topology.DefaultMeshParams()
 		p.Seed = seed
-		plan, err := Mesh(meshMembers(DefaultMeshNodes), p)
+		plan, err := Plan(meshMembers(topology.DefaultMeshNodes), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,9 +259,9 @@ func TestMeshClientsAndCodecs(t *testing.T) {
 		t.Errorf("clients %v, want %v", clients, want)
 	}
 	for _, share := range []float64{0.5, 1} {
-		p := DefaultMeshParams()
+		p := topology.DefaultMeshParams()
 		p.CompressedShare = share
-		plan, err := Mesh(meshMembers(DefaultMeshNodes), p)
+		plan, err := Plan(meshMembers(topology.DefaultMeshNodes), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +271,7 @@ func TestMeshClientsAndCodecs(t *testing.T) {
 				n++
 			}
 		}
-		if want := int(share * DefaultMeshNodes); n != want || len(plan.Nodes[0].Codecs) != 1 {
+		if want := int(share * topology.DefaultMeshNodes); n != want || len(plan.Nodes[0].Codecs) != 1 {
 			t.Errorf("share %v: %d nodes offer snappy-stream (observed %v), want %d with the observed one", share, n, plan.Nodes[0].Codecs, want)
 		}
 	}
@@ -288,11 +290,11 @@ func TestApportion(t *testing.T) {
 		{map[string]float64{"a": 0.5, "b": 0.5, "c": 0.5}, 1, map[string]int{"a": 1}},
 	} {
 		got := map[string]int{}
-		for _, name := range apportion(c.shares, []string{"a", "b", "c"}, c.total) {
+		for _, name := range topology.Apportion(c.shares, []string{"a", "b", "c"}, c.total) {
 			got[name]++
 		}
 		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("apportion(%v, %d) = %v, want %v", c.shares, c.total, got, c.want)
+			t.Errorf("topology.Apportion(%v, %d) = %v, want %v", c.shares, c.total, got, c.want)
 		}
 	}
 }
@@ -304,24 +306,24 @@ func TestMeshErrors(t *testing.T) {
 		params map[string]string
 		want   []string
 	}{
-		{map[string]string{ParamClients: "prysm:0.5,geth:0.5"}, []string{"param clients", `"geth"`, "lighthouse"}},
-		{map[string]string{ParamClients: "prysm:0.5,teku:0.4"}, []string{"param clients", "sum to 0.9", "want 1"}},
-		{map[string]string{ParamClients: "prysm:1.5,teku:-0.5"}, []string{"param clients", "teku share -0.5", "≥ 0"}},
-		{map[string]string{ParamClients: "prysm"}, []string{"param clients", "name:share"}},
-		{map[string]string{ParamClients: "prysm:0.5,prysm:0.5"}, []string{"param clients", "twice"}},
-		{map[string]string{ParamMix: "default:0.5,archive:0.5"}, []string{"param mix", `"archive"`, "all-subnets, supernode"}},
-		{map[string]string{ParamMix: "default:0.5,supernode:0.6"}, []string{"param mix", "sum to 1.1"}},
-		{map[string]string{ParamDegree: "0"}, []string{"param degree", "positive integer"}},
-		{map[string]string{ParamDegree: "many"}, []string{"param degree", "positive integer"}},
-		{map[string]string{ParamObservedPeers: "-1"}, []string{"param observed_peers"}},
-		{map[string]string{ParamObservedClient: "reth"}, []string{"param observed_client", "allowed: spec, prysm"}},
-		{map[string]string{ParamCompressedShare: "1.5"}, []string{"param compressed_share", "0..1"}},
-		{map[string]string{ParamCompressedShare: "half"}, []string{"param compressed_share"}},
-		{map[string]string{ParamCodec: "lz4"}, []string{"param codec", "allowed"}},
-		{map[string]string{ParamCodec: "plain", ParamCompressedShare: "0.5"}, []string{"param codec", "plain", "compressed_share"}},
-		{map[string]string{ParamTopologySeed: "1.5"}, []string{"param topology_seed"}},
+		{map[string]string{topology.ParamClients: "prysm:0.5,geth:0.5"}, []string{"param clients", `"geth"`, "lighthouse"}},
+		{map[string]string{topology.ParamClients: "prysm:0.5,teku:0.4"}, []string{"param clients", "sum to 0.9", "want 1"}},
+		{map[string]string{topology.ParamClients: "prysm:1.5,teku:-0.5"}, []string{"param clients", "teku share -0.5", "≥ 0"}},
+		{map[string]string{topology.ParamClients: "prysm"}, []string{"param clients", "name:share"}},
+		{map[string]string{topology.ParamClients: "prysm:0.5,prysm:0.5"}, []string{"param clients", "twice"}},
+		{map[string]string{topology.ParamMix: "default:0.5,archive:0.5"}, []string{"param mix", `"archive"`, "all-subnets, supernode"}},
+		{map[string]string{topology.ParamMix: "default:0.5,supernode:0.6"}, []string{"param mix", "sum to 1.1"}},
+		{map[string]string{topology.ParamDegree: "0"}, []string{"param degree", "positive integer"}},
+		{map[string]string{topology.ParamDegree: "many"}, []string{"param degree", "positive integer"}},
+		{map[string]string{topology.ParamObservedPeers: "-1"}, []string{"param observed_peers"}},
+		{map[string]string{topology.ParamObservedClient: "reth"}, []string{"param observed_client", "allowed: spec, prysm"}},
+		{map[string]string{topology.ParamCompressedShare: "1.5"}, []string{"param compressed_share", "0..1"}},
+		{map[string]string{topology.ParamCompressedShare: "half"}, []string{"param compressed_share"}},
+		{map[string]string{topology.ParamCodec: "lz4"}, []string{"param codec", "allowed"}},
+		{map[string]string{topology.ParamCodec: "plain", topology.ParamCompressedShare: "0.5"}, []string{"param codec", "plain", "compressed_share"}},
+		{map[string]string{topology.ParamTopologySeed: "1.5"}, []string{"param topology_seed"}},
 	} {
-		_, err := ParseMeshParams(c.params)
+		_, err := topology.ParseMeshParams(c.params)
 		for _, w := range c.want {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("%v: error %v, want one containing %q", c.params, err, w)
@@ -330,28 +332,32 @@ func TestMeshErrors(t *testing.T) {
 		}
 	}
 
-	members := meshMembers(DefaultMeshNodes)
-	withMix := func(mix map[string]float64) MeshParams { p := DefaultMeshParams(); p.Mix = mix; return p }
-	withDegree := func(d int) MeshParams { p := DefaultMeshParams(); p.Degree = d; return p }
-	withObserved := func(o int) MeshParams { p := DefaultMeshParams(); p.Observed = o; return p }
-	hubMember := append(meshMembers(3), Member{Group: "hub", Role: RoleHub})
+	members := meshMembers(topology.DefaultMeshNodes)
+	withMix := func(mix map[string]float64) topology.MeshParams {
+		p := topology.DefaultMeshParams()
+		p.Mix = mix
+		return p
+	}
+	withDegree := func(d int) topology.MeshParams { p := topology.DefaultMeshParams(); p.Degree = d; return p }
+	withObserved := func(o int) topology.MeshParams { p := topology.DefaultMeshParams(); p.Observed = o; return p }
+	hubMember := append(meshMembers(3), topology.Member{Group: "hub", Role: topology.RoleHub})
 	for _, c := range []struct {
 		name    string
-		members []Member
-		params  MeshParams
+		members []topology.Member
+		params  topology.MeshParams
 		want    []string
 	}{
-		{"one member", meshMembers(1), DefaultMeshParams(), []string{"at least 2 members"}},
+		{"one member", meshMembers(1), topology.DefaultMeshParams(), []string{"at least 2 members"}},
 		{"degree ≥ members", meshMembers(10), withDegree(10), []string{"param degree", "1..9"}},
 		{"observed out of range", members, withObserved(48), []string{"observed member 48", "0..47"}},
-		{"hub-leaves role", hubMember, DefaultMeshParams(), []string{`role "hub"`}},
+		{"hub-leaves role", hubMember, topology.DefaultMeshParams(), []string{`role "hub"`}},
 		// Default nodes only: nobody but the observed node is on the sync committee subnets.
-		{"impossible", members, withMix(map[string]float64{KindDefault: 1}), []string{"impossible topology", "no other node does", "param mix"}},
-		{"impossible sync", members, withMix(map[string]float64{KindDefault: 0.9, KindSupernode: 0.1}),
+		{"impossible", members, withMix(map[string]float64{topology.KindDefault: 1}), []string{"impossible topology", "no other node does", "param mix"}},
+		{"impossible sync", members, withMix(map[string]float64{topology.KindDefault: 0.9, topology.KindSupernode: 0.1}),
 			[]string{"impossible topology", "sync_committee_0", "0 all-subnets"}},
 		{"zero degree", members, withDegree(0), []string{"param degree"}},
 	} {
-		_, err := Mesh(c.members, c.params)
+		_, err := Plan(c.members, c.params)
 		for _, w := range c.want {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error %v, want one containing %q", c.name, err, w)
@@ -387,7 +393,7 @@ func TestOrigin(t *testing.T) {
 	if float64(offSubnet)/draws < 0.8 {
 		t.Errorf("%d of %d attestation origins subscribe to the subnet; want most off it (fanout)", draws-offSubnet, draws)
 	}
-	eligible := plan.eligibleOrigins(att)
+	eligible := plan.EligibleOrigins(att)
 	expect := float64(draws) / float64(len(eligible))
 	for _, u := range eligible {
 		if c := float64(counts[u]); c < 0.8*expect || c > 1.2*expect {
@@ -395,7 +401,7 @@ func TestOrigin(t *testing.T) {
 		}
 	}
 	// Deterministic, and the same on a hand-built copy without the precomputed rule.
-	hand := &Plan{Nodes: plan.Nodes, Observed: plan.Observed}
+	hand := &topology.Plan{Nodes: plan.Nodes, Observed: plan.Observed}
 	for seq := range 200 {
 		for _, tp := range []string{att, gossip.Topic(testDigest, gossip.TopicAggregateAndProof), gossip.Topic(testDigest, gossip.DataColumnTopic(5))} {
 			if a, b, c := plan.Origin(3, 1, seq, tp), plan.Origin(3, 1, seq, tp), hand.Origin(3, 1, seq, tp); a != b || a != c {
@@ -426,8 +432,8 @@ func TestOrigin(t *testing.T) {
 }
 
 func TestClientProfiles(t *testing.T) {
-	for _, name := range ClientNames {
-		c, err := ClientProfile(name)
+	for _, name := range topology.ClientNames {
+		c, err := topology.ClientProfile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -438,11 +444,11 @@ func TestClientProfiles(t *testing.T) {
 			t.Errorf("%s: %+v is not a valid go-libp2p-pubsub parameter set", name, c)
 		}
 	}
-	lh, _ := ClientProfile("lighthouse")
+	lh, _ := topology.ClientProfile("lighthouse")
 	if lh.D != 5 || lh.Dlo != 3 || lh.Dhi != 10 || lh.Dlazy != 3 || lh.Heartbeat.Seconds() != 1 || lh.HistoryLength != 12 || lh.IDontWantThresholdBytes != 1000 {
 		t.Errorf("lighthouse %+v", lh)
 	}
-	if _, err := ClientProfile("grandine"); err == nil || !strings.Contains(err.Error(), "allowed: spec, prysm, lighthouse, teku, lodestar, nimbus") {
+	if _, err := topology.ClientProfile("grandine"); err == nil || !strings.Contains(err.Error(), "allowed: spec, prysm, lighthouse, teku, lodestar, nimbus") {
 		t.Errorf("unknown client: %v", err)
 	}
 }
@@ -450,7 +456,7 @@ func TestClientProfiles(t *testing.T) {
 // BenchmarkOrigin: every instance asks for the origin of every message of the schedule
 // (about 26 000 a slot).
 func BenchmarkOrigin(b *testing.B) {
-	plan, err := Mesh(meshMembers(DefaultMeshNodes), DefaultMeshParams())
+	plan, err := Plan(meshMembers(topology.DefaultMeshNodes), topology.DefaultMeshParams())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -468,11 +474,11 @@ func TestMeshLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("500-node mesh")
 	}
-	plan, err := Mesh(meshMembers(500), DefaultMeshParams())
+	plan, err := Plan(meshMembers(500), topology.DefaultMeshParams())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := kindCount(plan); got[KindAllSubnets] != 10 || got[KindSupernode] != 20 {
+	if got := kindCount(plan); got[topology.KindAllSubnets] != 10 || got[topology.KindSupernode] != 20 {
 		t.Errorf("500 nodes: kinds %v", got)
 	}
 	_ = workload.SlotDuration
@@ -482,16 +488,16 @@ func TestMeshLarge(t *testing.T) {
 // hand-built copies of the same nodes; it fails for another graph.
 func TestSameOrigins(t *testing.T) {
 	a, b := defaultPlan(t), defaultPlan(t)
-	p := DefaultMeshParams()
+	p := topology.DefaultMeshParams()
 	p.Seed = 2
-	other, err := Mesh(meshMembers(DefaultMeshNodes), p)
+	other, err := Plan(meshMembers(topology.DefaultMeshNodes), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hand := func(pl *Plan) *Plan { return &Plan{Nodes: pl.Nodes, Observed: pl.Observed} }
+	hand := func(pl *topology.Plan) *topology.Plan { return &topology.Plan{Nodes: pl.Nodes, Observed: pl.Observed} }
 	for _, c := range []struct {
 		name string
-		x, y *Plan
+		x, y *topology.Plan
 		want bool
 	}{
 		{"same parameters", a, b, true},
@@ -504,4 +510,15 @@ func TestSameOrigins(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+const testDigest = "8c9f62fe"
+
+func mustProfile(t *testing.T, name string) workload.Profile {
+	t.Helper()
+	p, err := workload.ParseProfile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
