@@ -99,8 +99,8 @@ type OutageRow struct {
 	Cause  string  `json:"cause"`
 }
 
-// faulted reports whether any node ran with a fault schedule.
-func faulted(nodes []*result.NodeSummary) bool {
+// Faulted reports whether any node ran with a fault schedule.
+func Faulted(nodes []*result.NodeSummary) bool {
 	for _, n := range nodes {
 		if n.FaultSchedule != "" {
 			return true

@@ -137,7 +137,7 @@ func LoadNodes(dir string) (*NodesReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &NodesReport{Dir: dir, Verdict: newVerdict()}
+	r := &NodesReport{Dir: dir, Verdict: NewVerdict()}
 	for _, p := range paths {
 		n, err := result.ReadSummary(p)
 		if err != nil {
@@ -177,7 +177,7 @@ func LoadNodes(dir string) (*NodesReport, error) {
 	if len(r.Nodes) == 0 {
 		return nil, errors.New("no node summaries")
 	}
-	r.noteBuild()
+	r.NoteBuild()
 	return r, nil
 }
 
@@ -197,7 +197,7 @@ func (r *NodesReport) WriteTable(w io.Writer) error {
 		if n.Expected >= 0 {
 			exp = fmt.Sprint(n.Expected)
 		}
-		fmt.Fprintf(tw, "%s/%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", n.Group, n.Instance, n.Role, mb(n.InWire), mb(n.InRaw), mb(n.OutWire), mb(n.OutRaw), n.Received, exp, n.Failure)
+		fmt.Fprintf(tw, "%s/%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", n.Group, n.Instance, n.Role, MB(n.InWire), MB(n.InRaw), MB(n.OutWire), MB(n.OutRaw), n.Received, exp, n.Failure)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

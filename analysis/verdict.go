@@ -32,9 +32,9 @@ type Verdict struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// newVerdict is a verdict with no problem yet and an optimized build until a node says
+// NewVerdict is a verdict with no problem yet and an optimized build until a node says
 // otherwise.
-func newVerdict() Verdict { return Verdict{Optimized: true, Checks: Checks{OK: true}} }
+func NewVerdict() Verdict { return Verdict{Optimized: true, Checks: Checks{OK: true}} }
 
 // Note records a qualification of the report's figures.
 func (v *Verdict) Note(format string, args ...any) {
@@ -50,9 +50,9 @@ func (v *Verdict) TakeBuild(build string, optimized bool) {
 	}
 }
 
-// noteBuild adds the note every report carries when its CPU figures come from an unoptimized
+// NoteBuild adds the note every report carries when its CPU figures come from an unoptimized
 // build.
-func (v *Verdict) noteBuild() {
+func (v *Verdict) NoteBuild() {
 	if !v.Optimized {
 		v.Note("%s", UnoptimizedNote(v.Build))
 	}
@@ -83,7 +83,7 @@ func (v *Verdict) WriteFooter(w io.Writer) error {
 	for _, p := range v.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
-	_, err := fmt.Fprintf(w, "result: %s\n", okFail(v.OK))
+	_, err := fmt.Fprintf(w, "result: %s\n", OKFail(v.OK))
 	return err
 }
 
@@ -94,15 +94,15 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func okFail(ok bool) string {
+func OKFail(ok bool) string {
 	if ok {
 		return "OK"
 	}
 	return "FAIL"
 }
 
-// percentOf is result.PercentOf of byte counts, nil when b is zero (JSON leaves it out).
-func percentOf(a, b int64) *float64 {
+// PercentOf is result.PercentOf of byte counts, nil when b is zero (JSON leaves it out).
+func PercentOf(a, b int64) *float64 {
 	v, ok := result.PercentOf(float64(a), float64(b))
 	if !ok {
 		return nil
@@ -110,13 +110,33 @@ func percentOf(a, b int64) *float64 {
 	return &v
 }
 
-// addDrops adds a node's pubsub losses to dropsBy by kind (dropped_rpcs, undeliverable,
+// AddDrops adds a node's pubsub losses to dropsBy by kind (dropped_rpcs, undeliverable,
 // rejected) and returns their sum.
-func addDrops(dropsBy map[string]int64, n *result.NodeSummary) int64 {
+func AddDrops(dropsBy map[string]int64, n *result.NodeSummary) int64 {
 	dropsBy["dropped_rpcs"] += n.Pubsub.DroppedRPCs
 	dropsBy["undeliverable"] += n.Pubsub.Undeliverable
 	for _, v := range n.Pubsub.Rejected {
 		dropsBy["rejected"] += v
 	}
 	return n.Pubsub.Drops()
+}
+
+// MB formats a byte count in decimal units with three significant digits.
+func MB(n int64) string {
+	v := float64(n)
+	for _, u := range []string{"B", "kB", "MB", "GB"} {
+		if v < 999.5 || u == "GB" {
+			switch {
+			case u == "B":
+				return fmt.Sprintf("%d B", n)
+			case v < 9.995:
+				return fmt.Sprintf("%.2f %s", v, u)
+			case v < 99.95:
+				return fmt.Sprintf("%.1f %s", v, u)
+			}
+			return fmt.Sprintf("%.0f %s", v, u)
+		}
+		v /= 1000
+	}
+	return ""
 }

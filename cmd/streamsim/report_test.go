@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamsim/streamsim/analysis"
+	livecheck "github.com/streamsim/streamsim/scenarios/hubleaves/report"
 )
 
 // The fixtures under testdata/testground/ come from real Testground runs on this project's
@@ -49,7 +49,7 @@ func TestReportArchiveIsTheLiveTable(t *testing.T) {
 	if len(tops) != 1 {
 		t.Fatalf("archive holds %v, want one task directory", tops)
 	}
-	r, err := analysis.LoadRun(filepath.Join(dir, tops[0]))
+	r, err := livecheck.LoadRun(filepath.Join(dir, tops[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestReportJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r analysis.RunReport
+	var r livecheck.RunReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("not one JSON report: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package hubleaves
+package hubleaves_test
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsim/streamsim/scenarios/hubleaves"
+	"github.com/streamsim/streamsim/scenarios/hubleaves/report"
 
 	"github.com/streamsim/streamsim/sim/runner"
 
@@ -21,14 +24,14 @@ import (
 func TestChurnHubLeaves(t *testing.T) {
 	dir := t.TempDir()
 	specs, _ := node.ParseCodecs("plain,snappy-stream,zstd,snappy-stream")
-	e := &runner.Embedded{Out: dir, Groups: HubLeavesGroups(2, specs), Params: map[string]string{
+	e := &runner.Embedded{Out: dir, Groups: hubleaves.HubLeavesGroups(2, specs), Params: map[string]string{
 		runner.ParamProfile: "default", runner.ParamSlots: "6", runner.ParamTimeScale: "12", runner.ParamValidators: "32768", runner.ParamSeed: "5",
-		ParamPublishers: "2", runner.ParamFaults: churnSchedule, runner.ParamSampleSlots: "0.5",
+		hubleaves.ParamPublishers: "2", runner.ParamFaults: churnSchedule, runner.ParamSampleSlots: "0.5",
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	runErr := e.Run(ctx)
-	r, err := analysis.LoadRun(dir)
+	r, err := report.LoadRun(dir)
 	if err != nil {
 		t.Fatalf("load: %v (run: %v)", err, runErr)
 	}

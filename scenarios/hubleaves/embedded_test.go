@@ -1,4 +1,4 @@
-package hubleaves
+package hubleaves_test
 
 import (
 	"context"
@@ -9,28 +9,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/scenarios/hubleaves"
+	"github.com/streamsim/streamsim/scenarios/hubleaves/report"
+
 	"github.com/streamsim/streamsim/sim/runner"
 
-	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim/node"
 	"github.com/streamsim/streamsim/trace"
 )
 
-func runEmbedded(t *testing.T, leaves string, params map[string]string) (*analysis.RunReport, string) {
+func runEmbedded(t *testing.T, leaves string, params map[string]string) (*report.RunReport, string) {
 	t.Helper()
 	specs, err := node.ParseCodecs(leaves)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	params[ParamPublishers] = "2"
-	e := &runner.Embedded{Out: dir, Groups: HubLeavesGroups(2, specs), Params: params}
+	params[hubleaves.ParamPublishers] = "2"
+	e := &runner.Embedded{Out: dir, Groups: hubleaves.HubLeavesGroups(2, specs), Params: params}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	runErr := e.Run(ctx)
-	r, err := analysis.LoadRun(dir)
+	r, err := report.LoadRun(dir)
 	if err != nil {
 		t.Fatalf("load run: %v (run: %v)", err, runErr)
 	}
@@ -84,7 +86,7 @@ func TestHubLeavesParity(t *testing.T) {
 }
 
 // checkRecording reads a leaf's frame trace and compares it with the leaf's meters.
-func checkRecording(t *testing.T, dir string, r *analysis.RunReport, leaf int) {
+func checkRecording(t *testing.T, dir string, r *report.RunReport, leaf int) {
 	t.Helper()
 	l := r.Leaves[leaf]
 	tr, err := trace.Open(filepath.Join(dir, l.Group, "0", runner.TraceFile))
@@ -138,11 +140,11 @@ func checkRecording(t *testing.T, dir string, r *analysis.RunReport, leaf int) {
 // with that instance's error instead of leaving the others waiting until their timeout.
 func TestHubLeavesFailsFast(t *testing.T) {
 	specs, _ := node.ParseCodecs("plain,snappy-stream")
-	groups := HubLeavesGroups(2, specs)
+	groups := hubleaves.HubLeavesGroups(2, specs)
 	groups[3].Params[runner.ParamCodec] = "snappy-stream:3KiB:turbo"
 	e := &runner.Embedded{
 		Out: t.TempDir(), Groups: groups,
-		Params: map[string]string{runner.ParamProfile: "default", runner.ParamSlots: "1", runner.ParamTimeScale: "12", runner.ParamValidators: "32768", ParamPublishers: "2"},
+		Params: map[string]string{runner.ParamProfile: "default", runner.ParamSlots: "1", runner.ParamTimeScale: "12", runner.ParamValidators: "32768", hubleaves.ParamPublishers: "2"},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -159,7 +161,7 @@ func TestHubLeavesFailsFast(t *testing.T) {
 // checkHubOutIsLeafIn: what the hub's meters say it sent to each leaf, per category, is what
 // the leaf's meters say it received, byte for byte (codec readers report each unit's wire
 // bytes, so inbound attribution does not depend on how the transport split reads).
-func checkHubOutIsLeafIn(t *testing.T, r *analysis.RunReport) {
+func checkHubOutIsLeafIn(t *testing.T, r *report.RunReport) {
 	t.Helper()
 	var hub *result.NodeSummary
 	for _, n := range r.Nodes {

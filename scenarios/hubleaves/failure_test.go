@@ -1,4 +1,4 @@
-package hubleaves
+package hubleaves_test
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/scenarios/hubleaves"
+	"github.com/streamsim/streamsim/scenarios/hubleaves/report"
+
 	"github.com/streamsim/streamsim/sim/runner"
 
-	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim/node"
@@ -18,22 +20,22 @@ import (
 
 // runFailing runs a small hub-leaves run with a fault schedule that makes an instance fail,
 // and returns the run's error, the report and its table.
-func runFailing(t *testing.T, faults, timeout string) (error, *analysis.RunReport, string, string) {
+func runFailing(t *testing.T, faults, timeout string) (error, *report.RunReport, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	specs, _ := node.ParseCodecs("plain,snappy-stream")
 	params := map[string]string{
 		runner.ParamProfile: "default", runner.ParamSlots: "4", runner.ParamTimeScale: "12", runner.ParamValidators: "32768", runner.ParamSeed: "3",
-		ParamPublishers: "2", runner.ParamFaults: faults,
+		hubleaves.ParamPublishers: "2", runner.ParamFaults: faults,
 	}
 	if timeout != "" {
 		params[runner.ParamTimeout] = timeout
 	}
-	e := &runner.Embedded{Out: dir, Groups: HubLeavesGroups(2, specs), Params: params}
+	e := &runner.Embedded{Out: dir, Groups: hubleaves.HubLeavesGroups(2, specs), Params: params}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	runErr := e.Run(ctx)
-	r, err := analysis.LoadRun(dir)
+	r, err := report.LoadRun(dir)
 	if err != nil {
 		t.Fatalf("load: %v (run: %v)", err, runErr)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim/runner"
 
 	"github.com/streamsim/streamsim/sim/node"
@@ -52,11 +53,15 @@ var HubLeaves = &runner.Scenario{
 		Receiver:    func(n *topology.Node) bool { return n.Role == topology.RoleLeaf },
 		FlowControl: true,
 	}),
-	Report: "live-check",
+	Report: ReportKind,
 	Flags:  hubLeavesFlags,
 	// The leaf report cross-checks each leaf's wire bytes against it.
 	BandwidthCounter: true,
 }
+
+// ReportKind is the report the scenario's outputs are read with: the live check's (package
+// report beside it registers it).
+const ReportKind result.ReportKind = "live-check"
 
 // hubLeavesRun is hub-leaves' part of `streamsim run`: one leaf per codec, the publishers.
 type hubLeavesRun struct {

@@ -1,4 +1,4 @@
-package hubleaves
+package hubleaves_test
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsim/streamsim/scenarios/hubleaves"
+	"github.com/streamsim/streamsim/scenarios/hubleaves/report"
 
 	"github.com/streamsim/streamsim/sim/runner"
 
@@ -24,14 +27,14 @@ func TestSoakShort(t *testing.T) {
 	}
 	dir := t.TempDir()
 	specs, _ := node.ParseCodecs("plain,snappy-stream,zstd")
-	e := &runner.Embedded{Out: dir, Groups: HubLeavesGroups(2, specs), Params: map[string]string{
+	e := &runner.Embedded{Out: dir, Groups: hubleaves.HubLeavesGroups(2, specs), Params: map[string]string{
 		runner.ParamProfile: "default", runner.ParamSlots: "400", runner.ParamTimeScale: "24", runner.ParamValidators: "32768", runner.ParamSeed: "2",
-		ParamPublishers: "2", runner.ParamSampleSlots: "2",
+		hubleaves.ParamPublishers: "2", runner.ParamSampleSlots: "2",
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	runErr := e.Run(ctx)
-	r, err := analysis.LoadRun(dir)
+	r, err := report.LoadRun(dir)
 	if err != nil {
 		t.Fatalf("load: %v (run: %v)", err, runErr)
 	}

@@ -1,4 +1,4 @@
-package mesh
+package mesh_test
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/scenarios/mesh"
+	"github.com/streamsim/streamsim/scenarios/mesh/report"
+
 	"github.com/streamsim/streamsim/sim/runner"
 
-	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim/node"
@@ -31,13 +33,13 @@ func smallMeshParams(extra map[string]string) map[string]string {
 
 // runMesh runs an embedded mesh of n nodes into dir and loads its report; the run's own
 // error is the caller's to judge.
-func runMesh(t *testing.T, dir string, n int, params map[string]string, timeout time.Duration) (*analysis.MeshReport, error) {
+func runMesh(t *testing.T, dir string, n int, params map[string]string, timeout time.Duration) (*report.MeshReport, error) {
 	t.Helper()
-	e := &runner.Embedded{Scenario: Mesh.Name, Out: dir, Groups: []runner.Group{{ID: GroupNodes, Instances: n}}, Params: params}
+	e := &runner.Embedded{Scenario: mesh.Mesh.Name, Out: dir, Groups: []runner.Group{{ID: mesh.GroupNodes, Instances: n}}, Params: params}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	runErr := e.Run(ctx)
-	r, err := analysis.LoadMeshRun(dir)
+	r, err := report.LoadMeshRun(dir)
 	if err != nil {
 		t.Fatalf("load: %v (run: %v)", err, runErr)
 	}
@@ -47,7 +49,7 @@ func runMesh(t *testing.T, dir string, n int, params map[string]string, timeout 
 // checkMeshRecording holds the observed node's recording to its summary exactly: per peer and
 // direction, frames, raw bytes per category, and control per kind (bytes, entries, ids), as
 // an independent reader of the trace computes them.
-func checkMeshRecording(t *testing.T, dir string, r *analysis.MeshReport) {
+func checkMeshRecording(t *testing.T, dir string, r *report.MeshReport) {
 	t.Helper()
 	o := r.Observed
 	tr, err := trace.Open(filepath.Join(dir, o.Group, strconv.Itoa(o.Instance), runner.TraceFile))
@@ -108,7 +110,7 @@ func TestMeshOverShapedLinks(t *testing.T) {
 	}
 	r, runErr := runMesh(t, t.TempDir(), 10, map[string]string{runner.ParamSlots: "1", runner.ParamTimeScale: "1", runner.ParamValidators: "32768", runner.ParamSeed: "2",
 		runner.ParamCodec: "snappy-stream", "compressed_share": "1", "observed_peers": "9", "degree": "4",
-		"mix": "default:0.5,all-subnets:0.25,supernode:0.25", ParamLinks: "true"}, 3*time.Minute)
+		"mix": "default:0.5,all-subnets:0.25,supernode:0.25", mesh.ParamLinks: "true"}, 3*time.Minute)
 	if runErr != nil || !r.Delivery.Complete {
 		t.Fatalf("run: %v; incomplete: %v; problems %v", runErr, r.Delivery.Incomplete, r.Problems)
 	}

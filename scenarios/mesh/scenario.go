@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim/network"
 	"github.com/streamsim/streamsim/sim/runner"
 
@@ -62,7 +63,7 @@ var Mesh = &runner.Scenario{
 		return nil
 	},
 	Run:          runner.NodeLifecycle(meshNodes),
-	Report:       "gossip-mesh",
+	Report:       ReportKind,
 	VirtualClock: true,
 	// Measured (docs/overhead.md): the default form on the virtual clock took 36 s of wall
 	// against 45 s on the real clock at 0.5× (which saturated the machine and ran 359 ms
@@ -70,6 +71,10 @@ var Mesh = &runner.Scenario{
 	EmbeddedClock: network.ClockVirtual,
 	Flags:         meshFlags,
 }
+
+// ReportKind is the report the scenario's outputs are read with (package report beside it
+// registers it).
+const ReportKind result.ReportKind = "gossip-mesh"
 
 // meshNodes is the mesh's node lifecycle: every node a receiver of its topics, message times
 // recorded, links by the instance's position.

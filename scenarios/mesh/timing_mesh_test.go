@@ -1,4 +1,4 @@
-package mesh
+package mesh_test
 
 import (
 	"fmt"
@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/scenarios/mesh/report"
+
 	"github.com/streamsim/streamsim/sim/runner"
 
-	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/topology"
 )
@@ -95,7 +96,7 @@ func TestMeshTimeScaleInvariance(t *testing.T) {
 // dilationFigures are the observed node's per-message figures a time scale must not change:
 // control received per delivered message by kind (IHAVE and IWANT ids, GRAFT and PRUNE
 // entries) and copies per attestation.
-func dilationFigures(r *analysis.MeshReport) map[string]float64 {
+func dilationFigures(r *report.MeshReport) map[string]float64 {
 	var delivered int64
 	for _, n := range r.Summaries() {
 		if n.Group == r.Observed.Group && n.Instance == r.Observed.Instance {

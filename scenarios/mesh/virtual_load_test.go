@@ -1,4 +1,4 @@
-package mesh
+package mesh_test
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/streamsim/streamsim/scenarios/mesh"
 
 	"github.com/streamsim/streamsim/sim/runner"
 
@@ -28,7 +30,7 @@ func TestMeshVirtualClockLoadIndependence(t *testing.T) {
 		params := map[string]string{runner.ParamSlots: "5", runner.ParamClock: string(network.ClockVirtual), runner.ParamValidators: "32768",
 			runner.ParamSeed: strconv.Itoa(seed), topology.ParamTopologySeed: strconv.Itoa(seed),
 			"observed_peers": "19", "degree": "8", "mix": "default:0.5,all-subnets:0.3,supernode:0.2"}
-		e := &runner.Embedded{Scenario: Mesh.Name, Out: t.TempDir(), Groups: []runner.Group{{ID: GroupNodes, Instances: 20}}, Params: params, Bubble: inBubble(t)}
+		e := &runner.Embedded{Scenario: mesh.Mesh.Name, Out: t.TempDir(), Groups: []runner.Group{{ID: mesh.GroupNodes, Instances: 20}}, Params: params, Bubble: inBubble(t)}
 		r, err := runEmbeddedMesh(t, e)
 		if err != nil || !r.Delivery.Complete || r.MaxLagMs != 0 {
 			t.Fatalf("seed %d: %v; incomplete %v; lag %.3f ms; problems %v", seed, err, r.Delivery.Incomplete, r.MaxLagMs, r.Problems)

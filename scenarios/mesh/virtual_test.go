@@ -1,7 +1,10 @@
-package mesh
+package mesh_test
 
 import (
 	"context"
+
+	"github.com/streamsim/streamsim/scenarios/mesh"
+	"github.com/streamsim/streamsim/scenarios/mesh/report"
 
 	"github.com/streamsim/streamsim/sim/runner"
 
@@ -9,8 +12,6 @@ import (
 
 	"testing"
 	"testing/synctest"
-
-	"github.com/streamsim/streamsim/analysis"
 
 	"github.com/streamsim/streamsim/gossip"
 )
@@ -39,9 +40,9 @@ func TestMeshVirtualClock(t *testing.T) {
 
 func testMeshVirtualClock(t *testing.T, vnet network.VirtualTransport) {
 	dir := t.TempDir()
-	params := smallMeshParams(map[string]string{runner.ParamSlots: "2", runner.ParamRecord: "true", runner.ParamClock: "virtual", ParamLinks: "true", runner.ParamVNet: string(vnet)})
+	params := smallMeshParams(map[string]string{runner.ParamSlots: "2", runner.ParamRecord: "true", runner.ParamClock: "virtual", mesh.ParamLinks: "true", runner.ParamVNet: string(vnet)})
 	want := map[network.VirtualTransport]string{network.VirtualQUIC: network.TransportSimnet, network.VirtualMem: network.TransportMem}[vnet]
-	e := &runner.Embedded{Scenario: Mesh.Name, Out: dir, Groups: []runner.Group{{ID: GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
+	e := &runner.Embedded{Scenario: mesh.Mesh.Name, Out: dir, Groups: []runner.Group{{ID: mesh.GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
 	r, runErr := runEmbeddedMesh(t, e)
 	if runErr != nil || !r.Delivery.Complete {
 		t.Fatalf("run: %v; incomplete: %v; problems %v", runErr, r.Delivery.Incomplete, r.Problems)
@@ -68,10 +69,10 @@ func testMeshVirtualClock(t *testing.T, vnet network.VirtualTransport) {
 
 // runEmbeddedMesh runs e and loads its mesh report; the run's own error is the caller's to
 // judge.
-func runEmbeddedMesh(t *testing.T, e *runner.Embedded) (*analysis.MeshReport, error) {
+func runEmbeddedMesh(t *testing.T, e *runner.Embedded) (*report.MeshReport, error) {
 	t.Helper()
 	runErr := e.Run(context.Background())
-	r, err := analysis.LoadMeshRun(e.Out)
+	r, err := report.LoadMeshRun(e.Out)
 	if err != nil {
 		t.Fatalf("load: %v (run: %v)", err, runErr)
 	}
@@ -93,7 +94,7 @@ func TestVirtualClockChargesCodecCPU(t *testing.T) {
 	for _, charge := range []string{"false", "true"} {
 		params := smallMeshParams(map[string]string{runner.ParamSlots: "1", runner.ParamClock: "virtual", runner.ParamCodecCPU: charge,
 			"observed_peers": "7", "degree": "3", "compressed_share": "1"})
-		e := &runner.Embedded{Scenario: Mesh.Name, Out: t.TempDir(), Groups: []runner.Group{{ID: GroupNodes, Instances: 8}}, Params: params, Bubble: inBubble(t)}
+		e := &runner.Embedded{Scenario: mesh.Mesh.Name, Out: t.TempDir(), Groups: []runner.Group{{ID: mesh.GroupNodes, Instances: 8}}, Params: params, Bubble: inBubble(t)}
 		r, runErr := runEmbeddedMesh(t, e)
 		if runErr != nil || !r.Delivery.Complete {
 			t.Fatalf("codec_cpu %s: run: %v; incomplete: %v; problems %v", charge, runErr, r.Delivery.Incomplete, r.Problems)
@@ -135,7 +136,7 @@ func TestChurnMeshVirtualClock(t *testing.T) {
 func testChurnMeshVirtualClock(t *testing.T, vnet network.VirtualTransport) {
 	schedule := "0.4:disconnect:nodes/3:0.3, 1:reset:nodes/5, 1.5:garbage:nodes/7, 2:rogue:nodes/4, 2.2:slow:nodes/2:0.5"
 	params := smallMeshParams(map[string]string{runner.ParamSlots: "3", runner.ParamFaults: schedule, runner.ParamClock: string(network.ClockVirtual), runner.ParamVNet: string(vnet)})
-	e := &runner.Embedded{Scenario: Mesh.Name, Out: t.TempDir(), Groups: []runner.Group{{ID: GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
+	e := &runner.Embedded{Scenario: mesh.Mesh.Name, Out: t.TempDir(), Groups: []runner.Group{{ID: mesh.GroupNodes, Instances: 14}}, Params: params, Bubble: inBubble(t)}
 	r, runErr := runEmbeddedMesh(t, e)
 	if runErr != nil || !r.OK || r.Faults == nil || !r.Faults.OK {
 		t.Fatalf("run: %v; problems %v", runErr, r.Problems)

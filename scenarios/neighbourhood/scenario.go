@@ -50,7 +50,7 @@ const (
 
 // ReportKind is the report kind the scenario's outputs are read with (package
 // neighbourhood/report registers it).
-const ReportKind = "neighbourhood"
+const ReportKind result.ReportKind = "neighbourhood"
 
 // Scenario is the neighbourhood: see docs/neighbourhood.md.
 var Scenario = &runner.Scenario{

@@ -1,4 +1,4 @@
-package analysis
+package report
 
 import (
 	"fmt"
@@ -6,16 +6,20 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/streamsim/streamsim/scenarios/hubleaves"
+
+	"github.com/streamsim/streamsim/analysis"
 )
 
 // LiveCheckKind is the report of a hub-leaves run: the proposal's live check, one column per
-// leaf.
-const LiveCheckKind = "live-check"
+// leaf (the scenario's ReportKind).
+const LiveCheckKind = hubleaves.ReportKind
 
 func init() {
-	RegisterKind(Kind{
+	analysis.RegisterKind(analysis.Kind{
 		Name:      LiveCheckKind,
-		Load:      func(dir string) (Report, error) { return LoadRun(dir) },
+		Load:      func(dir string) (analysis.Report, error) { return LoadRun(dir) },
 		WriteRuns: writeLiveRuns,
 		Section:   liveSection,
 	})
@@ -23,7 +27,7 @@ func init() {
 
 // writeLiveRuns prints one row per run and compressed leaf: what a sweep composition's runs
 // changed (the codec) against the run's plain leaf.
-func writeLiveRuns(w io.Writer, labels []string, reps []Report) error {
+func writeLiveRuns(w io.Writer, labels []string, reps []analysis.Report) error {
 	reports := make([]*RunReport, len(reps))
 	for i, r := range reps {
 		rr, ok := r.(*RunReport)
@@ -38,7 +42,7 @@ func writeLiveRuns(w io.Writer, labels []string, reps []Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tcodec\tplain wire\tcodec wire\tvs plain\thub encode ns/byte\tleaf decode ns/byte\thub codec state\tparity\tresult\t")
 	var builds []string
-	all := newVerdict()
+	all := analysis.NewVerdict()
 	for i, r := range reports {
 		var plain *LeafReport
 		for j := range r.Leaves {
@@ -65,10 +69,10 @@ func writeLiveRuns(w io.Writer, labels []string, reps []Report) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f MB\t%s\t%.2f\t%.2f\t%.0f KiB\t%s\t%s\t\n",
 				labels[i], l.Codec, plainWire, float64(l.WireBytes)/1e6, rel,
 				l.CPU.HubEncode.NsPerByte, l.CPU.Decode.NsPerByte, float64(l.CPU.HubEncode.StateBytes)/1024,
-				r.leafParity(l), okFail(r.OK))
+				r.leafParity(l), analysis.OKFail(r.OK))
 		}
 		if rows == 0 {
-			fmt.Fprintf(tw, "%s\t(no compressed leaf)\t\t\t\t\t\t\t%s\t%s\t\n", labels[i], okFail(r.Parity.OK), okFail(r.OK))
+			fmt.Fprintf(tw, "%s\t(no compressed leaf)\t\t\t\t\t\t\t%s\t%s\t\n", labels[i], analysis.OKFail(r.Parity.OK), analysis.OKFail(r.OK))
 		}
 		if !slices.Contains(builds, r.Build) {
 			builds = append(builds, r.Build)
@@ -82,7 +86,7 @@ func writeLiveRuns(w io.Writer, labels []string, reps []Report) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nbuild: %s\n", strings.Join(builds, ", "))
-	all.noteBuild()
+	all.NoteBuild()
 	return all.WriteFooter(w)
 }
 
@@ -90,7 +94,7 @@ func writeLiveRuns(w io.Writer, labels []string, reps []Report) error {
 func (r *RunReport) leafParity(l *LeafReport) string {
 	for _, p := range r.Parity.Leaves {
 		if p.Group == l.Group && p.Instance == l.Instance {
-			return okFail(p.OK)
+			return analysis.OKFail(p.OK)
 		}
 	}
 	return "?"

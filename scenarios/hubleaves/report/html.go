@@ -1,7 +1,9 @@
-package analysis
+package report
 
 import (
 	"fmt"
+
+	"github.com/streamsim/streamsim/analysis"
 
 	"github.com/streamsim/streamsim/analysis/page"
 	"github.com/streamsim/streamsim/codec"
@@ -10,7 +12,7 @@ import (
 
 // liveSection is the live check's part of the HTML report: per run, each leaf's inbound
 // bytes against the plain leaf's, per category, and codec CPU and memory on both ends.
-func liveSection(s *page.Section, runs []SectionRun, _ *SectionRun) error {
+func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.SectionRun) error {
 	for _, r := range runs {
 		rep, ok := r.Report.(*RunReport)
 		if !ok {

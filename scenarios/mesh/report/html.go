@@ -1,9 +1,11 @@
-package analysis
+package report
 
 import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/streamsim/streamsim/analysis"
 
 	"github.com/streamsim/streamsim/analysis/page"
 	"github.com/streamsim/streamsim/codec"
@@ -13,8 +15,8 @@ import (
 
 // ABLabel says which run of an A/B a mesh run is: its seed, the codec of its compressed
 // nodes (from the protocols offered), and the ordinary nodes' link rate when links were shaped.
-func (r *MeshReport) ABLabel() ABRun {
-	l := ABRun{Seed: r.Seed, Codec: "plain"}
+func (r *MeshReport) ABLabel() analysis.ABRun {
+	l := analysis.ABRun{Seed: r.Seed, Codec: "plain"}
 	for _, p := range r.Codecs {
 		if s, ok := codec.ParseProtocolID(p); ok && !s.IsPlain() {
 			l.Codec = s.String()
@@ -41,7 +43,7 @@ var cdfCategories = []gossip.Category{gossip.Attestation, gossip.Aggregate, goss
 
 // meshSection is the gossip mesh's part of the HTML report: the A/B first when the runs were
 // compared, then the runs side by side (bytes, control by kind, latency CDFs, copies, CPU).
-func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
+func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.SectionRun) error {
 	if joined != nil {
 		if err := abSection(s, joined); err != nil {
 			return err
@@ -180,7 +182,7 @@ func meshSection(s *page.Section, runs []SectionRun, joined *SectionRun) error {
 
 // abSection is the mesh A/B: each codec's wire bytes relative to plain in the same seed, mean
 // and range over seeds, and latency against plain's.
-func abSection(s *page.Section, ab *SectionRun) error {
+func abSection(s *page.Section, ab *analysis.SectionRun) error {
 	rep, ok := ab.Report.(*ABReport)
 	if !ok {
 		return fmt.Errorf("comparison: not an A/B report")
@@ -242,7 +244,7 @@ func abSection(s *page.Section, ab *SectionRun) error {
 
 // presentIn returns, in their order, the names some run's JSON holds at prefix+name: the
 // groups a chart or table over the runs shows.
-func presentIn[T fmt.Stringer](runs []SectionRun, prefix string, names []T) []string {
+func presentIn[T fmt.Stringer](runs []analysis.SectionRun, prefix string, names []T) []string {
 	var out []string
 	for _, n := range names {
 		for _, r := range runs {
@@ -257,7 +259,7 @@ func presentIn[T fmt.Stringer](runs []SectionRun, prefix string, names []T) []st
 
 // regionLatency draws delivery latency per receiving node's region (runs over shaped links
 // with regions): p50 and p99 per run, for attestations and blocks.
-func regionLatency(s *page.Section, runs []SectionRun) {
+func regionLatency(s *page.Section, runs []analysis.SectionRun) {
 	var regions []string
 	for _, r := range runs {
 		rep, _ := r.Report.(*MeshReport)

@@ -1,4 +1,4 @@
-package analysis
+package report
 
 import (
 	"cmp"
@@ -10,6 +10,10 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/streamsim/streamsim/scenarios/mesh"
+
+	"github.com/streamsim/streamsim/analysis"
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
@@ -31,7 +35,7 @@ type MeshReport struct {
 	TimeScale float64  `json:"time_scale"`
 	Seed      int64    `json:"seed"`
 	Codecs    []string `json:"codecs"` // protocols offered across the mesh
-	Verdict
+	analysis.Verdict
 
 	// Observed is the observed node: bytes per category and control kind in and out.
 	Observed MeshNode `json:"observed"`
@@ -76,8 +80,8 @@ type MeshReport struct {
 	Transport string `json:"transport,omitempty"`
 	// Faults and Soak: reliability checks (faults.go, soak.go); with faults the per-message
 	// accounting replaces the count check of delivery and drops.
-	Faults *FaultAccounting `json:"faults,omitempty"`
-	Soak   *SoakReport      `json:"soak,omitempty"`
+	Faults *analysis.FaultAccounting `json:"faults,omitempty"`
+	Soak   *analysis.SoakReport      `json:"soak,omitempty"`
 	// CPUPerSimMinute is process CPU seconds (every process of the run, measured phase) per
 	// minute of simulated time (slots × 12 s), whatever the time scale.
 	CPUPerSimMinute float64 `json:"cpu_s_per_simulated_minute,omitempty"`
@@ -169,14 +173,14 @@ type MeshPeers struct {
 // GossipMeshKind is the report of a gossip mesh run: the observed node against the recording,
 // control by kind, copies, delivery and latency. Runs that differ in codec, seed or links
 // join into an A/B comparison.
-const GossipMeshKind = "gossip-mesh"
+const GossipMeshKind = mesh.ReportKind
 
 func init() {
-	RegisterKind(Kind{
+	analysis.RegisterKind(analysis.Kind{
 		Name:    GossipMeshKind,
-		Load:    func(dir string) (Report, error) { return LoadMeshRun(dir) },
+		Load:    func(dir string) (analysis.Report, error) { return LoadMeshRun(dir) },
 		Section: meshSection,
-		Compare: func(runs []ABRun, reps []Report) (Report, error) {
+		Compare: func(runs []analysis.ABRun, reps []analysis.Report) (analysis.Report, error) {
 			reports := make([]*MeshReport, len(reps))
 			for i, r := range reps {
 				mr, ok := r.(*MeshReport)
@@ -215,8 +219,8 @@ func LoadMeshRun(dir string) (*MeshReport, error) {
 	if err := r.latency(logs); err != nil {
 		r.Problem("latency: %v", err)
 	}
-	if faulted(nodes) { // reliability hook (faults.go)
-		if r.Faults, err = LoadFaultAccounting(dir); err != nil {
+	if analysis.Faulted(nodes) { // reliability hook (faults.go)
+		if r.Faults, err = analysis.LoadFaultAccounting(dir); err != nil {
 			r.Problem("fault accounting: %v", err)
 		} else if !r.Faults.OK {
 			r.Problem("fault accounting: %s", strings.Join(r.Faults.Problems, "; "))
@@ -231,7 +235,7 @@ func (r *MeshReport) Summaries() []*result.NodeSummary { return r.nodes }
 // BuildMeshReport joins node summaries into a mesh report (latency needs the message logs:
 // LoadMeshRun).
 func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
-	r := &MeshReport{Verdict: newVerdict(), Nodes: len(nodes), nodes: nodes, DropsBy: map[string]int64{},
+	r := &MeshReport{Verdict: analysis.NewVerdict(), Nodes: len(nodes), nodes: nodes, DropsBy: map[string]int64{},
 		Copies: map[gossip.Category]float64{}, CopiesAll: map[gossip.Category]float64{},
 		Delivery:  MeshDelivery{Expected: map[gossip.Category]int64{}, Delivered: map[gossip.Category]int64{}, Complete: true},
 		Latency:   map[gossip.Category]*Latency{},
@@ -255,7 +259,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		if n.Failure != nil && n.Failure.Kind != result.FailParity {
 			r.Problem("node %s/%d: %s", n.Group, n.Instance, n.Failure.Message)
 		}
-		r.Drops += addDrops(r.DropsBy, n)
+		r.Drops += analysis.AddDrops(r.DropsBy, n)
 		r.Errors += n.StreamErrors
 		r.Clock, r.Transport = cmp.Or(n.Clock, "real"), n.Transport
 		if n.Schedule != nil {
@@ -397,11 +401,11 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	if !r.Delivery.Complete {
 		r.Problem("delivery incomplete at %d node(s)", len(r.Delivery.Incomplete))
 	}
-	if r.Drops > 0 && !faulted(nodes) {
+	if r.Drops > 0 && !analysis.Faulted(nodes) {
 		r.Problem("pubsub dropped %d (%v)", r.Drops, r.DropsBy)
 	}
-	if r.Soak = BuildSoakReport(nodes); r.Soak != nil && r.Soak.Judged && !r.Soak.OK { // soak.go
-		r.Problem("soak: a resource grew after warm-up (%s)", SoakRule)
+	if r.Soak = analysis.BuildSoakReport(nodes); r.Soak != nil && r.Soak.Judged && !r.Soak.OK { // soak.go
+		r.Problem("soak: a resource grew after warm-up (%s)", analysis.SoakRule)
 	}
 	if r.SlotMs > 0 && r.MaxLagMs > r.SlotMs {
 		r.Problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms): lower the time scale", r.MaxLagMs, r.SlotMs)
@@ -418,7 +422,7 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	if r.Process != nil && copiesTotal > 0 {
 		r.CopiesCost = r.Process.CPUSeconds * 1e6 / float64(copiesTotal)
 	}
-	r.noteBuild()
+	r.NoteBuild()
 	return r
 }
 
@@ -641,7 +645,7 @@ func (r *MeshReport) latency(logs []string) error {
 func (r *MeshReport) SetDir(dir string) { r.Dir = dir }
 
 // WriteJSON writes the report as one indented JSON object.
-func (r *MeshReport) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
+func (r *MeshReport) WriteJSON(w io.Writer) error { return analysis.WriteJSON(w, r) }
 
 // WriteTable prints the mesh report.
 func (r *MeshReport) WriteTable(w io.Writer) error {
@@ -686,7 +690,7 @@ func (r *MeshReport) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "kind\tin raw\tin wire\tin ids\tout raw\tout wire\tout ids\t")
 	for _, k := range gossip.ControlKinds() {
 		in, out := o.ControlIn[k.String()], o.ControlOut[k.String()]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t\n", k, mb(in.RawBytes), mb(in.WireBytes), in.IDs, mb(out.RawBytes), mb(out.WireBytes), out.IDs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t\n", k, analysis.MB(in.RawBytes), analysis.MB(in.WireBytes), in.IDs, analysis.MB(out.RawBytes), analysis.MB(out.WireBytes), out.IDs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -700,7 +704,7 @@ func (r *MeshReport) WriteTable(w io.Writer) error {
 			if in.RawBytes == 0 && out.RawBytes == 0 {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s (%s)\t%s (%s)\t\n", k.Kind, k.Nodes, c, mb(in.WireBytes), mb(in.RawBytes), mb(out.WireBytes), mb(out.RawBytes))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s (%s)\t%s (%s)\t\n", k.Kind, k.Nodes, c, analysis.MB(in.WireBytes), analysis.MB(in.RawBytes), analysis.MB(out.WireBytes), analysis.MB(out.RawBytes))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -728,10 +732,10 @@ func (r *MeshReport) WriteTable(w io.Writer) error {
 		if p.SimulatedSeconds > 0 {
 			// The virtual clock: no CPU windows (simulated time says nothing of this machine's).
 			fmt.Fprintf(w, "clock: %s (%s): %.1f s simulated in %.1f s wall, %.1f s of wall time per simulated minute; process CPU %.1f s; %.1f µs per received copy; peak memory %s\n",
-				r.Clock, r.Transport, p.SimulatedSeconds, p.WallSeconds, p.WallPerSimulatedMinute(), p.CPUSeconds, r.CopiesCost, mb(p.MaxRSSBytes))
+				r.Clock, r.Transport, p.SimulatedSeconds, p.WallSeconds, p.WallPerSimulatedMinute(), p.CPUSeconds, r.CopiesCost, analysis.MB(p.MaxRSSBytes))
 		} else {
 			fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); goroutines waited for a CPU %.1f ms at p99 (max %.0f ms); %.1f µs per received copy; peak memory %s\n",
-				p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, p.SchedP99Ms, p.SchedMaxMs, r.CopiesCost, mb(p.MaxRSSBytes))
+				p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, p.SchedP99Ms, p.SchedMaxMs, r.CopiesCost, analysis.MB(p.MaxRSSBytes))
 		}
 		var state, dirs int64
 		for _, n := range r.nodes {
@@ -743,7 +747,7 @@ func (r *MeshReport) WriteTable(w io.Writer) error {
 			}
 		}
 		if dirs > 0 {
-			fmt.Fprintf(w, "codec state: %s over %d compressed stream directions (%s each on average)\n", mb(state), dirs, mb(state/dirs))
+			fmt.Fprintf(w, "codec state: %s over %d compressed stream directions (%s each on average)\n", analysis.MB(state), dirs, analysis.MB(state/dirs))
 		}
 	}
 	for _, l := range r.DropLinks {
@@ -757,11 +761,11 @@ func (r *MeshReport) WriteTable(w io.Writer) error {
 		}
 	}
 	if r.Faults != nil { // reliability (faults.go, soak.go)
-		if err := WriteFaultAccounting(w, r.Faults); err != nil {
+		if err := analysis.WriteFaultAccounting(w, r.Faults); err != nil {
 			return err
 		}
 	}
-	if err := WriteSoak(w, r.Soak); err != nil {
+	if err := analysis.WriteSoak(w, r.Soak); err != nil {
 		return err
 	}
 	return r.WriteFooter(w)

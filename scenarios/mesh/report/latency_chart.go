@@ -1,4 +1,4 @@
-package analysis
+package report
 
 import (
 	"gonum.org/v1/plot"

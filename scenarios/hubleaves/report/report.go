@@ -1,4 +1,4 @@
-package analysis
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/streamsim/streamsim/analysis"
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
@@ -18,7 +20,7 @@ type RunReport struct {
 	Profile    string `json:"profile"`
 	Payload    string `json:"payload"`
 	Publishers int    `json:"publishers"`
-	Verdict
+	analysis.Verdict
 	Parity   ParityReport     `json:"parity"`
 	Leaves   []LeafReport     `json:"leaves"`
 	Hub      HubReport        `json:"hub"`
@@ -28,9 +30,9 @@ type RunReport struct {
 	Schedule ScheduleReport   `json:"schedule"`
 	// Faults is the per-message accounting of a run with a fault schedule (faults.go): then
 	// it, not count parity, decides each leaf's verdict, and drops are accounted per message.
-	Faults *FaultAccounting `json:"faults,omitempty"`
+	Faults *analysis.FaultAccounting `json:"faults,omitempty"`
 	// Soak is the resource trend check (soak.go).
-	Soak *SoakReport `json:"soak,omitempty"`
+	Soak *analysis.SoakReport `json:"soak,omitempty"`
 
 	Nodes   []*result.NodeSummary `json:"-"`
 	faulted bool
@@ -141,13 +143,13 @@ func LoadRun(dir string) (*RunReport, error) {
 	r := BuildRunReport(nodes)
 	r.Dir = dir
 	if r.faulted {
-		r.applyFaultAccounting(LoadFaultAccounting(dir))
+		r.applyFaultAccounting(analysis.LoadFaultAccounting(dir))
 	}
 	return r, nil
 }
 
 // applyFaultAccounting makes the per-message accounting decide each leaf's verdict.
-func (r *RunReport) applyFaultAccounting(a *FaultAccounting, err error) {
+func (r *RunReport) applyFaultAccounting(a *analysis.FaultAccounting, err error) {
 	if err != nil {
 		r.Problem("fault accounting: %v", err)
 		r.Parity.OK = false
@@ -173,7 +175,7 @@ func (r *RunReport) applyFaultAccounting(a *FaultAccounting, err error) {
 
 // BuildRunReport joins node summaries into a report.
 func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
-	r := &RunReport{Verdict: newVerdict(), Nodes: nodes, DropsBy: map[string]int64{}, faulted: faulted(nodes)}
+	r := &RunReport{Verdict: analysis.NewVerdict(), Nodes: nodes, DropsBy: map[string]int64{}, faulted: analysis.Faulted(nodes)}
 	var hub *result.NodeSummary
 	var leaves, pubs []*result.NodeSummary
 	for _, n := range nodes {
@@ -185,7 +187,7 @@ func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 		case result.RolePublisher:
 			pubs = append(pubs, n)
 		}
-		r.Drops += addDrops(r.DropsBy, n)
+		r.Drops += analysis.AddDrops(r.DropsBy, n)
 		r.Errors += n.StreamErrors
 		if n.Failure != nil && n.Failure.Kind != result.FailParity { // parity is reported below
 			r.Problem("%s %s/%d: %s", n.Role, n.Group, n.Instance, n.Failure.Message)
@@ -232,15 +234,15 @@ func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 	if r.Drops > 0 && !r.faulted { // with faults, drops are accounted per message (faults.go)
 		r.Problem("pubsub dropped %d (%v): the run did not keep up", r.Drops, r.DropsBy)
 	}
-	if r.Soak = BuildSoakReport(nodes); r.Soak != nil && r.Soak.Judged && !r.Soak.OK {
-		r.Problem("soak: a resource grew after warm-up (%s)", SoakRule)
+	if r.Soak = analysis.BuildSoakReport(nodes); r.Soak != nil && r.Soak.Judged && !r.Soak.OK {
+		r.Problem("soak: a resource grew after warm-up (%s)", analysis.SoakRule)
 	}
 	if r.Schedule.Published > 0 && r.Schedule.MaxLagMs > r.Schedule.SlotMs {
 		r.Problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms at time scale %g): lower the time scale",
 			r.Schedule.MaxLagMs, r.Schedule.SlotMs, r.Schedule.TimeScale)
 	}
 	r.Schedule.KeptUp = r.Schedule.Published > 0 && r.Schedule.MaxLagMs <= r.Schedule.SlotMs && r.Drops == 0
-	r.noteBuild()
+	r.NoteBuild()
 	return r
 }
 
@@ -375,9 +377,9 @@ func (r *RunReport) leaves(hub *result.NodeSummary, leaves []*result.NodeSummary
 	}
 	for i := range r.Leaves {
 		l := &r.Leaves[i]
-		l.RelativeToPlain = percentOf(l.WireBytes, plain.WireBytes)
+		l.RelativeToPlain = analysis.PercentOf(l.WireBytes, plain.WireBytes)
 		for c, cb := range l.Categories {
-			cb.RelativeToPlain = percentOf(cb.WireBytes, plain.Categories[c].WireBytes)
+			cb.RelativeToPlain = analysis.PercentOf(cb.WireBytes, plain.Categories[c].WireBytes)
 			l.Categories[c] = cb
 		}
 	}
@@ -416,7 +418,7 @@ func cpuOf(durationS float64, streams ...result.StreamStats) CPU {
 func (r *RunReport) SetDir(dir string) { r.Dir = dir }
 
 // WriteJSON writes the report as one indented JSON object.
-func (r *RunReport) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
+func (r *RunReport) WriteJSON(w io.Writer) error { return analysis.WriteJSON(w, r) }
 
 // WriteTable prints the live-check table: one column per leaf, shaped like the proposal's
 // (reference.md §1).
@@ -440,9 +442,9 @@ func (r *RunReport) WriteTable(w io.Writer) error {
 	}
 	row("", cells(func(l *LeafReport) string { return l.Codec }))
 	row("bytes on the wire", cells(func(l *LeafReport) string {
-		return mb(l.WireBytes) + pct(l.RelativeToPlain)
+		return analysis.MB(l.WireBytes) + pct(l.RelativeToPlain)
 	}))
-	row("same data decoded", cells(func(l *LeafReport) string { return mb(l.RawBytes) }))
+	row("same data decoded", cells(func(l *LeafReport) string { return analysis.MB(l.RawBytes) }))
 	cats := usedCategories(r)
 	for _, c := range cats {
 		first := r.Leaves[0].Messages[c]
@@ -459,7 +461,7 @@ func (r *RunReport) WriteTable(w io.Writer) error {
 	for _, c := range cats {
 		row("wire "+c.String(), cells(func(l *LeafReport) string {
 			cb := l.Categories[c]
-			return mb(cb.WireBytes) + pct(cb.RelativeToPlain)
+			return analysis.MB(cb.WireBytes) + pct(cb.RelativeToPlain)
 		}))
 	}
 	codecCell := func(f func(l *LeafReport) string) []string {
@@ -477,7 +479,7 @@ func (r *RunReport) WriteTable(w io.Writer) error {
 	row("hub encode ns/byte", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.NsPerByte) }))
 	row("hub encode % core", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.HubEncode.CorePct) }))
 	row("BandwidthCounter in", cells(func(l *LeafReport) string {
-		return fmt.Sprintf("%s (%+d B)", mb(l.BandwidthIn), l.BandwidthIn-l.WireBytes)
+		return fmt.Sprintf("%s (%+d B)", analysis.MB(l.BandwidthIn), l.BandwidthIn-l.WireBytes)
 	}))
 	row("parity", cells(r.leafParity))
 	if err := tw.Flush(); err != nil {
@@ -493,11 +495,11 @@ func (r *RunReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "; stream errors: %d; build: %s\n", r.Errors, r.Build)
 	fmt.Fprintf(w, "parity: %s\n", r.Parity.Message)
 	if r.Faults != nil {
-		if err := WriteFaultAccounting(w, r.Faults); err != nil {
+		if err := analysis.WriteFaultAccounting(w, r.Faults); err != nil {
 			return err
 		}
 	}
-	if err := WriteSoak(w, r.Soak); err != nil {
+	if err := analysis.WriteSoak(w, r.Soak); err != nil {
 		return err
 	}
 	return r.WriteFooter(w)
@@ -524,26 +526,6 @@ func anyMessages(r *RunReport, c gossip.Category) bool {
 		}
 	}
 	return false
-}
-
-// mb formats a byte count in decimal units with three significant digits.
-func mb(n int64) string {
-	v := float64(n)
-	for _, u := range []string{"B", "kB", "MB", "GB"} {
-		if v < 999.5 || u == "GB" {
-			switch {
-			case u == "B":
-				return fmt.Sprintf("%d B", n)
-			case v < 9.995:
-				return fmt.Sprintf("%.2f %s", v, u)
-			case v < 99.95:
-				return fmt.Sprintf("%.1f %s", v, u)
-			}
-			return fmt.Sprintf("%.0f %s", v, u)
-		}
-		v /= 1000
-	}
-	return ""
 }
 
 func pct(v *float64) string {

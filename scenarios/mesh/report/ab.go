@@ -1,25 +1,18 @@
-package analysis
+package report
 
 import (
 	"cmp"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/streamsim/streamsim/analysis"
+
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/units"
 )
-
-// ABRun names one run of a mesh A/B comparison.
-type ABRun struct {
-	Seed  int64  `json:"seed"`
-	Codec string `json:"codec"`
-	// Bandwidth is the ordinary nodes' link rate when links were shaped ("" unshaped).
-	Bandwidth string `json:"bandwidth,omitempty"`
-}
 
 // ABReport compares mesh runs of the same seeds (same topology and workload) on different
 // codecs: each codec's wire bytes relative to plain's in the same seed's run, per category,
@@ -33,7 +26,7 @@ type ABReport struct {
 	// LatencyDiff is each codec's latency minus plain's in the same seed and link setting,
 	// per category, with its spread over seeds.
 	LatencyDiff []ABLatencyDiff `json:"latency_diff"`
-	Verdict
+	analysis.Verdict
 }
 
 // ABLatencyDiff is one link setting, codec and category: the codec's delivery latency
@@ -45,26 +38,9 @@ type ABLatencyDiff struct {
 	Codec     string          `json:"codec"`
 	Category  gossip.Category `json:"category"`
 	Seeds     int             `json:"seeds"`
-	P50       Spread          `json:"p50_ms"`
-	P99       Spread          `json:"p99_ms"`
+	P50       analysis.Spread `json:"p50_ms"`
+	P99       analysis.Spread `json:"p99_ms"`
 	Saturated bool            `json:"saturated"`
-}
-
-// Spread is a mean with its range.
-type Spread struct {
-	Mean float64 `json:"mean"`
-	Min  float64 `json:"min"`
-	Max  float64 `json:"max"`
-}
-
-// SpreadOf is the mean, minimum and maximum of vs (over seeds).
-func SpreadOf(vs []float64) Spread {
-	s := Spread{Min: math.Inf(1), Max: math.Inf(-1)}
-	for _, v := range vs {
-		s.Mean += v / float64(len(vs))
-		s.Min, s.Max = math.Min(s.Min, v), math.Max(s.Max, v)
-	}
-	return s
 }
 
 // ABLatency is one bandwidth and codec: delivery latency per category, the mean over seeds of
@@ -85,7 +61,7 @@ type ABLatency struct {
 
 // ABRunResult is one run's totals.
 type ABRunResult struct {
-	ABRun
+	analysis.ABRun
 	OK             bool                        `json:"ok"`
 	Clock          string                      `json:"clock"`               // real or virtual
 	Transport      string                      `json:"transport,omitempty"` // what the nodes' hosts ran on
@@ -133,8 +109,8 @@ func plainBaselines(runs []ABRunResult) map[abBaseline]*ABRunResult {
 }
 
 // MeshAB builds the comparison; runs and reports are parallel.
-func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
-	ab := &ABReport{Verdict: newVerdict()}
+func MeshAB(runs []analysis.ABRun, reports []*MeshReport) *ABReport {
+	ab := &ABReport{Verdict: analysis.NewVerdict()}
 	for i, r := range reports {
 		ab.TakeBuild(r.Build, r.Optimized)
 		res := ABRunResult{ABRun: runs[i], OK: r.OK, Clock: r.Clock, Transport: r.Transport, ObservedInWire: map[gossip.Category]int64{}, AllInWire: map[gossip.Category]int64{},
@@ -192,7 +168,7 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 		}
 	}
 	for k, vs := range rel {
-		sp := SpreadOf(vs)
+		sp := analysis.SpreadOf(vs)
 		row := ABRow{Bandwidth: k.bw, Codec: k.codec, Scope: k.scope, Category: k.cat, Seeds: len(vs), Mean: sp.Mean, Min: sp.Min, Max: sp.Max}
 		if c, err := gossip.ParseCategory(k.cat); err == nil {
 			row.cat = c
@@ -216,7 +192,7 @@ func MeshAB(runs []ABRun, reports []*MeshReport) *ABReport {
 	})
 	ab.Latency = abLatency(ab.Runs)
 	ab.LatencyDiff = abLatencyDiff(ab.Runs)
-	ab.noteBuild()
+	ab.NoteBuild()
 	return ab
 }
 
@@ -261,7 +237,7 @@ func abLatencyDiff(runs []ABRunResult) []ABLatencyDiff {
 	for _, k := range order {
 		a := accs[k]
 		out = append(out, ABLatencyDiff{Bandwidth: k.bw, Codec: k.codec, Category: k.cat, Seeds: len(a.p50),
-			P50: SpreadOf(a.p50), P99: SpreadOf(a.p99), Saturated: a.saturated})
+			P50: analysis.SpreadOf(a.p50), P99: analysis.SpreadOf(a.p99), Saturated: a.saturated})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Bandwidth != out[j].Bandwidth {
@@ -334,7 +310,7 @@ func bandwidthLess(a, b string) bool {
 }
 
 // WriteJSON writes the comparison as one indented JSON object.
-func (ab *ABReport) WriteJSON(w io.Writer) error { return WriteJSON(w, ab) }
+func (ab *ABReport) WriteJSON(w io.Writer) error { return analysis.WriteJSON(w, ab) }
 
 // WriteTable prints the comparison.
 func (ab *ABReport) WriteTable(w io.Writer) error {
@@ -397,7 +373,7 @@ func (ab *ABReport) WriteTable(w io.Writer) error {
 		for _, v := range r.AllInWire {
 			a += v
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.0f %%\t%v\t\n", linksLabel(r.Bandwidth), r.Seed, r.Codec, mb(o), mb(a),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.0f %%\t%v\t\n", linksLabel(r.Bandwidth), r.Seed, r.Codec, analysis.MB(o), analysis.MB(a),
 			r.LatencyP50Ms[gossip.Attestation], r.LatencyP99Ms[gossip.Attestation], r.LatencyP50Ms[gossip.Block], 100*r.CPUShare, r.OK)
 	}
 	if err := tw.Flush(); err != nil {

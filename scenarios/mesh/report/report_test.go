@@ -1,10 +1,12 @@
-package analysis
+package report
 
 import (
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/streamsim/streamsim/analysis"
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
@@ -117,11 +119,11 @@ func TestMeshLatency(t *testing.T) {
 func TestMeshAB(t *testing.T) {
 	att := gossip.Attestation
 	report := func(obsWire, allWire int64) *MeshReport {
-		return &MeshReport{Verdict: Verdict{Checks: Checks{OK: true}},
+		return &MeshReport{Verdict: analysis.Verdict{Checks: analysis.Checks{OK: true}},
 			Observed: MeshNode{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: obsWire}}},
 			Kinds:    []MeshKind{{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: allWire}}}}}
 	}
-	runs := []ABRun{{Seed: 1, Codec: "plain"}, {Seed: 1, Codec: "snappy-stream"}, {Seed: 2, Codec: "plain"}, {Seed: 2, Codec: "snappy-stream"}}
+	runs := []analysis.ABRun{{Seed: 1, Codec: "plain"}, {Seed: 1, Codec: "snappy-stream"}, {Seed: 2, Codec: "plain"}, {Seed: 2, Codec: "snappy-stream"}}
 	ab := MeshAB(runs, []*MeshReport{report(1000, 10000), report(400, 5000), report(2000, 10000), report(1000, 6000)})
 	var obs, all *ABRow
 	for i := range ab.Rows {
@@ -149,13 +151,13 @@ func TestMeshAB(t *testing.T) {
 func TestMeshABLatencyDiff(t *testing.T) {
 	att := gossip.Attestation
 	report := func(ok bool, p50, p99 float64, saturated bool) *MeshReport {
-		r := &MeshReport{Verdict: Verdict{Checks: Checks{OK: ok}}, Latency: map[gossip.Category]*Latency{att: {P50Ms: p50, P99Ms: p99}}}
+		r := &MeshReport{Verdict: analysis.Verdict{Checks: analysis.Checks{OK: ok}}, Latency: map[gossip.Category]*Latency{att: {P50Ms: p50, P99Ms: p99}}}
 		if saturated {
 			r.Process = &result.Process{SchedP99Ms: result.SchedDelayLimitMs}
 		}
 		return r
 	}
-	runs := []ABRun{
+	runs := []analysis.ABRun{
 		{Seed: 1, Codec: "plain", Bandwidth: "10Mbit"}, {Seed: 1, Codec: "zstd", Bandwidth: "10Mbit"},
 		{Seed: 2, Codec: "plain", Bandwidth: "10Mbit"}, {Seed: 2, Codec: "zstd", Bandwidth: "10Mbit"},
 		{Seed: 3, Codec: "plain", Bandwidth: "10Mbit"}, {Seed: 3, Codec: "zstd", Bandwidth: "10Mbit"}, // baseline failed
@@ -171,8 +173,8 @@ func TestMeshABLatencyDiff(t *testing.T) {
 		t.Fatalf("diff rows %+v", ab.LatencyDiff)
 	}
 	d10, d50 := ab.LatencyDiff[0], ab.LatencyDiff[1]
-	if d10.Bandwidth != "10Mbit" || d10.Seeds != 2 || d10.P50 != (Spread{Mean: 0, Min: -100, Max: 100}) ||
-		d10.P99 != (Spread{Mean: -1100, Min: -1200, Max: -1000}) || d10.Saturated {
+	if d10.Bandwidth != "10Mbit" || d10.Seeds != 2 || d10.P50 != (analysis.Spread{Mean: 0, Min: -100, Max: 100}) ||
+		d10.P99 != (analysis.Spread{Mean: -1100, Min: -1200, Max: -1000}) || d10.Saturated {
 		t.Fatalf("10 Mbit/s row %+v", d10)
 	}
 	if d50.Bandwidth != "50Mbit" || d50.Seeds != 1 || d50.P50.Mean != 50 || !d50.Saturated {
