@@ -40,7 +40,7 @@ var HubLeaves = &runner.Scenario{
 	Role:  topology.HubLeavesRole,
 	Parse: func(p *runner.Params) (any, error) { return p.Int(ParamPublishers, 1) },
 	Check: func(p *runner.Params, groups map[string]int) error {
-		pubs := p.Own.(int)
+		pubs := runner.Own[int](p)
 		if n, ok := groups[GroupPublishers]; ok && n != pubs {
 			return fmt.Errorf("param %s is %d but group %s has %d instances", ParamPublishers, pubs, GroupPublishers, n)
 		}

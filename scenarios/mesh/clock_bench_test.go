@@ -3,6 +3,7 @@ package mesh
 import (
 	"testing"
 
+	"github.com/streamsim/streamsim/sim/network/bubble"
 	"github.com/streamsim/streamsim/sim/runner"
 
 	"github.com/streamsim/streamsim/sim/network"
@@ -28,10 +29,10 @@ func BenchmarkClockOverhead(b *testing.B) {
 		sides := []func(){
 			func() { r := runOverheadEmbedded(b, overheadParams, nil, "real"); real.add(r) },
 			func() {
-				r := runOverheadEmbedded(b, quicParams, network.RunInBubbleFromTest, "virtual-quic")
+				r := runOverheadEmbedded(b, quicParams, bubble.RunFromTest, "virtual-quic")
 				quic.add(r)
 			},
-			func() { r := runOverheadEmbedded(b, memParams, network.RunInBubbleFromTest, "virtual-mem"); mem.add(r) },
+			func() { r := runOverheadEmbedded(b, memParams, bubble.RunFromTest, "virtual-mem"); mem.add(r) },
 		}
 		k := int(overheadTurn.Add(1)) % len(sides)
 		sides = append(sides[k:], sides[:k]...)

@@ -11,6 +11,7 @@ import (
 	"github.com/streamsim/streamsim/scenarios/mesh"
 	"github.com/streamsim/streamsim/scenarios/mesh/report"
 
+	"github.com/streamsim/streamsim/sim/network/bubble"
 	"github.com/streamsim/streamsim/sim/runner"
 
 	"github.com/streamsim/streamsim/gossip"
@@ -127,3 +128,7 @@ func TestMeshOverShapedLinks(t *testing.T) {
 	}
 	t.Logf("links: %s; attestation latency %+v", r.Links, r.Latency[gossip.Attestation])
 }
+
+// The tests' embedded runs on the virtual clock enter their bubble as streamsim run does, from
+// inside the test binary.
+func init() { runner.DefaultBubble = bubble.RunFromTest }

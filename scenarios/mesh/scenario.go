@@ -134,7 +134,7 @@ type meshConfig struct {
 }
 
 // meshOf is a mesh instance's parsed parameters.
-func meshOf(p *runner.Params) *meshConfig { return p.Own.(*meshConfig) }
+func meshOf(p *runner.Params) *meshConfig { return runner.Own[*meshConfig](p) }
 
 // parseMesh parses the mesh's own parameters: the graph's through topology (with the codec
 // already parsed), the queue and the links.

@@ -170,7 +170,7 @@ func runInstance(ctx context.Context, e *runner.Env) error {
 }
 
 func body(ctx context.Context, p *runner.Params, net network.Network, outputs string, summary *result.NodeSummary) error {
-	cfg := *p.Own.(*Config)
+	cfg := *runner.Own[*Config](p)
 	// Info: one progress line per slot (run.progress) besides the warnings.
 	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	summary.Kind, summary.Client, summary.Codec = topology.KindObserved, cfg.Population.ObservedClient, cfg.Codec.String()

@@ -21,14 +21,14 @@ func TestScenarioRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := p.Own.(*Config)
+	cfg := runner.Own[*Config](p)
 	if cfg.Population.Subnets != 2 || cfg.Warmup != 3 || cfg.Slots != DefaultConfig().Slots || cfg.TimeScale != 1 || cfg.Validators != p.Validators {
 		t.Errorf("config %+v from params %+v", cfg, p.Values)
 	}
 	if err := sc.CheckGroups(map[string]string{runner.ParamCodec: "snappy-stream"}, []runner.Group{{ID: GroupName, Instances: 1}}); err != nil {
 		t.Errorf("snappy-stream on the observed node's links: %v", err)
 	}
-	if p, err := sc.ParseParams(map[string]string{runner.ParamCodec: "zstd:3:1MiB"}); err != nil || p.Own.(*Config).Codec.String() != "zstd:3:1MiB" {
+	if p, err := sc.ParseParams(map[string]string{runner.ParamCodec: "zstd:3:1MiB"}); err != nil || runner.Own[*Config](p).Codec.String() != "zstd:3:1MiB" {
 		t.Errorf("zstd:3:1MiB: %v", err)
 	}
 	if err := sc.CheckGroups(map[string]string{runner.ParamCodec: "lz5"}, []runner.Group{{ID: GroupName, Instances: 1}}); err == nil ||
@@ -40,30 +40,30 @@ func TestScenarioRegistered(t *testing.T) {
 	}
 	if p, err := sc.ParseParams(map[string]string{ParamChurn: "off", ParamRegraft: "20s", topology.ParamGrafters: "12"}); err != nil {
 		t.Errorf("churn off, regraft 20s, grafters 12: %v", err)
-	} else if c := p.Own.(*Config); c.Churn != 0 || c.Regraft != 20*time.Second || c.Population.Grafters != 12 {
+	} else if c := runner.Own[*Config](p); c.Churn != 0 || c.Regraft != 20*time.Second || c.Population.Grafters != 12 {
 		t.Errorf("churn off, regraft 20s, grafters 12: %v %v %d", c.Churn, c.Regraft, c.Population.Grafters)
 	}
 	if p, err := sc.ParseParams(map[string]string{ParamBandwidth: BandwidthClasses, runner.ParamOrdinaryBandwidth: "20Mbit"}); err != nil {
 		t.Errorf("ordinary_bandwidth 20Mbit: %v", err)
-	} else if b := p.Own.(*Config).Bandwidth; !b.On() || b.FullNode != 20e6 || b.Supernode != 1024e6 {
+	} else if b := runner.Own[*Config](p).Bandwidth; !b.On() || b.FullNode != 20e6 || b.Supernode != 1024e6 {
 		t.Errorf("ordinary_bandwidth 20Mbit: %+v", b)
 	}
-	if p, err := sc.ParseParams(map[string]string{ParamBandwidth: BandwidthOff}); err != nil || p.Own.(*Config).Bandwidth.On() {
+	if p, err := sc.ParseParams(map[string]string{ParamBandwidth: BandwidthOff}); err != nil || runner.Own[*Config](p).Bandwidth.On() {
 		t.Errorf("bandwidth off: %v", err)
 	}
 	if p, err := sc.ParseParams(map[string]string{ParamAllSubnetsBandwidth: "200Mbit"}); err != nil {
 		t.Errorf("allsubnets_bandwidth 200Mbit: %v", err)
-	} else if b := p.Own.(*Config).Bandwidth; b.AllSubnets != 200e6 || b.FullNode != 50e6 {
+	} else if b := runner.Own[*Config](p).Bandwidth; b.AllSubnets != 200e6 || b.FullNode != 50e6 {
 		t.Errorf("allsubnets_bandwidth 200Mbit: %+v", b)
 	}
 	for v, want := range map[string]int{"client": 0, "off": idontwantNever, "1000": 1000} {
 		p, err := sc.ParseParams(map[string]string{ParamObservedIDontWant: v})
-		if err != nil || p.Own.(*Config).ObservedIDontWant != want {
+		if err != nil || runner.Own[*Config](p).ObservedIDontWant != want {
 			t.Errorf("observed_idontwant %s: %v, %v; want %d", v, p, err, want)
 			continue
 		}
 		teku, _ := topology.ClientProfile("teku")
-		got := observedClient(*p.Own.(*Config), teku).IDontWantThresholdBytes
+		got := observedClient(*runner.Own[*Config](p), teku).IDontWantThresholdBytes
 		if want == 0 {
 			want = 16 << 10 // Teku's own
 		}

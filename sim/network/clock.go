@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,3 +48,11 @@ func WallNow() time.Duration {
 	}
 	return time.Duration(ts.Nano())
 }
+
+// MaxHold bounds every hold or backoff of the layers below a run that a goroutine may still
+// be in when the run returns (a node's first-write hold, package node).
+const MaxHold = 5 * time.Second
+
+// StdoutMu guards os.Stdout while package bubble sends testing's own output nowhere; whoever
+// else swaps or writes os.Stdout around a bubble takes it.
+var StdoutMu gosync.Mutex

@@ -30,6 +30,11 @@ type Group struct {
 // DefaultScenario is the scenario a run names none of: the proposal's live check.
 const DefaultScenario = "hub-leaves"
 
+// DefaultBubble is how an embedded run on the virtual clock enters its synctest bubble when
+// Embedded.Bubble is nil: package bubble's Run, set by the programs that link it (the CLI),
+// so that the Testground plan does not link the synctest entry.
+var DefaultBubble func(f func()) error
+
 // Embedded configures an in-process run of a registered scenario.
 type Embedded struct {
 	// Scenario is the registered scenario's name (default DefaultScenario).
@@ -44,7 +49,7 @@ type Embedded struct {
 	// publishes.
 	Progress io.Writer
 	// Bubble runs a virtual-clock run's body in a testing/synctest bubble: tests give
-	// synctest.Test's; nil is RunInBubble (a program's way in).
+	// synctest.Test's; nil is DefaultBubble.
 	Bubble func(f func()) error
 }
 
@@ -92,7 +97,10 @@ func (e *Embedded) Run(ctx context.Context) error {
 	// interrupt stops the run when the bubble returns.
 	bubble := e.Bubble
 	if bubble == nil {
-		bubble = network.RunInBubble
+		bubble = DefaultBubble
+	}
+	if bubble == nil {
+		return paramError(ParamClock, "virtual: this program cannot enter a synctest bubble (streamsim run can; Testground and Kubernetes instances run on the real clock)")
 	}
 	var runErr error
 	if err := bubble(func() {

@@ -92,8 +92,8 @@ type Params struct {
 	VNet network.VirtualTransport
 	// Values holds every declared parameter as a string, defaults applied.
 	Values map[string]string
-	// Own is the scenario's own parameters, parsed once by its Parse.
-	Own any
+	// own is the scenario's own parameters, parsed once by its Parse (read with Own).
+	own any
 }
 
 // ParseParams reads the parameters declared in decl from Testground-style strings; missing ones
@@ -245,3 +245,14 @@ func (p *Params) Workload() workload.Params {
 
 // ParamErrorf is a ParamError naming parameter name, its message formatted as fmt.Errorf's.
 func ParamErrorf(name, format string, args ...any) error { return paramError(name, format, args...) }
+
+// Own is p's scenario parameters as the scenario's Parse returned them, typed: a scenario
+// reads its own struct through it. Another type is a programming error and panics naming
+// both.
+func Own[C any](p *Params) C {
+	c, ok := p.own.(C)
+	if !ok {
+		panic(fmt.Sprintf("runner: the scenario's parameters are %T, not %T", p.own, c))
+	}
+	return c
+}

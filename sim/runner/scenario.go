@@ -35,7 +35,7 @@ type Scenario struct {
 	// Role maps a group ID to a role.
 	Role func(group string) topology.Role
 	// Parse parses the scenario's own parameters (p.Values) once, after the common ones, into
-	// the typed value its Run reads back as p.Own; a bad value is a ParamError naming it.
+	// the typed value its Run reads back with Own; a bad value is a ParamError naming it.
 	// Nil: the scenario has no parameters of its own.
 	Parse func(p *Params) (any, error)
 	// Check validates the parameters against the run's groups (group ID → instance count),
@@ -88,7 +88,7 @@ func (s *Scenario) ParseParams(m map[string]string) (*Params, error) {
 	if s.Parse == nil {
 		return p, nil
 	}
-	if p.Own, err = s.Parse(p); err != nil {
+	if p.own, err = s.Parse(p); err != nil {
 		return nil, err
 	}
 	return p, nil

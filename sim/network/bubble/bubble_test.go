@@ -1,9 +1,11 @@
-package network
+package bubble
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsim/streamsim/sim/network"
 )
 
 // A run that returns while goroutines it started are still blocked (as a pubsub writer in
@@ -12,9 +14,9 @@ import (
 // for good is a warning, not a failure.
 func TestRunInBubbleStragglers(t *testing.T) {
 	var holdEnded bool
-	err := RunInBubbleFromTest(func() {
+	err := RunFromTest(func() {
 		go func() { // a hold polling until its deadline, as linkLog.holdFirst does
-			deadline := time.Now().Add(MaxHold)
+			deadline := time.Now().Add(network.MaxHold)
 			for time.Now().Before(deadline) {
 				time.Sleep(2 * time.Millisecond)
 			}
@@ -34,7 +36,7 @@ func TestRunInBubbleStragglers(t *testing.T) {
 // A run that never returns (every goroutine blocked, main included) is an error naming the
 // deadlock.
 func TestRunInBubbleDeadlock(t *testing.T) {
-	err := RunInBubbleFromTest(func() {
+	err := RunFromTest(func() {
 		never := make(chan struct{})
 		<-never
 	})

@@ -1,4 +1,8 @@
-package network
+// Package bubble enters a testing/synctest bubble from an ordinary program, the virtual
+// clock's way in for `streamsim run` (Go has synctest.Test in tests only). It is a package of
+// its own so that only the programs that run the virtual clock link it: the CLI does, the
+// Testground plan (whose instances are processes on the real clock) does not.
+package bubble
 
 import (
 	"errors"
@@ -7,19 +11,20 @@ import (
 	"io"
 	"os"
 	"reflect"
-	gosync "sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/streamsim/streamsim/sim/network"
 )
 
-// RunInBubble runs f in a testing/synctest bubble from an ordinary program (streamsim run
+// Run runs f in a testing/synctest bubble from an ordinary program (streamsim run
 // --clock virtual): Go has no synctest.Run outside tests, so it enters one through
 // testing.MainStart with a test of its own. Tests call synctest.Test themselves and give the
 // embedded runner that (Embedded.Bubble). The program's own flags must be parsed already:
 // testing parses flag.CommandLine, which is parsed here with no arguments. testing's PASS/FAIL
 // line goes nowhere; a panic in f is returned as an error.
-func RunInBubble(f func()) (err error) {
+func Run(f func()) (err error) {
 	if !flag.CommandLine.Parsed() {
 		flag.CommandLine.Parse(nil)
 	}
@@ -49,14 +54,14 @@ func RunInBubble(f func()) (err error) {
 		return oerr
 	}
 	defer null.Close()
-	StdoutMu.Lock()
+	network.StdoutMu.Lock()
 	saved := os.Stdout
 	os.Stdout = null
-	StdoutMu.Unlock()
+	network.StdoutMu.Unlock()
 	code := m.Run()
-	StdoutMu.Lock()
+	network.StdoutMu.Lock()
 	os.Stdout = saved
-	StdoutMu.Unlock()
+	network.StdoutMu.Unlock()
 	switch {
 	case panicked == nil && ran && stragglers != nil:
 		// The run ended and wrote its outputs; what remained blocked held no figure.
@@ -72,17 +77,9 @@ func RunInBubble(f func()) (err error) {
 	return nil
 }
 
-// MaxHold bounds every hold or backoff of the layers below a run that a goroutine may still
-// be in when the run returns (a node's first-write hold, package node).
-const MaxHold = 5 * time.Second
-
 // bubbleLinger is the simulated time a virtual run's bubble waits, after the run returned,
-// for the goroutines it left behind to end: longer than any hold (MaxHold).
-const bubbleLinger = MaxHold + time.Second
-
-// StdoutMu guards os.Stdout while RunInBubble sends testing's own output nowhere; whoever
-// else swaps or writes os.Stdout around a bubble takes it.
-var StdoutMu gosync.Mutex
+// for the goroutines it left behind to end: longer than any hold (network.MaxHold).
+const bubbleLinger = network.MaxHold + time.Second
 
 // corpusEntry is testing's fuzz corpus entry as its deps interface spells it (an alias, so
 // the methods below match that interface).
@@ -126,11 +123,11 @@ func (bubbleDeps) InitRuntimeCoverage() (string, func(string, string) (string, e
 	return "", nil, nil
 }
 
-// RunInBubbleFromTest is RunInBubble from inside a test binary: synctest.Test wants a *testing.T,
+// RunFromTest is Run from inside a test binary: synctest.Test wants a *testing.T,
 // which a benchmark does not have, so the bubble is entered through testing.MainStart as
 // streamsim run does, with the go test flags that would make that inner run repeat, filter or
 // profile it, or write the outer binary's files, set to neutral values for its duration.
-func RunInBubbleFromTest(f func()) error {
+func RunFromTest(f func()) error {
 	neutral := map[string]string{"test.run": "", "test.skip": "", "test.count": "1", "test.bench": "", "test.list": "",
 		"test.cpuprofile": "", "test.memprofile": "", "test.blockprofile": "", "test.mutexprofile": "", "test.trace": "",
 		"test.shuffle": "off", "test.cpu": "", "test.v": "false",
@@ -149,5 +146,5 @@ func RunInBubbleFromTest(f func()) error {
 			flag.Set(name, v)
 		}
 	}()
-	return RunInBubble(f)
+	return Run(f)
 }
