@@ -109,8 +109,8 @@ const shareTolerance = 0.01
 // is an error naming the parameter and what it allows.
 func ParseMeshParams(m map[string]string) (MeshParams, error) {
 	p := DefaultMeshParams()
-	get := func(k string) (string, bool) { return paramValue(m, k) }
-	if err := parsePopulation(m, &p.Seed, &p.ObservedClient, &p.Mix, &p.Clients); err != nil {
+	get := func(k string) (string, bool) { return ParamValue(m, k) }
+	if err := ParsePopulation(m, &p.Seed, &p.ObservedClient, &p.Mix, &p.Clients); err != nil {
 		return p, err
 	}
 	for _, f := range []struct {
@@ -141,34 +141,34 @@ func ParseMeshParams(m map[string]string) (MeshParams, error) {
 	return p, p.Validate()
 }
 
-// paramValue is m[k] trimmed, and whether it is set: a missing or blank parameter keeps its
+// ParamValue is m[k] trimmed, and whether it is set: a missing or blank parameter keeps its
 // default.
-func paramValue(m map[string]string, k string) (string, bool) {
+func ParamValue(m map[string]string, k string) (string, bool) {
 	v, ok := m[k]
 	v = strings.TrimSpace(v)
 	return v, ok && v != ""
 }
 
-// parsePopulation reads, over their defaults, the parameters a mesh and a neighbourhood share:
+// ParsePopulation reads, over their defaults, the parameters a mesh and a neighbourhood share:
 // the topology seed, the observed node's client, and the kind and client shares.
-func parsePopulation(m map[string]string, seed *int64, observedClient *string, mix, clients *map[string]float64) error {
-	if v, ok := paramValue(m, ParamTopologySeed); ok {
+func ParsePopulation(m map[string]string, seed *int64, observedClient *string, mix, clients *map[string]float64) error {
+	if v, ok := ParamValue(m, ParamTopologySeed); ok {
 		s, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return fmt.Errorf("param %s: %q is not an integer", ParamTopologySeed, v)
 		}
 		*seed = s
 	}
-	if v, ok := paramValue(m, ParamObservedClient); ok {
+	if v, ok := ParamValue(m, ParamObservedClient); ok {
 		*observedClient = v
 	}
 	var err error
-	if v, ok := paramValue(m, ParamMix); ok {
+	if v, ok := ParamValue(m, ParamMix); ok {
 		if *mix, err = parseShares(ParamMix, v, MixKinds); err != nil {
 			return err
 		}
 	}
-	if v, ok := paramValue(m, ParamClients); ok {
+	if v, ok := ParamValue(m, ParamClients); ok {
 		if *clients, err = parseShares(ParamClients, v, ClientNames); err != nil {
 			return err
 		}
@@ -212,10 +212,10 @@ func (p MeshParams) Validate() error {
 	if _, err := ClientProfile(p.ObservedClient); err != nil {
 		return fmt.Errorf("param %s: %w", ParamObservedClient, err)
 	}
-	if err := checkShares(ParamMix, p.Mix, MixKinds); err != nil {
+	if err := CheckShares(ParamMix, p.Mix, MixKinds); err != nil {
 		return err
 	}
-	if err := checkShares(ParamClients, p.Clients, ClientNames); err != nil {
+	if err := CheckShares(ParamClients, p.Clients, ClientNames); err != nil {
 		return err
 	}
 	if !(p.CompressedShare >= 0 && p.CompressedShare <= 1) {
@@ -231,7 +231,7 @@ func (p MeshParams) Validate() error {
 	return nil
 }
 
-func checkShares(param string, shares map[string]float64, allowed []string) error {
+func CheckShares(param string, shares map[string]float64, allowed []string) error {
 	sum := 0.0
 	for _, name := range slices.Sorted(maps.Keys(shares)) {
 		v := shares[name]

@@ -27,9 +27,9 @@ func TestBandwidthDelaysBlocks(t *testing.T) {
 	}
 	const rate = 10e6
 	cfg := DefaultConfig()
-	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "4", topology.ParamSubnets: "1",
-		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "4", topology.ParamDialledShare: "1",
-		topology.ParamGrafters: "0", topology.ParamLatency: topology.LatencyOff})
+	pop, err := ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "4", ParamSubnets: "1",
+		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", ParamBoundary: "4", ParamDialledShare: "1",
+		ParamGrafters: "0", ParamLatency: LatencyOff})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim/runner"
-	"github.com/streamsim/streamsim/topology"
 )
 
 // The latency model: gossipsub-interop's latencies divided by the time scale, the boundary
@@ -27,8 +26,8 @@ func TestLatencyModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := func() *topology.NeighbourhoodPlan {
-		pl, err := topology.Neighbourhood(cfg.Population)
+	plan := func() *NeighbourhoodPlan {
+		pl, err := Plan(cfg.Population)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +62,7 @@ func TestLatencyModel(t *testing.T) {
 	if regions(place) == regions(other) {
 		t.Error("topology seeds 1 and 2 drew the same regions")
 	}
-	cfg.Population.Latency = topology.LatencyOff
+	cfg.Population.Latency = LatencyOff
 	cfg.Bandwidth = Bandwidth{}
 	off, err := placeHosts(cfg, plan())
 	if err != nil || off.observed.Region != "" || off.boundary.Region != "" || len(off.peers) != 45 || regions(off) != strings.Repeat(",", 44) {
@@ -86,18 +85,18 @@ func TestBandwidthClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Bandwidth = bw
-	rates := map[string]int64{topology.BandwidthFullNode: 10e6, topology.BandwidthSupernode: 1e9, topology.BandwidthAllSubnets: 200e6}
-	plan, err := topology.Neighbourhood(cfg.Population)
+	rates := map[string]int64{BandwidthFullNode: 10e6, BandwidthSupernode: 1e9, BandwidthAllSubnets: 200e6}
+	plan, err := Plan(cfg.Population)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, lat := range []string{topology.LatencyRegions, topology.LatencyOff} {
+	for _, lat := range []string{LatencyRegions, LatencyOff} {
 		cfg.Population.Latency = lat
 		place, err := placeHosts(cfg, plan)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o := place.observed; o.UpBitsPerSec != 200e6 || o.DownBitsPerSec != 200e6 || o.Class != topology.BandwidthAllSubnets {
+		if o := place.observed; o.UpBitsPerSec != 200e6 || o.DownBitsPerSec != 200e6 || o.Class != BandwidthAllSubnets {
 			t.Errorf("latency %s: observed node's link %v", lat, o)
 		}
 		if b := place.boundary; b.UpBitsPerSec != 0 || b.DownBitsPerSec != 0 || b.Region == "" {
@@ -110,7 +109,7 @@ func TestBandwidthClasses(t *testing.T) {
 			if sh.UpBitsPerSec != want || sh.DownBitsPerSec != want || sh.Class != plan.Peers[i].Bandwidth {
 				t.Errorf("latency %s: peer %d (%s): link %v, want %d bit/s", lat, i, plan.Peers[i].Kind, sh, want)
 			}
-			if lat == topology.LatencyOff && sh.Region != FlatRegion {
+			if lat == LatencyOff && sh.Region != FlatRegion {
 				t.Errorf("latency off: peer %d in region %q, want %q", i, sh.Region, FlatRegion)
 			}
 		}
@@ -301,7 +300,7 @@ func TestDeliverer(t *testing.T) {
 func TestMeshShares(t *testing.T) {
 	att0, att1 := gossip.Topic("8c9f62fe", gossip.AttestationTopic(0)), gossip.Topic("8c9f62fe", gossip.AttestationTopic(1))
 	blk := gossip.Topic("8c9f62fe", "beacon_block")
-	plan := &topology.NeighbourhoodPlan{ObservedTopics: []string{att0, att1, blk},
+	plan := &NeighbourhoodPlan{ObservedTopics: []string{att0, att1, blk},
 		Subscribers: map[string][]int{att0: {0, 1}, att1: {1}, blk: {0, 1}}}
 	before := []map[string]time.Duration{{att0: time.Second}, {}}
 	after := []map[string]time.Duration{{att0: 6 * time.Second, blk: 10 * time.Second}, {att0: 0, att1: 10 * time.Second, blk: 10 * time.Second}}

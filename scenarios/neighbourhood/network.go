@@ -8,7 +8,6 @@ import (
 
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/sim/runner"
-	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/units"
 )
 
@@ -86,7 +85,7 @@ const FlatRegion = "flat"
 // time): gossipsub-interop's regions plus the boundary's; with the latency model off but
 // bandwidth on, the one FlatRegion; neither: ok false (hosts unshaped).
 func modelRegions(cfg Config) (regions link.Regions, ok bool, err error) {
-	if cfg.Population.Latency == topology.LatencyOff {
+	if cfg.Population.Latency == LatencyOff {
 		if !cfg.Bandwidth.On() {
 			return link.Regions{}, false, nil
 		}
@@ -117,7 +116,7 @@ const DefaultAllSubnetsBandwidth = runner.DefaultSupernodeBandwidth
 
 // Bandwidth is the access rate (bit/s, simulated time, uplink and downlink alike; 0:
 // unlimited) of the observed node's and its real peers' links by bandwidth class
-// (topology.NeighbourPeer.Bandwidth): default nodes at gossipsub-interop's ordinary class,
+// (NeighbourPeer.Bandwidth): default nodes at gossipsub-interop's ordinary class,
 // supernodes at its supernode class, all-subnets nodes (the observed node among them) at the
 // all-subnets class. Boundary peers and grafters stay unshaped: they stand for the rest of
 // mainnet, whose own links the periphery's arrival model already stands for. The zero value
@@ -176,9 +175,9 @@ func (b Bandwidth) shape(region, class string) link.Shape {
 	sh.Class = class
 	rate := b.FullNode
 	switch class {
-	case topology.BandwidthSupernode:
+	case BandwidthSupernode:
 		rate = b.Supernode
-	case topology.BandwidthAllSubnets:
+	case BandwidthAllSubnets:
 		rate = b.AllSubnets
 	}
 	sh.UpBitsPerSec, sh.DownBitsPerSec = rate, rate
@@ -191,7 +190,7 @@ func (b Bandwidth) String() string {
 	if !b.on {
 		return "off"
 	}
-	return fmt.Sprintf("%s %s, %s %s, %s %s", topology.BandwidthFullNode, units.FormatBitsPerSec(b.FullNode), topology.BandwidthSupernode, units.FormatBitsPerSec(b.Supernode), topology.BandwidthAllSubnets, units.FormatBitsPerSec(b.AllSubnets))
+	return fmt.Sprintf("%s %s, %s %s, %s %s", BandwidthFullNode, units.FormatBitsPerSec(b.FullNode), BandwidthSupernode, units.FormatBitsPerSec(b.Supernode), BandwidthAllSubnets, units.FormatBitsPerSec(b.AllSubnets))
 }
 
 // placement is each host's link in the model: each real peer's region drawn from the
@@ -205,12 +204,12 @@ type placement struct {
 	peers              []link.Shape
 }
 
-func placeHosts(cfg Config, plan *topology.NeighbourhoodPlan) (placement, error) {
+func placeHosts(cfg Config, plan *NeighbourhoodPlan) (placement, error) {
 	n := len(plan.Peers)
 	regions := make([]string, n)
 	obs, bound := ObservedRegion, BoundaryRegion
 	switch {
-	case cfg.Population.Latency != topology.LatencyOff:
+	case cfg.Population.Latency != LatencyOff:
 		shapes, err := link.Assign(cfg.Population.Seed, n, link.DefaultRegions(), []link.Class{{Name: "unlimited", Weight: 1}})
 		if err != nil {
 			return placement{}, err

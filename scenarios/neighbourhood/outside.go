@@ -26,7 +26,7 @@ import (
 // workload and press) and outside grafters (they only press, on the topics under pressure),
 // both periphery.Peers, and their churn. Issue 27's inputs 1 and 3; docs/neighbourhood.md.
 
-// Parameters of the outside beside topology.ParamGrafters.
+// Parameters of the outside beside ParamGrafters.
 const (
 	ParamRegraft = "regraft" // mean further delay of an outside peer's GRAFT after a backoff
 	ParamChurn   = "churn"   // mean session of an outside peer; off: none
@@ -285,7 +285,7 @@ type MeshShare struct {
 
 // meshShares turns the in-mesh times at the warm-up's end (before) and at the end (after),
 // per real peer and topic, into MeshShare per category of the observed node's topics.
-func meshShares(plan *topology.NeighbourhoodPlan, before, after []map[string]time.Duration, measured time.Duration) []MeshShare {
+func meshShares(plan *NeighbourhoodPlan, before, after []map[string]time.Duration, measured time.Duration) []MeshShare {
 	if measured <= 0 {
 		return nil
 	}

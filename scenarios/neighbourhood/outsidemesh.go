@@ -13,7 +13,6 @@ import (
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/link"
-	"github.com/streamsim/streamsim/topology"
 )
 
 // The arrival model "mesh" (issue 27; docs/neighbourhood.md, "Why a mainnet node gets k − 1
@@ -96,7 +95,7 @@ func newOutsideMesh(cfg Config, nodes int) (*outsideMesh, error) {
 		classes = nil
 		for _, c := range link.DefaultClasses() {
 			c.UpBitsPerSec = cfg.Bandwidth.FullNode
-			if c.Name == topology.BandwidthSupernode {
+			if c.Name == BandwidthSupernode {
 				c.UpBitsPerSec = cfg.Bandwidth.Supernode
 			}
 			classes = append(classes, c)
@@ -106,7 +105,7 @@ func newOutsideMesh(cfg Config, nodes int) (*outsideMesh, error) {
 	if err != nil {
 		return nil, fmt.Errorf("param %s: %w", ParamArrival, err)
 	}
-	latency := cfg.Population.Latency != topology.LatencyOff
+	latency := cfg.Population.Latency != LatencyOff
 	if latency {
 		om.oneWay = regions.OneWay
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/streamsim/streamsim/sim/node"
 
 	"github.com/streamsim/streamsim/gossip"
-	"github.com/streamsim/streamsim/topology"
 )
 
 // First arrivals are shortest paths: on a hand-made graph (a line 0–1–2–3–4 and a shortcut
@@ -155,7 +154,7 @@ func TestOutsideCopies(t *testing.T) {
 // comes at publication.
 func TestOutsideMeshDegenerate(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Population.Latency = topology.LatencyOff
+	cfg.Population.Latency = LatencyOff
 	cfg.Validation = node.ValidationDelays{}
 	cfg.Bandwidth = Bandwidth{}
 	om, err := newOutsideMesh(cfg, 500)

@@ -31,7 +31,7 @@ var Recording = struct {
 // Report is the observed node's view over the measured slots.
 type Report struct {
 	Config Config
-	Plan   *topology.NeighbourhoodPlan
+	Plan   *NeighbourhoodPlan
 	// Network is the network (transport and clock) the run's hosts were made on.
 	Network string
 	// In is the observed node's inbound raw and wire bytes per category; Control by kind.
@@ -224,7 +224,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "neighbourhood: %d peers (%s), %d attestation subnets of 64 (per-subnet figures ×%.0f to 64 subnets), %d boundary peers, %d+%d slots at %g×, seed %d / topology seed %d\n",
 		len(r.Plan.Peers), kindsLine(r.Plan), cfg.Population.Subnets, r.scale(), r.Plan.BoundaryTotal, cfg.Warmup, cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Population.Seed)
 	var pressed []string
-	for _, k := range topology.TopicKinds {
+	for _, k := range TopicKinds {
 		if cfg.Population.Pressure[k] {
 			pressed = append(pressed, k)
 		}
@@ -240,7 +240,7 @@ func (r *Report) Print(w io.Writer) {
 		churn = fmt.Sprintf("mean session %v (%d outside peers replaced, %d failed)", cfg.Churn, r.Churned, r.ChurnErrors)
 	}
 	fmt.Fprintf(w, "outside: %d boundary peers and %d outside grafters (param %s), re-graft %v after a backoff, churn %s; observed client %s (%s)\n",
-		r.Plan.BoundaryTotal, r.Plan.GraftersTotal, topology.ParamGrafters, cfg.Regraft, churn, r.Plan.ObservedClient.Name, idontwantLabel(r.Plan.ObservedClient.IDontWantThresholdBytes))
+		r.Plan.BoundaryTotal, r.Plan.GraftersTotal, ParamGrafters, cfg.Regraft, churn, r.Plan.ObservedClient.Name, idontwantLabel(r.Plan.ObservedClient.IDontWantThresholdBytes))
 	simMin := float64(cfg.Warmup+cfg.Slots+1) * 12 / 60
 	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v (%.1f CPU s per simulated minute)\n\n",
 		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), simMin*60/r.Wall.Seconds(), r.CPU.Round(time.Second), r.CPU.Seconds()/simMin)
@@ -308,7 +308,7 @@ func (r *Report) Print(w io.Writer) {
 		b.Published, b.IWantAnswered, b.IHaveIDs, b.GraftsSent, b.PrunesIn, b.MessagesIn, r.BoundaryErrors, r.Grafters.GraftsSent, r.Grafters.PrunesIn)
 }
 
-func kindsLine(pl *topology.NeighbourhoodPlan) string {
+func kindsLine(pl *NeighbourhoodPlan) string {
 	k := map[string]int{}
 	for _, p := range pl.Peers {
 		k[p.Kind]++

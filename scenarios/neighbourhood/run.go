@@ -135,7 +135,7 @@ func ParseArrival(v string) (Arrival, error) {
 
 // Config is one run.
 type Config struct {
-	Population topology.NeighbourhoodParams
+	Population NeighbourhoodParams
 	// Slots measured after Warmup slots (the meshes form and the periphery's pressure
 	// settles during the warm-up; its traffic is not counted).
 	Slots, Warmup int
@@ -183,7 +183,7 @@ type Config struct {
 func DefaultConfig() Config {
 	vd, _ := runner.ParseValidationDelays(runner.DefaultValidationDelay)
 	return Config{
-		Population: topology.DefaultNeighbourhoodParams(),
+		Population: DefaultNeighbourhoodParams(),
 		Slots:      10, Warmup: 5, TimeScale: 1, Seed: 1, Validators: 1_000_000,
 		Validation: vd, Arrival: DefaultArrival, Copies: 2, Queue: 30000, Log: slog.Default(),
 		Churn: DefaultChurn, Bandwidth: DefaultBandwidth(),
@@ -259,7 +259,7 @@ const BoundaryRegion = "boundary"
 // run is one neighbourhood run's state, passed from phase to phase.
 type run struct {
 	cfg   Config
-	plan  *topology.NeighbourhoodPlan
+	plan  *NeighbourhoodPlan
 	gen   *workload.Generator
 	place placement
 	net   *Hosts
@@ -345,7 +345,7 @@ func newRun(cfg Config) (*run, error) {
 			return nil, fmt.Errorf("neighbourhood: arrival range %v-%v must be non-negative and ordered", r.Min, r.Max)
 		}
 	}
-	plan, err := topology.Neighbourhood(cfg.Population)
+	plan, err := Plan(cfg.Population)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +359,7 @@ func newRun(cfg Config) (*run, error) {
 	}
 	for i, p := range plan.Peers {
 		if p.Boundary < cfg.Copies {
-			return nil, fmt.Errorf("param %s: peer %d has %d boundary peers, fewer than the %d copies each message arrives with", topology.ParamBoundary, i, p.Boundary, cfg.Copies)
+			return nil, fmt.Errorf("param %s: peer %d has %d boundary peers, fewer than the %d copies each message arrives with", ParamBoundary, i, p.Boundary, cfg.Copies)
 		}
 	}
 	wp := workload.DefaultParams()
@@ -370,11 +370,11 @@ func newRun(cfg Config) (*run, error) {
 	}
 	place, err := placeHosts(cfg, plan)
 	if err != nil {
-		return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
+		return nil, fmt.Errorf("param %s: %w", ParamLatency, err)
 	}
 	net, err := NewHosts(cfg.Network, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("param %s: %w", topology.ParamLatency, err)
+		return nil, fmt.Errorf("param %s: %w", ParamLatency, err)
 	}
 	ct := newControlTracer()
 	ct.obs = newObserver(cfg.TimeScale)

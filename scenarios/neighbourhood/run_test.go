@@ -175,11 +175,11 @@ func TestRunRejects(t *testing.T) {
 // an unlucky one is sometimes never advertised to it (seen once in go test ./... on a loaded
 // machine: 794 of 798). That is gossipsub, not a fault; the tests ask for complete delivery,
 // so they keep the sync subnets unpressed.
-func smallPopulation(t *testing.T) topology.NeighbourhoodParams {
+func smallPopulation(t *testing.T) NeighbourhoodParams {
 	t.Helper()
-	pop, err := topology.ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", topology.ParamSubnets: "1",
-		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", topology.ParamBoundary: "14", topology.ParamDialledShare: "1",
-		topology.ParamGrafters: "10", topology.ParamPressure: topology.TopicsAttestation})
+	pop, err := ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", ParamSubnets: "1",
+		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", ParamBoundary: "14", ParamDialledShare: "1",
+		ParamGrafters: "10", ParamPressure: TopicsAttestation})
 	if err != nil {
 		t.Fatal(err)
 	}

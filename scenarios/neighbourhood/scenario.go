@@ -104,22 +104,22 @@ func params() []runner.Param {
 		{Name: topology.ParamObservedPeers, Type: "int", Unit: "peers", Default: strconv.Itoa(pop.Peers), Desc: "the observed node's real peers (the recorded node had about 45)"},
 		{Name: topology.ParamObservedClient, Type: "string", Default: pop.ObservedClient, Desc: "client profile of the observed node: " + strings.Join(topology.ClientNames, ", ")},
 		{Name: ParamObservedIDontWant, Type: "string", Default: IDontWantClient, Desc: "the observed node's IDONTWANT threshold: " + IDontWantClient + " (its client profile's; Teku 16 KiB), " + IDontWantOff + " (never sends IDONTWANT, as before gossipsub v1.2) or a message size in bytes"},
-		{Name: topology.ParamSubnets, Type: "int", Unit: "subnets", Default: strconv.Itoa(pop.Subnets), Desc: "attestation subnets the observed node subscribes to and the workload carries (the first n; 64: the full form); per-subnet figures are scaled to 64 in the calibration table"},
+		{Name: ParamSubnets, Type: "int", Unit: "subnets", Default: strconv.Itoa(pop.Subnets), Desc: "attestation subnets the observed node subscribes to and the workload carries (the first n; 64: the full form); per-subnet figures are scaled to 64 in the calibration table"},
 		{Name: topology.ParamMix, Type: "string", Default: shares(pop.Mix, topology.MixKinds), Desc: "the peers' population by kind: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, summing to 1)"},
 		{Name: topology.ParamClients, Type: "string", Default: shares(pop.Clients, topology.ClientNames), Desc: "the peers' client mix (client:share, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
-		{Name: topology.ParamDegrees, Type: "string", Default: topology.DefaultDegrees, Desc: "each client's own peer count on mainnet, client:min-max for every client"},
-		{Name: topology.ParamDialledShare, Type: "float", Default: strconv.FormatFloat(pop.DialledShare, 'g', -1, 64), Desc: "share of the observed node's links it dialled (a peer at Dhi refuses GRAFTs on links it did not dial)"},
-		{Name: topology.ParamBoundary, Type: "int", Unit: "peers", Default: strconv.Itoa(pop.Boundary), Desc: "boundary peers of each real peer, standing for mainnet beyond the neighbourhood (at most its degree − 1)"},
+		{Name: ParamDegrees, Type: "string", Default: DefaultDegrees, Desc: "each client's own peer count on mainnet, client:min-max for every client"},
+		{Name: ParamDialledShare, Type: "float", Default: strconv.FormatFloat(pop.DialledShare, 'g', -1, 64), Desc: "share of the observed node's links it dialled (a peer at Dhi refuses GRAFTs on links it did not dial)"},
+		{Name: ParamBoundary, Type: "int", Unit: "peers", Default: strconv.Itoa(pop.Boundary), Desc: "boundary peers of each real peer, standing for mainnet beyond the neighbourhood (at most its degree − 1)"},
 		{Name: ParamArrival, Type: "string", Default: DefaultArrival.String(), Desc: "the periphery's arrival model: mesh[:nodes] (each real peer's copies arrive when its client's D − 1 mesh peers in a random mesh of that many outside nodes forward them; docs/neighbourhood.md) or first:min-max,spread:min-max (independent draws per peer: first copy after first, further ones spread apart)"},
-		{Name: topology.ParamPressure, Type: "string", Default: topology.DefaultPressure, Desc: "topic kinds the boundary peers keep grafting (" + strings.Join(topology.TopicKinds, ", ") + ", or all, none); on the others they only accept the real peer's grafts"},
-		{Name: topology.ParamGrafters, Type: "string", Default: topology.GraftersByDegree, Desc: "outside grafters of each real peer, pressing on its topics under pressure: " + topology.GraftersByDegree + " (its degree minus the observed node and its boundary peers) or a cap (0: none)"},
+		{Name: ParamPressure, Type: "string", Default: DefaultPressure, Desc: "topic kinds the boundary peers keep grafting (" + strings.Join(TopicKinds, ", ") + ", or all, none); on the others they only accept the real peer's grafts"},
+		{Name: ParamGrafters, Type: "string", Default: GraftersByDegree, Desc: "outside grafters of each real peer, pressing on its topics under pressure: " + GraftersByDegree + " (its degree minus the observed node and its boundary peers) or a cap (0: none)"},
 		{Name: ParamRegraft, Type: "string", Default: d.Regraft.String(), Desc: "mean further delay (exponential) of an outside peer's GRAFT after a PRUNE's backoff; 0s: as the backoff ends"},
 		{Name: ParamChurn, Type: "string", Default: d.Churn.String(), Desc: "mean session of an outside peer before a new one replaces it (ProbeLab's Hermes study; docs/neighbourhood.md); off: none"},
 		{Name: ParamBandwidth, Type: "string", Default: BandwidthClasses, Desc: "access links of the observed node and its real peers: " + BandwidthClasses + " (uplink and downlink at " + runner.ParamOrdinaryBandwidth + ", " + runner.ParamSupernodeBandwidth + " for supernodes, " + ParamAllSubnetsBandwidth + " for all-subnets nodes and the observed node, in simulated time; boundary peers unshaped) or " + BandwidthOff},
 		{Name: runner.ParamOrdinaryBandwidth, Type: "string", Unit: "bit/s", Default: runner.DefaultOrdinaryBandwidth, Desc: "with bandwidth classes: uplink and downlink of default-node peers (gossipsub-interop's full node; e.g. 10Mbit, 50Mbit, 1Gbit)"},
 		{Name: runner.ParamSupernodeBandwidth, Type: "string", Unit: "bit/s", Default: runner.DefaultSupernodeBandwidth, Desc: "with bandwidth classes: uplink and downlink of supernode peers (gossipsub-interop's supernode)"},
 		{Name: ParamAllSubnetsBandwidth, Type: "string", Unit: "bit/s", Default: DefaultAllSubnetsBandwidth, Desc: "with bandwidth classes: uplink and downlink of all-subnets peers and the observed node (an assumption: forwarding 64 subnets' attestations needs ≈ 55 Mbit/s up, more than the ordinary class; docs/neighbourhood.md)"},
-		{Name: topology.ParamLatency, Type: "string", Default: pop.Latency, Desc: "latency of the links between the observed node and its peers, in simulated time: " + topology.LatencyRegions + " (gossipsub-interop's regions, divided by the time scale) or " + topology.LatencyOff},
+		{Name: ParamLatency, Type: "string", Default: pop.Latency, Desc: "latency of the links between the observed node and its peers, in simulated time: " + LatencyRegions + " (gossipsub-interop's regions, divided by the time scale) or " + LatencyOff},
 	}
 }
 
@@ -127,13 +127,13 @@ func params() []runner.Param {
 func parse(p *runner.Params) (any, error) {
 	cfg := DefaultConfig()
 	m := map[string]string{}
-	for _, k := range []string{topology.ParamTopologySeed, topology.ParamObservedPeers, topology.ParamObservedClient, topology.ParamSubnets,
-		topology.ParamMix, topology.ParamClients, topology.ParamDegrees, topology.ParamDialledShare, topology.ParamBoundary, topology.ParamPressure, topology.ParamLatency,
-		topology.ParamGrafters} {
+	for _, k := range []string{topology.ParamTopologySeed, topology.ParamObservedPeers, topology.ParamObservedClient, ParamSubnets,
+		topology.ParamMix, topology.ParamClients, ParamDegrees, ParamDialledShare, ParamBoundary, ParamPressure, ParamLatency,
+		ParamGrafters} {
 		m[k] = p.Values[k]
 	}
 	var err error
-	if cfg.Population, err = topology.ParseNeighbourhoodParams(m); err != nil {
+	if cfg.Population, err = ParseNeighbourhoodParams(m); err != nil {
 		return nil, err
 	}
 	if cfg.Warmup, err = p.Int(ParamWarmup, 0); err != nil {

@@ -17,7 +17,7 @@ func TestScenarioRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := sc.ParseParams(map[string]string{topology.ParamSubnets: "2", ParamWarmup: "3"})
+	p, err := sc.ParseParams(map[string]string{ParamSubnets: "2", ParamWarmup: "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestScenarioRegistered(t *testing.T) {
 	if err := sc.CheckGroups(nil, []runner.Group{{ID: GroupName, Instances: 2}}); err == nil {
 		t.Error("two instances were accepted")
 	}
-	if p, err := sc.ParseParams(map[string]string{ParamChurn: "off", ParamRegraft: "20s", topology.ParamGrafters: "12"}); err != nil {
+	if p, err := sc.ParseParams(map[string]string{ParamChurn: "off", ParamRegraft: "20s", ParamGrafters: "12"}); err != nil {
 		t.Errorf("churn off, regraft 20s, grafters 12: %v", err)
 	} else if c := runner.Own[*Config](p); c.Churn != 0 || c.Regraft != 20*time.Second || c.Population.Grafters != 12 {
 		t.Errorf("churn off, regraft 20s, grafters 12: %v %v %d", c.Churn, c.Regraft, c.Population.Grafters)
@@ -77,12 +77,12 @@ func TestScenarioRegistered(t *testing.T) {
 	if b := cfg.Bandwidth; !b.On() || b.FullNode != 50e6 || b.Supernode != 1024e6 || b.AllSubnets != 1024e6 {
 		t.Errorf("default bandwidth %+v, want gossipsub-interop's classes", b)
 	}
-	if c := cfg; c.Churn != DefaultChurn || c.Regraft != 0 || c.Population.Grafters != topology.GraftersOfDegree {
+	if c := cfg; c.Churn != DefaultChurn || c.Regraft != 0 || c.Population.Grafters != GraftersOfDegree {
 		t.Errorf("defaults: churn %v, regraft %v, grafters %d", c.Churn, c.Regraft, c.Population.Grafters)
 	}
-	for _, c := range []struct{ name, v string }{{ParamCopies, "0"}, {topology.ParamSubnets, "65"}, {topology.ParamMix, "default:0.5"},
+	for _, c := range []struct{ name, v string }{{ParamCopies, "0"}, {ParamSubnets, "65"}, {topology.ParamMix, "default:0.5"},
 		{ParamValidationDelay, "block:9-1ms"}, {ParamChurn, "10s"}, {ParamChurn, "soon"}, {ParamChurn, "-5m"}, {ParamRegraft, "-1s"},
-		{ParamRegraft, "later"}, {topology.ParamGrafters, "-3"}, {ParamBandwidth, "on"}, {runner.ParamOrdinaryBandwidth, "-1Mbit"},
+		{ParamRegraft, "later"}, {ParamGrafters, "-3"}, {ParamBandwidth, "on"}, {runner.ParamOrdinaryBandwidth, "-1Mbit"},
 		{runner.ParamSupernodeBandwidth, "fast"}, {ParamAllSubnetsBandwidth, "-2Gbit"}, {ParamObservedIDontWant, "0"},
 		{ParamObservedIDontWant, "-1"}, {ParamObservedIDontWant, "16KiB"}, {ParamObservedIDontWant, "2147483647"}} {
 		name, v := c.name, c.v

@@ -1,4 +1,4 @@
-package topology
+package neighbourhood
 
 import (
 	"strings"

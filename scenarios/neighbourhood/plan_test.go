@@ -1,9 +1,11 @@
-package topology
+package neighbourhood
 
 import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/streamsim/streamsim/topology"
 
 	"github.com/streamsim/streamsim/gossip"
 )
@@ -16,7 +18,7 @@ func TestNeighbourhoodDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := Neighbourhood(p)
+	plan, err := Plan(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestNeighbourhoodDefaults(t *testing.T) {
 			}
 		}
 	}
-	if kinds[KindDefault] != 27 || kinds[KindAllSubnets] != 14 || kinds[KindSupernode] != 4 || dialled != 23 {
+	if kinds[topology.KindDefault] != 27 || kinds[topology.KindAllSubnets] != 14 || kinds[topology.KindSupernode] != 4 || dialled != 23 {
 		t.Errorf("kinds %v, dialled %d", kinds, dialled)
 	}
 	att := 0
@@ -61,12 +63,12 @@ func TestNeighbourhoodDefaults(t *testing.T) {
 	if att != 4 {
 		t.Errorf("observed node on %d attestation subnets, want 4", att)
 	}
-	again, _ := Neighbourhood(p)
+	again, _ := Plan(p)
 	if !reflect.DeepEqual(plan, again) {
 		t.Error("same seed, different neighbourhood")
 	}
 	p.Seed = 2
-	other, _ := Neighbourhood(p)
+	other, _ := Plan(p)
 	if reflect.DeepEqual(plan.Peers, other.Peers) {
 		t.Error("another seed drew the same neighbourhood")
 	}
@@ -78,21 +80,21 @@ func TestNeighbourhoodRejects(t *testing.T) {
 		params map[string]string
 		want   string
 	}{
-		{map[string]string{ParamMix: "default:0.5,all-subnets:0.3"}, "param mix: shares sum to 0.8"},
-		{map[string]string{ParamClients: "teku:0.5,prysm:0.6"}, "param clients: shares sum to 1.1"},
+		{map[string]string{topology.ParamMix: "default:0.5,all-subnets:0.3"}, "param mix: shares sum to 0.8"},
+		{map[string]string{topology.ParamClients: "teku:0.5,prysm:0.6"}, "param clients: shares sum to 1.1"},
 		{map[string]string{ParamDegrees: "lighthouse:-5-10"}, "param degrees"},
 		{map[string]string{ParamDegrees: DefaultDegrees + ",teku:100-64"}, "param degrees: teku: 100-64: want min ≤ max"},
 		{map[string]string{ParamDegrees: "lighthouse:100-200"}, "param degrees: no degree for client prysm"},
 		{map[string]string{ParamBoundary: "-1"}, "param boundary: -1: must not be negative"},
 		{map[string]string{ParamSubnets: "65"}, "param subnets: 65: want 1..64"},
 		{map[string]string{ParamDialledShare: "1.5"}, "param dialled_share"},
-		{map[string]string{ParamObservedClient: "geth"}, "param observed_client"},
+		{map[string]string{topology.ParamObservedClient: "geth"}, "param observed_client"},
 		// Three default nodes cannot cover 64 subnets.
-		{map[string]string{ParamObservedPeers: "3", ParamSubnets: "64", ParamMix: "default:1"}, "param mix: with 3 peers and this mix no peer subscribes to beacon_attestation_"},
+		{map[string]string{topology.ParamObservedPeers: "3", ParamSubnets: "64", topology.ParamMix: "default:1"}, "param mix: with 3 peers and this mix no peer subscribes to beacon_attestation_"},
 	} {
 		p, err := ParseNeighbourhoodParams(c.params)
 		if err == nil {
-			_, err = Neighbourhood(p)
+			_, err = Plan(p)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.params, err, c.want)
@@ -103,7 +105,7 @@ func TestNeighbourhoodRejects(t *testing.T) {
 func TestPeripheryCapacity(t *testing.T) {
 	p := DefaultNeighbourhoodParams()
 	p.Grafters = 0
-	plan, err := Neighbourhood(p)
+	plan, err := Plan(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestPeripheryCapacity(t *testing.T) {
 	}
 	// The grafters count: by degree they outnumber the boundary peers several times over.
 	p.Grafters = GraftersOfDegree
-	plan, err = Neighbourhood(p)
+	plan, err = Plan(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func TestPeripheryCapacity(t *testing.T) {
 // refused naming the parameter.
 func TestOutsideGrafters(t *testing.T) {
 	p := DefaultNeighbourhoodParams()
-	plan, err := Neighbourhood(p)
+	plan, err := Plan(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +160,7 @@ func TestOutsideGrafters(t *testing.T) {
 		if pr.Grafters != want || !reflect.DeepEqual(pr.GrafterTopics, pressed) {
 			t.Errorf("peer %d (%s, degree %d, boundary %d): %d grafters on %v, want %d on %v", i, pr.Kind, pr.Degree, pr.Boundary, pr.Grafters, pr.GrafterTopics, want, pressed)
 		}
-		if want := map[string]string{KindDefault: BandwidthFullNode, KindSupernode: BandwidthSupernode, KindAllSubnets: BandwidthAllSubnets}[pr.Kind]; pr.Bandwidth != want {
+		if want := map[string]string{topology.KindDefault: BandwidthFullNode, topology.KindSupernode: BandwidthSupernode, topology.KindAllSubnets: BandwidthAllSubnets}[pr.Kind]; pr.Bandwidth != want {
 			t.Errorf("peer %d of kind %s in bandwidth class %q, want %q", i, pr.Kind, pr.Bandwidth, want)
 		}
 		total += pr.Grafters
@@ -171,18 +173,18 @@ func TestOutsideGrafters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, _ := Neighbourhood(capped)
+	cp, _ := Plan(capped)
 	for i, pr := range cp.Peers {
 		if pr.Grafters > 5 || (pr.Grafters == 0) != (plan.Peers[i].Grafters == 0) {
 			t.Errorf("cap 5: peer %d has %d grafters (uncapped %d)", i, pr.Grafters, plan.Peers[i].Grafters)
 		}
 	}
 	none, _ := ParseNeighbourhoodParams(map[string]string{ParamGrafters: "0"})
-	if np, _ := Neighbourhood(none); np.GraftersTotal != 0 {
+	if np, _ := Plan(none); np.GraftersTotal != 0 {
 		t.Errorf("grafters=0: %d", np.GraftersTotal)
 	}
 	off, _ := ParseNeighbourhoodParams(map[string]string{ParamPressure: "none"})
-	if np, _ := Neighbourhood(off); np.GraftersTotal != 0 {
+	if np, _ := Plan(off); np.GraftersTotal != 0 {
 		t.Errorf("pressure none: %d grafters", np.GraftersTotal)
 	}
 	for _, v := range []string{"-2", "lots", "1.5"} {

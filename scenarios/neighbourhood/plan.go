@@ -1,4 +1,4 @@
-package topology
+package neighbourhood
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/streamsim/streamsim/topology"
 
 	"github.com/holiman/uint256"
 
@@ -168,8 +170,8 @@ func DefaultNeighbourhoodParams() NeighbourhoodParams {
 	return NeighbourhoodParams{
 		Pressure: pr, Latency: LatencyRegions,
 		Seed: 1, Peers: 45, ObservedClient: "teku", Subnets: 4,
-		Mix:          map[string]float64{KindDefault: 0.6, KindAllSubnets: 0.3, KindSupernode: 0.1},
-		Clients:      DefaultMeshParams().Clients,
+		Mix:          map[string]float64{topology.KindDefault: 0.6, topology.KindAllSubnets: 0.3, topology.KindSupernode: 0.1},
+		Clients:      topology.DefaultMeshParams().Clients,
 		Degrees:      d,
 		DialledShare: 0.5,
 		Boundary:     16,
@@ -182,15 +184,15 @@ func DefaultNeighbourhoodParams() NeighbourhoodParams {
 // error naming its parameter.
 func ParseNeighbourhoodParams(m map[string]string) (NeighbourhoodParams, error) {
 	p := DefaultNeighbourhoodParams()
-	get := func(k string) (string, bool) { return paramValue(m, k) }
-	if err := parsePopulation(m, &p.Seed, &p.ObservedClient, &p.Mix, &p.Clients); err != nil {
+	get := func(k string) (string, bool) { return topology.ParamValue(m, k) }
+	if err := topology.ParsePopulation(m, &p.Seed, &p.ObservedClient, &p.Mix, &p.Clients); err != nil {
 		return p, err
 	}
 	var err error
 	for _, f := range []struct {
 		name string
 		dst  *int
-	}{{ParamObservedPeers, &p.Peers}, {ParamSubnets, &p.Subnets}, {ParamBoundary, &p.Boundary}} {
+	}{{topology.ParamObservedPeers, &p.Peers}, {ParamSubnets, &p.Subnets}, {ParamBoundary, &p.Boundary}} {
 		if v, ok := get(f.name); ok {
 			if *f.dst, err = strconv.Atoi(v); err != nil {
 				return p, fmt.Errorf("param %s: %q is not an integer", f.name, v)
@@ -246,8 +248,8 @@ func parseDegrees(param, v string) (map[string][2]int, error) {
 		if !ok {
 			return nil, fmt.Errorf("param %s: %q is not client:min-max (e.g. lighthouse:100-200)", param, part)
 		}
-		if !slices.Contains(ClientNames, name) {
-			return nil, fmt.Errorf("param %s: unknown client %q (allowed: %s)", param, name, strings.Join(ClientNames, ", "))
+		if !slices.Contains(topology.ClientNames, name) {
+			return nil, fmt.Errorf("param %s: unknown client %q (allowed: %s)", param, name, strings.Join(topology.ClientNames, ", "))
 		}
 		lo, hi, isRange := strings.Cut(rng, "-")
 		if !isRange {
@@ -267,25 +269,25 @@ func parseDegrees(param, v string) (map[string][2]int, error) {
 // has a subscribed peer is Neighbourhood's (it depends on the draw).
 func (p NeighbourhoodParams) Validate() error {
 	if p.Peers < 1 {
-		return fmt.Errorf("param %s: %d: want at least 1", ParamObservedPeers, p.Peers)
+		return fmt.Errorf("param %s: %d: want at least 1", topology.ParamObservedPeers, p.Peers)
 	}
 	if p.Subnets < 1 || p.Subnets > gossip.AttestationSubnets {
 		return fmt.Errorf("param %s: %d: want 1..%d (64 is the full form)", ParamSubnets, p.Subnets, gossip.AttestationSubnets)
 	}
-	if _, err := ClientProfile(p.ObservedClient); err != nil {
-		return fmt.Errorf("param %s: %w", ParamObservedClient, err)
+	if _, err := topology.ClientProfile(p.ObservedClient); err != nil {
+		return fmt.Errorf("param %s: %w", topology.ParamObservedClient, err)
 	}
-	if err := checkShares(ParamMix, p.Mix, MixKinds); err != nil {
+	if err := topology.CheckShares(topology.ParamMix, p.Mix, topology.MixKinds); err != nil {
 		return err
 	}
-	if err := checkShares(ParamClients, p.Clients, ClientNames); err != nil {
+	if err := topology.CheckShares(topology.ParamClients, p.Clients, topology.ClientNames); err != nil {
 		return err
 	}
-	for _, c := range ClientNames {
+	for _, c := range topology.ClientNames {
 		d, ok := p.Degrees[c]
 		switch {
 		case !ok && p.Clients[c] > 0:
-			return fmt.Errorf("param %s: no degree for client %s, which param %s gives a share", ParamDegrees, c, ParamClients)
+			return fmt.Errorf("param %s: no degree for client %s, which param %s gives a share", ParamDegrees, c, topology.ParamClients)
 		case d[0] < 0 || d[1] < 0:
 			return fmt.Errorf("param %s: %s: %d-%d: degrees must not be negative", ParamDegrees, c, d[0], d[1])
 		case d[1] < d[0]:
@@ -314,8 +316,8 @@ func (p NeighbourhoodParams) Validate() error {
 
 // NeighbourPeer is one real peer of the observed node.
 type NeighbourPeer struct {
-	Kind   string // MixKinds
-	Client Client
+	Kind   string // topology.MixKinds
+	Client topology.Client
 	// Degree is the peer's own peer count on mainnet, drawn from its client's range.
 	Degree int
 	// Dialled: the observed node dialled this link (it is outbound at the observed node).
@@ -338,7 +340,7 @@ type NeighbourPeer struct {
 
 // NeighbourhoodPlan is the drawn neighbourhood.
 type NeighbourhoodPlan struct {
-	ObservedClient Client
+	ObservedClient topology.Client
 	ObservedTopics []string
 	Peers          []NeighbourPeer
 	// Subscribers maps each of the observed node's topics to the peers subscribed to it.
@@ -351,25 +353,25 @@ type NeighbourhoodPlan struct {
 	ObservedBandwidth string
 }
 
-// Neighbourhood draws the population from the seed: kinds and clients apportioned like the
+// Plan draws the population from the seed: kinds and clients apportioned like the
 // mesh's, then shuffled; degrees uniform in each client's range; which links the observed
 // node dialled; topics by kind (default nodes 2 consecutive subnets and custody 4,
 // all-subnets nodes every subnet and custody 8, supernodes 2 subnets and custody 128), of
 // which only the form's subnets are kept. It fails, naming the parameter, when one of the
 // observed node's topics has no subscribed peer.
-func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
+func Plan(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	obsClient, _ := ClientProfile(p.ObservedClient)
+	obsClient, _ := topology.ClientProfile(p.ObservedClient)
 	kindRng := rand.New(rand.NewPCG(uint64(p.Seed), 11))
 	clientRng := rand.New(rand.NewPCG(uint64(p.Seed), 12))
 	degreeRng := rand.New(rand.NewPCG(uint64(p.Seed), 13))
 	subnetRng := rand.New(rand.NewPCG(uint64(p.Seed), 14))
 	idRng := rand.New(rand.NewPCG(uint64(p.Seed), 15))
-	kinds := Apportion(p.Mix, MixKinds, p.Peers)
+	kinds := topology.Apportion(p.Mix, topology.MixKinds, p.Peers)
 	kindRng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
-	clients := Apportion(p.Clients, ClientNames, p.Peers)
+	clients := topology.Apportion(p.Clients, topology.ClientNames, p.Peers)
 	clientRng.Shuffle(len(clients), func(i, j int) { clients[i], clients[j] = clients[j], clients[i] })
 	dialled := int(p.DialledShare*float64(p.Peers) + 0.5)
 
@@ -403,7 +405,7 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 		}
 	}
 	for i := range p.Peers {
-		cl, _ := ClientProfile(clients[i])
+		cl, _ := topology.ClientProfile(clients[i])
 		rg := p.Degrees[clients[i]]
 		deg := rg[0]
 		if rg[1] > rg[0] {
@@ -420,12 +422,12 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 		custody := 4
 		first := subnetRng.IntN(gossip.AttestationSubnets)
 		switch kinds[i] {
-		case KindDefault:
+		case topology.KindDefault:
 			att = []int{first, (first + 1) % gossip.AttestationSubnets}
-		case KindSupernode:
+		case topology.KindSupernode:
 			att, custody = []int{first, (first + 1) % gossip.AttestationSubnets}, gossip.DataColumnSubnets
-		case KindAllSubnets:
-			att, sync, custody = UpTo(gossip.AttestationSubnets), UpTo(gossip.SyncCommitteeSubnets), 8
+		case topology.KindAllSubnets:
+			att, sync, custody = topology.UpTo(gossip.AttestationSubnets), topology.UpTo(gossip.SyncCommitteeSubnets), 8
 		}
 		topics := slices.Clone(global)
 		for _, s := range att {
@@ -442,9 +444,9 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 		b := min(p.Boundary, max(deg-1, 0))
 		np := NeighbourPeer{Kind: kinds[i], Client: cl, Degree: deg, Dialled: i < dialled, Topics: topics, Boundary: b, Bandwidth: BandwidthFullNode}
 		switch kinds[i] {
-		case KindSupernode:
+		case topology.KindSupernode:
 			np.Bandwidth = BandwidthSupernode
-		case KindAllSubnets:
+		case topology.KindAllSubnets:
 			np.Bandwidth = BandwidthAllSubnets
 		}
 		for _, t := range topics {
@@ -473,7 +475,7 @@ func Neighbourhood(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 		if len(plan.Subscribers[t]) == 0 {
 			_, name, _ := gossip.ParseTopic(t)
 			return nil, fmt.Errorf("param %s: with %d peers and this mix no peer subscribes to %s of the observed node (raise the all-subnets or supernode share, param %s, or the peers, param %s)",
-				ParamMix, p.Peers, name, ParamMix, ParamObservedPeers)
+				topology.ParamMix, p.Peers, name, topology.ParamMix, topology.ParamObservedPeers)
 		}
 	}
 	return plan, nil
@@ -488,7 +490,7 @@ func (pl *NeighbourhoodPlan) PeripheryCapacity(perBoundary, perReal, available i
 	if need > available {
 		return fmt.Errorf("param %s: %d boundary peers and %d outside grafters (%.0f MiB) and %d real nodes (%.0f MiB) need %.0f MiB, this machine has %.0f MiB available: lower %s, %s (a cap) or %s",
 			ParamBoundary, pl.BoundaryTotal, pl.GraftersTotal, float64(outside*perBoundary)/(1<<20), len(pl.Peers)+1,
-			float64(int64(len(pl.Peers)+1)*perReal)/(1<<20), float64(need)/(1<<20), float64(available)/(1<<20), ParamBoundary, ParamGrafters, ParamObservedPeers)
+			float64(int64(len(pl.Peers)+1)*perReal)/(1<<20), float64(need)/(1<<20), float64(available)/(1<<20), ParamBoundary, ParamGrafters, topology.ParamObservedPeers)
 	}
 	return nil
 }
