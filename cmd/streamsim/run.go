@@ -166,8 +166,8 @@ func runRunCmd(args []string) error {
 	}
 	// Every parameter of every run is checked here, before any node starts, with the
 	// scenario's own messages (the same a Testground run gives).
-	for _, r := range runs {
-		if err := sc.CheckGroups(r.Params, r.Groups); err != nil {
+	for i, r := range runs {
+		if runs[i].Parsed, err = sc.ParseGroups(r.Params, r.Groups); err != nil {
 			return usageError{flagError(err, c.own)}
 		}
 	}
@@ -252,7 +252,7 @@ func runAndReport(ctx context.Context, sc *runner.Scenario, kind analysis.Kind, 
 				out = filepath.Join(dir, strconv.Itoa(i))
 			}
 		}
-		e := &runner.Embedded{Scenario: sc.Name, Out: out, Groups: r.Groups, Params: r.Params}
+		e := &runner.Embedded{Scenario: sc.Name, Out: out, Groups: r.Groups, Params: r.Params, Parsed: r.Parsed}
 		if isTerminal(os.Stderr) {
 			if len(runs) > 1 {
 				fmt.Fprintf(os.Stderr, "run %d of %d: %s\n", i+1, len(runs), r.Name)

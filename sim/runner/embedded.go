@@ -45,6 +45,9 @@ type Embedded struct {
 	Groups []Group
 	// Params are the scenario's parameters as strings (Testground's test_params).
 	Params map[string]string
+	// Parsed, when set, is every group's parameters already parsed from Params and checked
+	// (Scenario.ParseGroups, as the CLI does before any run starts); nil: Run parses them.
+	Parsed map[string]*Params
 	// Progress, when set, receives a progress line (carriage-return updated) while the run
 	// publishes.
 	Progress io.Writer
@@ -69,9 +72,11 @@ func (e *Embedded) Run(ctx context.Context) error {
 	if len(e.Groups) == 0 {
 		return fmt.Errorf("%s: no groups", sc.Name)
 	}
-	parsed, err := sc.ParseGroups(eparams, e.Groups) // every group's parameters, once
-	if err != nil {
-		return err
+	parsed := e.Parsed
+	if parsed == nil {
+		if parsed, err = sc.ParseGroups(eparams, e.Groups); err != nil { // every group's, once
+			return err
+		}
 	}
 	params := parsed[e.Groups[0].ID] // slots and time scale for the progress line
 	var insts []embeddedInstance

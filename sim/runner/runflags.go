@@ -18,6 +18,9 @@ type Run struct {
 	Seed      int64
 	Codec     string
 	Bandwidth string
+	// Parsed is every group's parameters once parsed and checked (Scenario.ParseGroups);
+	// Embedded.Parsed takes it, so a run's parameters are parsed once.
+	Parsed map[string]*Params
 }
 
 // RunFlags are a scenario's own flags of `streamsim run`, defined on the command's flag set
