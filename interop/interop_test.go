@@ -49,7 +49,7 @@ func (n *goNode) addrInfo() peer.AddrInfo {
 func (n *goNode) connect(p peer.AddrInfo) error { return n.host.Connect(context.Background(), p) }
 
 // newGoNode starts a Go node offering the given stream codecs (plain /meshsub/1.2.0 is always
-// offered last). It is the only use of package sim here, so a change of sim's API touches
+// offered last). It is the only use of package node here, so a change of node's API touches
 // this function alone.
 func newGoNode(t *testing.T, codecs ...string) *goNode {
 	t.Helper()
@@ -74,7 +74,7 @@ func newGoNode(t *testing.T, codecs ...string) *goNode {
 			h.Close()
 		}
 	})
-	// The node starts once its direct peers are known (sim nodes are not changed after
+	// The node starts once its direct peers are known (nodes are not changed after
 	// they are built).
 	g.start = func(direct []peer.AddrInfo) error {
 		nd, err = node.NewNode(h, node.WithCodecs(specs...), node.WithTimeScale(timeScale), node.WithDirectPeers(direct))

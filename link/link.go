@@ -184,7 +184,7 @@ func later(a, b time.Time) time.Time {
 func (l *Link) Shape() Shape { return l.shape }
 
 // Regions is the latency model the link was made with (a simulated network applies the same
-// per-pair latencies in virtual time: package sim's VirtualNetwork).
+// per-pair latencies in virtual time: package network's VirtualNetwork).
 func (l *Link) Regions() Regions { return l.regions }
 
 // Stats are a link's counters since New.

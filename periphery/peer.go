@@ -9,7 +9,7 @@
 // never touches the links between the observed node and
 // its peers: it only ever talks to the one real node it was given.
 //
-// It stands apart from the real nodes (package sim) on purpose: nothing here is a model of
+// It stands apart from the real nodes (package node) on purpose: nothing here is a model of
 // the nodes whose bytes are measured, only of the pressure and the traffic mainnet puts on
 // them from outside.
 package periphery

@@ -1,5 +1,5 @@
 // Command plans is streamsim's Testground entry point: the table of test cases, read from
-// sim's scenario registry. `streamsim run` runs the same scenarios in-process, so the plan
+// the runner's scenario registry. `streamsim run` runs the same scenarios in-process, so the plan
 // holds wiring only.
 package main
 

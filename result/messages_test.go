@@ -48,7 +48,7 @@ func TestMessageLogRoundTrip(t *testing.T) {
 }
 
 // BenchmarkMessageLogAdd is one first-delivery record, as every node writes for every
-// message it receives (sim's deliveries): no allocation.
+// message it receives (the runner's deliveries): no allocation.
 func BenchmarkMessageLogAdd(b *testing.B) {
 	l, err := CreateMessageLog(filepath.Join(b.TempDir(), MessagesFile))
 	if err != nil {

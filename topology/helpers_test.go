@@ -7,7 +7,7 @@ import (
 	"github.com/streamsim/streamsim/workload"
 )
 
-// meshMembers returns n mesh members of one group, as sim sorts them.
+// meshMembers returns n mesh members of one group, as the runner sorts them.
 func meshMembers(n int) []Member {
 	out := make([]Member, n)
 	for i := range out {

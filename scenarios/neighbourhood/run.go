@@ -1,6 +1,6 @@
 // Package neighbourhood runs the recorded node's view of mainnet in one process: the observed
 // node (Teku parameters, every attestation subnet of the form) and its peers as real
-// go-libp2p hosts running unmodified go-libp2p-pubsub (package sim), and for each peer a
+// go-libp2p hosts running unmodified go-libp2p-pubsub (package node), and for each peer a
 // periphery of boundary peers (package periphery) that deliver the workload's messages from
 // outside and keep grafting. Everything the observed node receives comes from its real peers;
 // nothing is injected on its links. docs/neighbourhood.md describes the model.
