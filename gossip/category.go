@@ -6,7 +6,7 @@ import (
 )
 
 // Category is the measurement category of a message or of part of an RPC frame
-// (design.md, "Measurement definitions").
+// (docs/results-schema.md, "Measurement definitions").
 type Category uint8
 
 const (

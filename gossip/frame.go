@@ -106,7 +106,7 @@ const (
 var errFrame = errors.New("malformed rpc frame")
 
 // SplitFrame attributes the bytes of one length-prefixed RPC frame to categories by the
-// encoded size of its parts (design.md): each published message to its topic's category,
+// encoded size of its parts (docs/results-schema.md): each published message to its topic's category,
 // subscriptions and control to Control, unknown fields to Other. The length prefix is shared
 // out in proportion.
 func SplitFrame(frame []byte) (FrameParts, error) {

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Payload modes inside a compressed stream (design.md, "Stream codecs").
+// Payload modes inside a compressed stream (docs/format.md).
 const (
 	// PayloadSSZSnappy keeps message data Snappy-compressed, as on the network today.
 	PayloadSSZSnappy = "ssz_snappy"

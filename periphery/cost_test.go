@@ -20,7 +20,7 @@ import (
 )
 
 // boundaryPeers is the boundary of one real node in the cost comparison: about what one
-// all-subnets Lighthouse peer of the observed node needs (reference.md §9's b = 12–20).
+// all-subnets Lighthouse peer of the observed node needs (docs/inputs.md §9's b = 12–20).
 const boundaryPeers = 16
 
 // BenchmarkBoundary measures what the periphery costs per message it delivers, as full

@@ -33,13 +33,13 @@ type Client struct {
 	FloodPublish bool
 }
 
-// ClientNames lists the profiles ClientProfile knows, in the order of reference.md §7.
+// ClientNames lists the profiles ClientProfile knows, in the order of docs/inputs.md §7.
 var ClientNames = []string{"spec", "prysm", "lighthouse", "teku", "lodestar", "nimbus"}
 
 // ClientProfile returns a client's GossipSub parameters as its source sets them
-// (reference.md §7; files named below, read late 2026). Where a client sets nothing, the
+// (docs/inputs.md §7; files named below, read late 2026). Where a client sets nothing, the
 // value is its library's default as far as go-libp2p-pubsub can express it; values marked
-// "unverified" come from reference.md §7 without a source read here.
+// "unverified" come from docs/inputs.md §7 without a source read here.
 //
 //	spec        consensus-specs phase0 p2p-interface: D 8/6/12, Dlazy 6, heartbeat 0.7 s,
 //	            mcache 6/3, fanout TTL 60 s, seen TTL 2 epochs (768 s). The spec sets no

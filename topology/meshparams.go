@@ -61,7 +61,7 @@ type MeshParams struct {
 
 // DefaultMeshParams are the defaults for DefaultMeshNodes nodes, chosen so that a model of
 // the mesh (estimate_test.go: a model, not a measurement; the run's own figures decide) puts
-// the observed node's copies per unique message near the recording's (reference.md §4):
+// the observed node's copies per unique message near the recording's (docs/inputs.md §4):
 //
 //   - ObservedPeers 45: the recorded node's peer count.
 //   - Mix default 0.94, all-subnets 0.02, supernode 0.04 and Degree 14: with 48 nodes, 44

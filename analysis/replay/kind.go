@@ -59,7 +59,7 @@ func (s *SweepReport) Outcome() *analysis.Verdict { return &s.verdict }
 // WriteTable prints the sweep's Markdown table.
 func (s *SweepReport) WriteTable(w io.Writer) error { return s.Report.WriteMarkdown(w) }
 
-// ProposalRow is one row of the proposal's results table (reference.md §1, seed 001): percent
+// ProposalRow is one row of the proposal's results table (docs/inputs.md §1): percent
 // of today's wire bytes, inbound. A category's Low and High differ where the proposal gives a
 // range; zero means not published.
 type ProposalRow struct {
@@ -95,7 +95,7 @@ func ProposalTable() []ProposalRow {
 	return out
 }
 
-// ProposalLiveCheckPct is the proposal's live check (reference.md §1): the snappy-stream
+// ProposalLiveCheckPct is the proposal's live check (docs/inputs.md §1): the snappy-stream
 // node's bytes on the wire as a percentage of the plain node's, both direct peers of a hub on
 // mainnet, raw SSZ payloads, no control.
 const ProposalLiveCheckPct = 44.1

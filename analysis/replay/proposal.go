@@ -31,7 +31,7 @@ func (c Comparison) published() string {
 
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// pub is one row of the proposal's Results table (reference.md §1, seed 001): totals for the
+// pub is one row of the proposal's Results table (docs/inputs.md §1): totals for the
 // default node and all subnets, one figure per category (the proposal gives one for both
 // views), control per view. Zero means "not published".
 type pub struct {
@@ -120,7 +120,7 @@ func atProposalMix(r *Result) float64 {
 	return math.Round(sum/weight*10) / 10
 }
 
-// proposalTraffic is the proposal's inbound MiB per hour (reference.md §1), default node
+// proposalTraffic is the proposal's inbound MiB per hour (docs/inputs.md §1), default node
 // then all subnets, per category (0: not published).
 var proposalTraffic = map[string][gossip.NumCategories]float64{
 	"default":     {gossip.Attestation: 107, gossip.Aggregate: 138, gossip.Block: 154, gossip.DataColumn: 109, gossip.SyncCommittee: 7.5, gossip.Control: 92},

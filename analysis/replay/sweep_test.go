@@ -468,7 +468,7 @@ func TestAtProposalMix(t *testing.T) {
 	for c := range gossip.Control {
 		r.Relative[c], r.PlainBytes[c] = 50, 1
 	}
-	// reference.md §1: 3188 + 138 + 154 + 109 + 45 MiB/h at 50 %, control 1946 MiB/h at 93 %.
+	// docs/inputs.md §1: 3188 + 138 + 154 + 109 + 45 MiB/h at 50 %, control 1946 MiB/h at 93 %.
 	want := math.Round((50*(3188+138+154+109+45)+93*1946)/(3188+138+154+109+45+1946.0)*10) / 10
 	if got := atProposalMix(&r); got != want {
 		t.Errorf("at proposal mix %v, want %v", got, want)

@@ -209,7 +209,7 @@ func answerSection(p *page.Page) error {
 	if err != nil {
 		return err
 	}
-	src, err := p.AddSource("the proposal's results (reference.md §1, seed 001)", pub)
+	src, err := p.AddSource("the proposal's results (docs/inputs.md §1)", pub)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func runWorkload(args []string, stdout io.Writer) error {
 	slots := fs.Int("slots", 50, "number of 12 s slots to generate")
 	seed := fs.Int64("seed", def.Seed, "random seed (same seed and parameters, same bytes)")
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of the table")
-	statsOut := fs.Bool("stats", false, "also print the content statistics of blocks, aggregates and contributions beside their targets (reference.md §4, §8)")
+	statsOut := fs.Bool("stats", false, "also print the content statistics of blocks, aggregates and contributions beside their targets (docs/inputs.md §4, §8)")
 	tracePath := fs.String("trace", "", "write the profile's frames to this trace file (\".gz\" suffix: gzip)")
 	custody := fs.Int("custody", -1, "custody columns, overriding the profile's (4..128)")
 	forkDigest := fs.String("fork-digest", def.ForkDigest, "fork digest in topics, 8 hex characters")
@@ -45,7 +45,7 @@ func runWorkload(args []string, stdout io.Writer) error {
 		out := fs.Output()
 		fmt.Fprintln(out, "usage: streamsim workload [flags]")
 		fmt.Fprintln(out, "\nGenerates the synthetic mainnet workload and prints, per category, what a node of the profile")
-		fmt.Fprintln(out, "receives (one copy of each message) next to the recording's figures (reference.md).")
+		fmt.Fprintln(out, "receives (one copy of each message) next to the recording's figures (docs/inputs.md).")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -185,7 +185,7 @@ func writeWorkloadTable(w io.Writer, profile workload.Profile, slots int, seed i
 	rec := workload.RecordingFigures(profile.Name)
 	fmt.Fprintf(w, "profile %s (%d attestation subnets, %d sync subnets, %d custody columns), %d slots, seed %d\n",
 		profile.Name, len(profile.AttestationSubnets), len(profile.SyncSubnets), len(profile.Columns), slots, seed)
-	fmt.Fprintln(w, "one copy of each message; rec. = the recording (reference.md), whose MiB/h counts every copy received")
+	fmt.Fprintln(w, "one copy of each message; rec. = the recording (docs/inputs.md), whose MiB/h counts every copy received")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "category\tmsgs/slot\trec.\tmean SSZ B\trec.\tmean ssz_snappy B\traw/Snappy\trec.\tMiB/h\trec. MiB/h\trec. copies\trec. ÷ copies\t")
 	var total, totalRec float64

@@ -64,7 +64,7 @@ import { Encoder, StreamDecoder, SnappyStreamError, PLAIN_PROTOCOL, parseSpec } 
 const require = createRequire(import.meta.url)
 const snappy = require('snappy-wasm')
 
-// Consensus-spec gossip constants (reference.md §5).
+// Consensus-spec gossip constants (docs/inputs.md §5).
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 const DOMAIN_VALID_SNAPPY = Buffer.from([1, 0, 0, 0])
 const DOMAIN_INVALID_SNAPPY = Buffer.from([0, 0, 0, 0])

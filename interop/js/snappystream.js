@@ -1,6 +1,6 @@
 // snappy-stream in JavaScript: a stream of unmodified Snappy blocks, one per gossipsub RPC,
 // whose copies may also reach into a history of the earlier blocks of the stream direction.
-// Written from the format's description (streamsim's docs: design.md, "The snappy-stream wire
+// Written from the format's description (streamsim's docs/format.md, "The snappy-stream wire
 // format"), as a second implementation beside streamsim's Go package codec/snappystream.
 //
 // The format, as this file implements it:

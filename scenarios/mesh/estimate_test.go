@@ -40,7 +40,7 @@ import (
 // Delays are drawn per hop (link 0.3–1.0, processing 0.1–0.5, arbitrary units), so only the
 // order of events matters. Not modelled: peer scoring, opportunistic grafting, Dout,
 // PRUNE peer exchange, IWANT for ids a node then gets by mesh, per-heartbeat IHAVE topic
-// overhead, queueing. The recording's copies per message (reference.md §4) are the target.
+// overhead, queueing. The recording's copies per message (docs/inputs.md §4) are the target.
 
 // modelNet is the model's view of a plan: meshes per topic and subscriptions.
 type modelNet struct {
@@ -362,7 +362,7 @@ func (e estimate) table() string {
 // they were chosen for: the observed node's copies per message within ±25 % of the
 // recording's for every category but blocks (IDONTWANT, see DefaultMeshParams), and no more
 // than 1e6 copies per slot over all nodes (about 40 000/s at 0.5× real time, what two cores
-// absorb at ~25 µs a copy, reference.md §7). It logs the model's table; the model's control
+// absorb at ~25 µs a copy, docs/inputs.md §7). It logs the model's table; the model's control
 // is IHAVE entries only and far below the recording's (see the package's report).
 func TestMeshEstimate(t *testing.T) {
 	plan, err := Plan(meshMembers(topology.DefaultMeshNodes), topology.DefaultMeshParams())

@@ -60,7 +60,7 @@ func TestObservedClientIDontWant(t *testing.T) {
 	teku, _ := topology.ClientProfile("teku")
 	spec, _ := topology.ClientProfile("spec")
 	if teku.IDontWantThresholdBytes != 16384 {
-		t.Fatalf("teku's IDONTWANT threshold %d, want jvm-libp2p's 16384 (reference.md §9)", teku.IDontWantThresholdBytes)
+		t.Fatalf("teku's IDONTWANT threshold %d, want jvm-libp2p's 16384 (docs/inputs.md §9)", teku.IDontWantThresholdBytes)
 	}
 	for _, c := range []struct {
 		client       topology.Client

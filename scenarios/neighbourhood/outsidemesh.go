@@ -28,7 +28,7 @@ import (
 //
 // Why this and not independent draws per peer: in a mesh every node's neighbours receive the
 // message within about one hop of it, so a node is the first source of about one of its mesh
-// peers, and receives a copy from the rest (k − 1 of k; reference.md §7 and the ethresear.ch
+// peers, and receives a copy from the rest (k − 1 of k; docs/inputs.md §7 and the ethresear.ch
 // thread cited in docs/neighbourhood.md). With each real peer's first copy drawn independently
 // over 350 ms, the observed node, one hop after the earliest of its ~8 peers on a global topic,
 // was ahead of about half of them and served them first, so it got ~3.5 copies from 8 meshes.
@@ -37,11 +37,11 @@ import (
 const (
 	// DefaultOutsideNodes is mainnet's beacon node count, to its order: about 10 000
 	// (ethresear.ch "Estimating validator decentralization using p2p data": 12–13 k nodes;
-	// reference.md §9). The size sets the number of hops (log_7 of it); a 2 000-node mesh
+	// docs/inputs.md §9). The size sets the number of hops (log_7 of it); a 2 000-node mesh
 	// gave seed 1 more aggregate copies (docs/neighbourhood.md, the sensitivity run).
 	DefaultOutsideNodes = 10_000
 	// OutsideDegree is the mesh degree of the outside nodes: the spec's D (8), the degree
-	// Prysm, Teku, Lodestar and Nimbus keep (reference.md §7).
+	// Prysm, Teku, Lodestar and Nimbus keep (docs/inputs.md §7).
 	OutsideDegree = 8
 	// MinOutsideNodes and MaxOutsideNodes bound the parameter: fewer than a few hops of
 	// degree 8 is no mesh, and the largest mainnet-sized graph costs ~0.1 s per scenario.

@@ -37,7 +37,7 @@ const (
 const GraftersByDegree = "degree"
 
 // Bandwidth classes: gossipsub-interop's network model's two (link.DefaultClasses,
-// reference.md §7: ordinary nodes 50 Mbit/s up and down, supernodes 1 Gbit/s) and a third for
+// docs/inputs.md §7: ordinary nodes 50 Mbit/s up and down, supernodes 1 Gbit/s) and a third for
 // nodes subscribed to every attestation subnet, whose forwarding alone needs more uplink than
 // the ordinary class has (docs/neighbourhood.md, "An all-subnets node's link"). The
 // population carries each node's class; the links that apply them belong to the run's
@@ -87,7 +87,7 @@ func TopicKind(topic string) string {
 // subscribed peers for a topic among their own. A default node is on 2 of 64 attestation
 // subnets, so among a node's 70–200 peers a subnet has ~2–6 default-node subscribers plus
 // the many-subnet nodes: default nodes graft the popular many-subnet nodes, which sit at
-// Dhi (reference.md §9). Sync committee subnets are alike (4 subnets, subscribed while a
+// Dhi (docs/inputs.md §9). Sync committee subnets are alike (4 subnets, subscribed while a
 // validator is in the committee). Global topics (blocks, aggregates, contributions): every
 // neighbour subscribes, every mesh fills from 70–200 candidates, nobody stays below Dlo.
 // Data column subnets are sparse per node (custody 4–8 of 128) but supernodes (10–20 % of
@@ -118,7 +118,7 @@ func parsePressure(v string) (map[string]bool, error) {
 	return out, nil
 }
 
-// DefaultDegrees are the clients' own peer counts (reference.md §7): Lighthouse target peers
+// DefaultDegrees are the clients' own peer counts (docs/inputs.md §7): Lighthouse target peers
 // 200 (its nodes run 100–200), Prysm max peers 70, Teku 64–100. Lodestar 100 and Nimbus 160
 // are their default targets as remembered, unverified; spec stands for a go node at Prysm's.
 const DefaultDegrees = "lighthouse:100-200,prysm:70-70,teku:64-100,lodestar:100-100,nimbus:160-160,spec:70-70"
@@ -161,7 +161,7 @@ func (p NeighbourhoodParams) Presses(topic string) bool {
 }
 
 // DefaultNeighbourhoodParams is the calibration form's population: 45 peers of which 30 %
-// on all subnets, as reference.md §9's arithmetic needs (10–20 subscribed peers per subnet
+// on all subnets, as docs/inputs.md §9's arithmetic needs (10–20 subscribed peers per subnet
 // among 45 to make ≈ 12 IHAVE mentions per attestation). These are inputs; the run's
 // calibration table says how far the output is from the recording.
 func DefaultNeighbourhoodParams() NeighbourhoodParams {

@@ -14,7 +14,7 @@ import (
 	"github.com/streamsim/streamsim/topology"
 )
 
-// Recording is the recorded all-subnets node's inbound traffic per hour (reference.md §1) and
+// Recording is the recorded all-subnets node's inbound traffic per hour (docs/inputs.md §1) and
 // its implied copies per unique message (§4); IHAVEIDsPerHour is §9's ≈ 86 M.
 var Recording = struct {
 	MiBh            map[gossip.Category]float64

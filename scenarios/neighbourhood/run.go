@@ -51,7 +51,7 @@ import (
 // each peer), and further copies from other boundary peers each a uniform Spread later. First
 // stands for the hops from the origin to the peer's outside neighbours (2–4 hops of 20–100 ms
 // one-way latency plus validation, gossipsub-interop's region latencies 2–220 ms,
-// reference.md §7).
+// docs/inputs.md §7).
 type Arrival struct {
 	First, Spread node.DelayRange
 	MeshNodes     int
@@ -191,7 +191,7 @@ func DefaultConfig() Config {
 }
 
 // Measured per-host costs that bound the periphery (periphery/cost_test.go,
-// BenchmarkBoundary, and reference.md §6's 340 KiB per TCP host with pubsub).
+// BenchmarkBoundary, and docs/inputs.md §6's 340 KiB per TCP host with pubsub).
 const (
 	BytesPerBoundary = 400 << 10
 	BytesPerReal     = 4 << 20

@@ -427,7 +427,7 @@ func (n *Node) Bandwidth() map[string]result.Traffic {
 
 // codecHost is the node's host as pubsub sees it: streams of streamsim gossip protocols are
 // wrapped in codecStreams. pubsub uses only NewStream and SetStreamHandler(Match) for streams
-// (reference.md §6); everything else passes through.
+// (docs/inputs.md §6); everything else passes through.
 type codecHost struct {
 	host.Host
 	node *Node

@@ -16,7 +16,7 @@ import (
 // mesh mainnet builds at that rate of messages: with the PRUNE backoff left at 60 s in a run
 // 4× faster, a pruned peer waits four times as many heartbeats before it may graft again and
 // the observed node sees fewer GRAFT/PRUNE and a different split between copies and IHAVE
-// (reference.md §9). The durations are those of go-libp2p-pubsub v0.19.0:
+// (docs/inputs.md §9). The durations are those of go-libp2p-pubsub v0.19.0:
 //
 //   - GossipSubParams: HeartbeatInterval, HeartbeatInitialDelay, FanoutTTL, PruneBackoff,
 //     UnsubscribeBackoff, GraftFloodThreshold, IWantFollowupTime, DirectConnectInitialDelay.

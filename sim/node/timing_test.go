@@ -146,7 +146,7 @@ func (*backoffTracer) DropRPC(*pubsub.RPC, peer.ID)                         {}
 func (*backoffTracer) UndeliverableMessage(*pubsub.Message)                 {}
 
 // A peer at Dhi refuses the GRAFTs of a node that dialled it and prunes it (the grafting
-// pressure of reference.md §9). At time scale 30 the PRUNE must carry the dilated backoff
+// pressure of docs/inputs.md §9). At time scale 30 the PRUNE must carry the dilated backoff
 // (60 s / 30 = 2 s, whole seconds) and the pruned node must graft again after that backoff
 // plus clearBackoff's dilated slack (2 × 1 s / 30) and its 15-heartbeat sweep: in
 // 2 s … 2.6 s (with 0.4 s for this machine's timers), not after the real-time 60 s backoff or

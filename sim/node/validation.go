@@ -32,7 +32,7 @@ import (
 //     verifierLimit 50 signatures); Nimbus accumulates for 10 ms or 72 signatures
 //     (beacon_chain/gossip_processing/batch_validation.nim: BatchAttAccumTime 10 ms,
 //     BatchedCryptoSize 72). The range spans the two, plus a batch verification of a few ms
-//     (reference.md §9's experiment used 5–40 ms).
+//     (docs/inputs.md §9's experiment used 5–40 ms).
 //   - aggregate 5–20 ms: three signatures (selection proof, aggregator, the aggregate over
 //     ~488 keys), batched like attestations. (unverified: no client figure read here.)
 //   - block 20–100 ms: proposer signature and the gossip conditions before forwarding

@@ -421,7 +421,7 @@ func (r *RunReport) SetDir(dir string) { r.Dir = dir }
 func (r *RunReport) WriteJSON(w io.Writer) error { return analysis.WriteJSON(w, r) }
 
 // WriteTable prints the live-check table: one column per leaf, shaped like the proposal's
-// (reference.md §1).
+// (docs/inputs.md §1).
 func (r *RunReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "hub-leaves: profile %s, payload %s, %d slot(s) at %g× real time, %d publishers, 1 hub, %d leaves\n\n",
 		r.Profile, r.Payload, r.Schedule.Slots, r.Schedule.TimeScale, r.Publishers, len(r.Leaves))

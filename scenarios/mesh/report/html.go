@@ -176,7 +176,7 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 				page.F(r.Src.Fig(b+"raw_mib_h", page.MiBh)), page.F(r.Src.Fig(b+"wire_mib_h", page.MiBh)), page.F(r.Src.Fig(b+"raw_vs_recording", page.Ratio))})
 		}
 	}
-	s.Table("Observed node's inbound traffic per hour of simulated time against the recording (reference.md §1)", []string{"run", "category", "recording", "raw (plain)", "wire", "raw / recording"}, calRows)
+	s.Table("Observed node's inbound traffic per hour of simulated time against the recording (docs/inputs.md §1)", []string{"run", "category", "recording", "raw (plain)", "wire", "raw / recording"}, calRows)
 	return nil
 }
 

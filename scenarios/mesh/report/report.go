@@ -21,7 +21,7 @@ import (
 )
 
 // recordingMiBPerHour is the recorded all-subnets node's inbound traffic per category
-// (reference.md §1): the mesh's calibration target for the observed node's plain inbound bytes.
+// (docs/inputs.md §1): the mesh's calibration target for the observed node's plain inbound bytes.
 var recordingMiBPerHour = map[gossip.Category]float64{
 	gossip.Attestation: 3188, gossip.Aggregate: 138, gossip.Block: 154, gossip.DataColumn: 109,
 	gossip.Control: 1946, gossip.SyncCommittee: 45,

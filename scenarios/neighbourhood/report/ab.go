@@ -28,7 +28,7 @@ func init() {
 // would have put on the wire for exactly this traffic) and of the plain run's wire bytes of
 // the same seed (gossip's own randomness is not seeded, so the two runs' traffic differs by
 // a few percent), each as the mean and range over seeds; the total at the recording's mix
-// weights each category's wire/raw by the recording's MiB/h (reference.md §1), so a
+// weights each category's wire/raw by the recording's MiB/h (docs/inputs.md §1), so a
 // calibration form's four subnets do not set the mix. CPU is the whole process's (every
 // node, both ends of every compressed link) per simulated minute.
 type AB struct {

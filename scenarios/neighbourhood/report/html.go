@@ -29,7 +29,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 		}
 		abSection(s, ab, joined.Src)
 	}
-	s.H3("Calibration against the recording (reference.md §1)")
+	s.H3("Calibration against the recording (docs/inputs.md §1)")
 	if err := seedCalibration(s, runs); err != nil {
 		return err
 	}
