@@ -298,11 +298,14 @@ func (g *Generator) blockAttestations() []*electra.Attestation {
 	return out
 }
 
-// someCommittees returns 1–8 distinct committee indices, ascending.
+// someCommittees returns 1–40 distinct committee indices, ascending: since Electra a
+// proposer packs one AttestationData's votes from many committees into one attestation, so
+// an older slot's stragglers span many committees with few bits each (this brings the
+// consensus part to Electra's ≈ 12 KB).
 func (g *Generator) someCommittees() []int {
 	n := len(g.committeeSizes)
 	var set bitfield.Bitvector64 = bitfield.NewBitvector64()
-	k := 1 + g.rng.IntN(min(8, n))
+	k := 1 + g.rng.IntN(min(40, n))
 	for set.Count() < uint64(k) {
 		set.SetBitAt(uint64(g.rng.IntN(n)), true)
 	}

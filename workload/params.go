@@ -128,7 +128,7 @@ func DefaultParams() Params {
 		SyncAggregatorCompleteShare: 0.4,
 		SyncMessages:                394,
 		BlockProbability:            0.995,
-		BlockSigma:                  0.40,
+		BlockSigma:                  0.35,
 		GasUsedSigma:                0.25,
 		MaxBlockBytes:               10 << 20,
 	}

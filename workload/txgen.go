@@ -84,10 +84,10 @@ var (
 // the exponents were chosen so that the share of recipients and selectors seen in an earlier
 // block matches reference.md §8, not to reach any compression figure.
 var (
-	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.15}
+	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.08}
 	tokenShape    = shape{s: 1.25, v: 2, n: 50_000}
 	routerShape   = shape{s: 1.6, v: 1, n: 2_000}
-	contractShape = shape{s: 1.3, v: 4, n: 1_000_000, fresh: 0.05}
+	contractShape = shape{s: 1.4, v: 4, n: 1_000_000, fresh: 0.05}
 	// selectorShape is the popularity of a contract's own functions (rank 0 = its most
 	// called); commonSelShape of the selectors many contracts share (multicall, execute, …).
 	selectorShape  = shape{s: 1.8, v: 1, n: 24}
@@ -96,13 +96,13 @@ var (
 	constShape = shape{s: 1.5, v: 1, n: 512}
 )
 
-// Words of a generic call: a lognormal count (median and σ below, calibrated to ≈ 29 words
-// per transaction over the whole mix) of these kinds, cumulative shares.
-var callWordsMedian = 43.0
-
+// Words of a generic call: a lognormal count (median and σ below; with the 2023 sample's
+// rollup batches counted, the mix averages ≈ 29 words per transaction as the sample does)
+// of these kinds, cumulative shares.
 const (
-	callWordsSigma = 1.1
-	callWordsMax   = 1000
+	callWordsMedian = 22
+	callWordsSigma  = 1.1
+	callWordsMax    = 1000
 	// commonSelectorShare of calls use a selector many contracts share.
 	commonSelectorShare = 0.7
 )
@@ -177,12 +177,12 @@ type target struct {
 // block again (bots and bursts: mainnet's recipients repeat within a block more than the
 // popularity alone gives, reference.md §8: 47.3 % seen in an earlier block, 52.3 % counting
 // the same block). Only the recipient and selector repeat; the arguments are new.
-const sameBlockShare = 0.20
+const sameBlockShare = 0.14
 
 // repeatArgsShare of those repeat the earlier call's arguments too, but for one or two words:
 // the repeats within a block that the sample's 14.5 % of words repeated within the block
 // needs once its rollup batches are counted (docs/workload-content.md).
-const repeatArgsShare = 0.7
+const repeatArgsShare = 0.85
 
 // startBlock forgets the previous block's recipients.
 func (s *txSource) startBlock() { s.inBlock = s.inBlock[:0] }
