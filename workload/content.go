@@ -16,7 +16,7 @@ import (
 )
 
 // ContentWindow is the number of consecutive blocks over which "seen in an earlier block"
-// is counted: the 14 mainnet blocks of reference.md §8. The seen-sets start empty at every
+// is counted: the 14 consecutive mainnet blocks of the sample. The seen-sets start empty at every
 // window, as they did for that sample.
 const ContentWindow = 14
 
@@ -315,7 +315,8 @@ func pct(a, b int64) float64 { return 100 * ratio(a, b) }
 
 // Figures returns every statistic with its target, per category.
 func (c *ContentStats) Figures() []ContentFigure {
-	const sample = "reference.md §8 (14 mainnet blocks)"
+	// The sample's figures include its rollup batches in calldata: compare with era 2023-09.
+	const sample = "mainnet blocks 18 090 205–218 (Sep 2023; compare --era 2023-09)"
 	blockFig := func(name string, v, target float64, unit, source string) ContentFigure {
 		return ContentFigure{Category: gossip.Block, Name: name, Value: v, Target: target, Unit: unit, Source: source, Tolerance: 0.10}
 	}
@@ -341,7 +342,7 @@ func (c *ContentStats) Figures() []ContentFigure {
 	}
 	typeShare := func(t int) float64 { return pct(c.Types[t], c.Txs) }
 	figs := []ContentFigure{
-		blockFig("transactions per block", ratio(c.Txs, c.Blocks), 0, "", "follows from the block size kept from the recording"),
+		blockFig("transactions per block", ratio(c.Txs, c.Blocks), 0, "", "follows from the era's block sizes"),
 		blockFig("mean transaction", ratio(c.TxBytes, c.Txs), 1074, "B", sample),
 		blockFig("calldata words per transaction", ratio(c.Words, c.Txs), 29.2, "", sample),
 		blockFig("to seen in an earlier block", pct(c.ToEarlier, c.To), 47.3, "%", sample),
