@@ -168,6 +168,7 @@ func TestMainnetBlocks(t *testing.T) {
 			cons = append(cons, consensusBytes(t, b))
 		}
 		slices.Sort(cons)
+		t.Logf("seed %d: consensus part median %d B", seed, cons[len(cons)/2])
 		if c := cons[len(cons)/2]; c < 9_000 || c > 15_000 {
 			t.Errorf("seed %d: consensus part %d B, want ≈ 12 KB", seed, c)
 		}
