@@ -82,7 +82,9 @@ var (
 // plus a share of draws that are fresh (never-seen) values. Mainnet's contract popularity is
 // heavy-tailed (a few tokens and routers take a large share, a long tail is called once);
 // the exponents were chosen so that the share of recipients and selectors seen in an earlier
-// block matches reference.md §8, not to reach any compression figure.
+// block matches reference.md §8, not to reach any compression figure. Issue 38 refitted the
+// fresh share of accounts and the contracts' exponent on era 2023-09, whose blocks carry the
+// sample's rollup batches (docs/workload-content.md).
 var (
 	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.08}
 	tokenShape    = shape{s: 1.25, v: 2, n: 50_000}
@@ -176,7 +178,8 @@ type target struct {
 // sameBlockShare of transactions call a recipient of an earlier transaction of the same
 // block again (bots and bursts: mainnet's recipients repeat within a block more than the
 // popularity alone gives, reference.md §8: 47.3 % seen in an earlier block, 52.3 % counting
-// the same block). Only the recipient and selector repeat; the arguments are new.
+// the same block). Of these, repeatArgsShare repeat the arguments too but for one or two
+// words; the rest repeat only the recipient and selector.
 const sameBlockShare = 0.14
 
 // repeatArgsShare of those repeat the earlier call's arguments too, but for one or two words:
