@@ -145,9 +145,9 @@ func runWorkload(args []string, stdout io.Writer) error {
 		}
 	}
 	if *jsonOut {
-		return writeWorkloadJSON(stdout, profile.Name, *slots, p.Seed, &stats, content)
+		return writeWorkloadJSON(stdout, profile.Name, *slots, p.Seed, p.Era, &stats, content)
 	}
-	writeWorkloadTable(stdout, profile, *slots, p.Seed, &stats)
+	writeWorkloadTable(stdout, profile, *slots, p.Seed, p.Era, &stats)
 	if content != nil {
 		fmt.Fprintln(stdout)
 		writeContentTable(stdout, content)
@@ -188,14 +188,15 @@ type contentFigureJSON struct {
 	Conflict  string          `json:"conflict,omitempty"`
 }
 
-func writeWorkloadJSON(w io.Writer, profile string, slots int, seed int64, s *workload.Stats, content *workload.ContentStats) error {
+func writeWorkloadJSON(w io.Writer, profile string, slots int, seed int64, era string, s *workload.Stats, content *workload.ContentStats) error {
 	out := struct {
 		Profile    string                                   `json:"profile"`
 		Slots      int                                      `json:"slots"`
 		Seed       int64                                    `json:"seed"`
+		Era        string                                   `json:"era"`
 		Categories map[gossip.Category]workloadCategoryJSON `json:"categories"`
 		Content    []contentFigureJSON                      `json:"content,omitempty"`
-	}{profile, slots, seed, map[gossip.Category]workloadCategoryJSON{}, nil}
+	}{profile, slots, seed, era, map[gossip.Category]workloadCategoryJSON{}, nil}
 	if content != nil {
 		for _, f := range content.Figures() {
 			out.Content = append(out.Content, contentFigureJSON{f.Category, f.Name, f.Value, f.Target, f.Unit, f.Source, f.Within(), f.Conflict})
@@ -217,10 +218,10 @@ func writeWorkloadJSON(w io.Writer, profile string, slots int, seed int64, s *wo
 	return nil
 }
 
-func writeWorkloadTable(w io.Writer, profile workload.Profile, slots int, seed int64, s *workload.Stats) {
+func writeWorkloadTable(w io.Writer, profile workload.Profile, slots int, seed int64, era string, s *workload.Stats) {
 	rec := workload.RecordingFigures(profile.Name)
-	fmt.Fprintf(w, "profile %s (%d attestation subnets, %d sync subnets, %d custody columns), %d slots, seed %d\n",
-		profile.Name, len(profile.AttestationSubnets), len(profile.SyncSubnets), len(profile.Columns), slots, seed)
+	fmt.Fprintf(w, "profile %s (%d attestation subnets, %d sync subnets, %d custody columns), %d slots, seed %d, era %s\n",
+		profile.Name, len(profile.AttestationSubnets), len(profile.SyncSubnets), len(profile.Columns), slots, seed, era)
 	fmt.Fprintln(w, "one copy of each message; rec. = the recording (reference.md), whose MiB/h counts every copy received")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "category\tmsgs/slot\trec.\tmean SSZ B\trec.\tmean ssz_snappy B\traw/Snappy\trec.\tMiB/h\trec. MiB/h\trec. copies\trec. ÷ copies\t")

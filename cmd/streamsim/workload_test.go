@@ -23,6 +23,7 @@ func TestWorkloadJSON(t *testing.T) {
 		Profile    string
 		Slots      int
 		Seed       int64
+		Era        string
 		Categories map[string]map[string]float64
 	}
 	dec := json.NewDecoder(&out)
@@ -30,7 +31,7 @@ func TestWorkloadJSON(t *testing.T) {
 	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Profile != "default" || got.Slots != 2 || got.Seed != 3 || len(got.Categories) != 5 {
+	if got.Profile != "default" || got.Slots != 2 || got.Seed != 3 || got.Era != workload.DefaultEra || len(got.Categories) != 5 {
 		t.Fatalf("%+v", got)
 	}
 	for _, c := range []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn, gossip.SyncCommittee} {
