@@ -162,10 +162,15 @@ func runWorkload(args []string, stdout io.Writer) error {
 func writeEras(w io.Writer) {
 	fmt.Fprintln(w, "\neras (--era; a parameter flag given beside it overrides the era's figure):")
 	for _, e := range workload.Eras() {
-		fmt.Fprintf(w, "  %s: gas limit %d M; MEV-Boost %.0f %% of blocks (median %d kB SSZ, %d M gas), local %d kB, %.1f M gas; "+
-			"blobs %d/%d (target/max; blocks with blobs carry target-4..target+2); rollup calldata %.0f %% of transaction bytes\n",
+		blobs := "no blobs"
+		if e.BlobMax > 0 {
+			p := workload.DefaultParams()
+			_ = p.ApplyEra(e.Name)
+			blobs = fmt.Sprintf("blobs %d/%d (target/max): %.0f %% of blocks carry %d..%d, uniform", e.BlobTarget, e.BlobMax, 100*p.BlobBlockShare, p.BlobsMin, p.BlobsMax)
+		}
+		fmt.Fprintf(w, "  %s: gas limit %d M; MEV-Boost %.0f %% of blocks (median %d kB SSZ, %d M gas), local %d kB, %.1f M gas; %s; rollup calldata %.0f %% of transaction bytes\n",
 			e.Name, e.GasLimit/1_000_000, 100*e.MEVBlockShare, e.MEVBlockBytes/1000, e.MEVGasUsed/1_000_000, e.LocalBlockBytes/1000,
-			float64(e.LocalGasUsed)/1e6, e.BlobTarget, e.BlobMax, 100*e.RollupCalldataShare)
+			float64(e.LocalGasUsed)/1e6, blobs, 100*e.RollupCalldataShare)
 		fmt.Fprintf(w, "    sources: %s\n", e.Source)
 	}
 }
