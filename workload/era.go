@@ -41,7 +41,7 @@ var eras = []Era{
 		// generator is checked against: before blobs, rollups posted batches as calldata.
 		Name: "2023-09", GasLimit: 30_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 15_000_000, LocalGasUsed: 11_000_000 / 2,
-		MEVBlockBytes: 110_000, LocalBlockBytes: 60_000,
+		MEVBlockBytes: 165_000, LocalBlockBytes: 90_000,
 		BlobTarget: 0, BlobMax: 0, RollupCalldataShare: 0.37,
 		Source: "gas limit 30 M (2023); no blobs (Capella, before Dencun); gas used at the EIP-1559 target; " +
 			"sizes and rollup calldata share from the content statistics of mainnet blocks 18 090 205–218 (docs/workload-content.md); " +

@@ -86,7 +86,7 @@ var (
 // fresh share of accounts and the contracts' exponent on era 2023-09, whose blocks carry the
 // sample's rollup batches (docs/workload-content.md).
 var (
-	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.08}
+	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.15}
 	tokenShape    = shape{s: 1.25, v: 2, n: 50_000}
 	routerShape   = shape{s: 1.6, v: 1, n: 2_000}
 	contractShape = shape{s: 1.4, v: 4, n: 1_000_000, fresh: 0.05}
