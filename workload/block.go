@@ -30,10 +30,17 @@ var builders = []struct {
 	{"@bloXroute", common.HexToAddress("0x965Df5Ff6116C395187E288e5C87fb96CfB8141c")},
 }
 
+// Extra data of locally built blocks: the execution client's default.
+var localExtra = []string{"geth/v1.16.7/linux/go1.24.9", "Nethermind v1.35.2", "reth/v1.9.3/linux", "besu 25.11.0", "erigon 3.2.2"}
+
 // Graffiti as proposers set it (client version strings, pool tags, often empty).
 var graffiti = []string{"", "", "Lighthouse/v8.0.1-e3ee7fe", "teku/v25.11.1", "Nethermind-Lodestar", "RP-NMC v1.18.5", "GE-PR", "stakefish", "Prysm/v7.0.0"}
 
 const (
+	// Rollup batches posted as calldata before EIP-4844 were tens of kilobytes each (an
+	// Optimism frame is at most 120 000 bytes).
+	rollupBatchMinBytes = 20_000
+	rollupBatchMaxBytes = 120_000
 	gasPerBlob          = 131072
 	withdrawalAmountMin = 17_000_000 // Gwei: the ~0.017 ETH of a partial-withdrawal sweep
 )
@@ -88,7 +95,17 @@ func (g *Generator) block(i uint64, slot phase0.Slot, at time.Duration) error {
 		g.fill(commitments[k][:])
 		commitments[k][0] = 0x80 | commitments[k][0]&0x1f // compressed G1 point flags
 	}
+	// MEV-Boost or locally built: the builder's fee recipient and tag, or the proposer's
+	// own address and its client's default extra data; each kind with its sizes.
+	mev := g.rng.Float64() < g.p.MEVBlockShare
+	median, gasMedian := g.p.BlockMedianBytes, g.p.MEVGasUsed
 	builder := builders[g.rng.IntN(len(builders))]
+	if !mev {
+		median, gasMedian = g.p.LocalBlockMedianBytes, g.p.LocalGasUsed
+		builder.extra = localExtra[g.rng.IntN(len(localExtra))]
+		builder.fee = common.Address(c.withdrawalAddrs[g.rng.IntN(len(c.withdrawalAddrs))])
+	}
+	z := g.rng.NormFloat64()
 	payload := &deneb.ExecutionPayload{
 		ParentHash:    c.parentHash,
 		FeeRecipient:  bellatrix.ExecutionAddress(builder.fee),
@@ -152,8 +169,9 @@ func (g *Generator) block(i uint64, slot phase0.Slot, at time.Duration) error {
 	g.fill(signed.Message.StateRoot[:])
 	g.fill(signed.Signature[:])
 
-	// Fill the payload with transactions up to a lognormal SSZ size.
-	target := int(float64(g.p.BlockMedianBytes) * math.Exp(g.p.BlockSigma*g.rng.NormFloat64()))
+	// Fill the payload with transactions up to a lognormal SSZ size; gas used follows the
+	// same draw.
+	target := int(float64(median) * math.Exp(g.p.BlockSigma*z))
 	size := signed.SizeSSZ()
 	target = max(size, min(target, g.p.MaxBlockBytes))
 	for k := 0; k < blobs; {
@@ -170,8 +188,28 @@ func (g *Generator) block(i uint64, slot phase0.Slot, at time.Duration) error {
 		size += 4 + len(tx)
 		k += n
 	}
-	var gasUsed uint64
 	c.txs.startBlock()
+	// Rollup batches in calldata (before blobs): their share of the transaction bytes.
+	if share := g.p.RollupCalldataShare; share > 0 {
+		batches := int(float64(target-size) * share)
+		for batches > rollupBatchMinBytes/2 {
+			n := min(batches, rollupBatchMinBytes+g.rng.IntN(rollupBatchMaxBytes-rollupBatchMinBytes))
+			tx, err := c.txs.batchTx(c.baseFee, n)
+			if err != nil {
+				return err
+			}
+			if size+4+len(tx) > g.p.MaxBlockBytes {
+				break
+			}
+			payload.Transactions = append(payload.Transactions, tx)
+			size += 4 + len(tx)
+			batches -= n
+		}
+		// Batches land anywhere in the block.
+		g.rng.Shuffle(len(payload.Transactions), func(i, j int) {
+			payload.Transactions[i], payload.Transactions[j] = payload.Transactions[j], payload.Transactions[i]
+		})
+	}
 	for size < target {
 		tx, err := c.txs.tx(c.baseFee)
 		if err != nil {
@@ -182,9 +220,9 @@ func (g *Generator) block(i uint64, slot phase0.Slot, at time.Duration) error {
 		}
 		payload.Transactions = append(payload.Transactions, tx)
 		size += 4 + len(tx)
-		gasUsed += 21000 + 16*uint64(len(tx))
 	}
-	payload.GasUsed = min(gasUsed*3, g.p.GasLimit*9/10)
+	gasUsed := float64(gasMedian) * math.Exp(g.p.GasUsedSigma*z)
+	payload.GasUsed = min(uint64(gasUsed), g.p.GasLimit)
 
 	bodyRoot, err := body.HashTreeRoot()
 	if err != nil {
@@ -216,12 +254,12 @@ func (g *Generator) block(i uint64, slot phase0.Slot, at time.Duration) error {
 	c.blockNumber++
 	// EIP-1559 and EIP-4844 style drift, kept in a mainnet-like range.
 	c.baseFee = min(max(c.baseFee*uint64(1000+g.rng.IntN(251)-125)/1000, 100_000_000), 50_000_000_000)
-	if blobs > 14 {
-		c.excessBlobGas += uint64(blobs-14) * gasPerBlob
+	if t := g.p.BlobTarget; blobs > t {
+		c.excessBlobGas += uint64(blobs-t) * gasPerBlob
 	} else {
-		c.excessBlobGas -= min(c.excessBlobGas, uint64(14-blobs)*gasPerBlob)
+		c.excessBlobGas -= min(c.excessBlobGas, uint64(t-blobs)*gasPerBlob)
 	}
-	if blobs > 0 {
+	if blobs > 0 && !g.skipColumns {
 		return g.columns(i, at, header, commitments)
 	}
 	return nil
@@ -260,11 +298,14 @@ func (g *Generator) blockAttestations() []*electra.Attestation {
 	return out
 }
 
-// someCommittees returns 1–8 distinct committee indices, ascending.
+// someCommittees returns 1–40 distinct committee indices, ascending: since Electra a
+// proposer packs one AttestationData's votes from many committees into one attestation, so
+// an older slot's stragglers span many committees with few bits each (this brings the
+// consensus part to Electra's ≈ 12 KB).
 func (g *Generator) someCommittees() []int {
 	n := len(g.committeeSizes)
 	var set bitfield.Bitvector64 = bitfield.NewBitvector64()
-	k := 1 + g.rng.IntN(min(8, n))
+	k := 1 + g.rng.IntN(min(40, n))
 	for set.Count() < uint64(k) {
 		set.SetBitAt(uint64(g.rng.IntN(n)), true)
 	}

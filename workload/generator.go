@@ -52,6 +52,9 @@ type Generator struct {
 
 	sszBuf []byte
 	msgs   []Message
+
+	// skipColumns leaves out the data column sidecars (block-only samples in tests).
+	skipColumns bool
 }
 
 type topicNames struct {

@@ -29,7 +29,7 @@ const (
 	mainnetGenesisUnixTime               = 1606824023
 )
 
-// Params are the rate model's knobs. DefaultParams reproduces reference.md §4; every field
+// Params are the rate model's knobs. DefaultParams reproduces docs/inputs.md §4; every field
 // is part of the determinism contract: equal Params give byte-identical output.
 type Params struct {
 	// Seed seeds every random choice.
@@ -64,7 +64,7 @@ type Params struct {
 	// AggregatorCompleteShare is the share of aggregators (and sync contribution aggregators)
 	// that hold every timely vote; the others miss the latest AggregatorMissShare × x of the
 	// votes, x exponential with mean 1. With the gossip subset rule they decide how many
-	// aggregates propagate; the defaults give reference.md §4's ~1.5 per committee.
+	// aggregates propagate; the defaults give docs/inputs.md §4's ~1.5 per committee.
 	AggregatorCompleteShare float64
 	AggregatorMissShare     float64
 	// SyncAggregatorCompleteShare is AggregatorCompleteShare for sync contributions (one
@@ -75,12 +75,28 @@ type Params struct {
 	// sync-committee messages per slot (80 046 in 200 slots).
 	SyncMessages int
 
+	// Era names the date whose gas limit, builder mix, block sizes, blob schedule and rollup
+	// calldata the fields below were set from (ApplyEra); "" if they were set by hand.
+	Era string
+
 	// BlockProbability is the probability that a slot has a block.
 	BlockProbability float64
-	// BlockMedianBytes and BlockSigma describe the lognormal SSZ size of a SignedBeaconBlock;
-	// sizes are clamped to [the block without transactions, MaxBlockBytes].
-	BlockMedianBytes int
-	BlockSigma       float64
+	// MEVBlockShare is the share of blocks built by MEV-Boost builders (the builder's fee
+	// recipient and extra data); the rest are built locally.
+	MEVBlockShare float64
+	// BlockMedianBytes (MEV-Boost blocks) and LocalBlockMedianBytes (locally built) with
+	// BlockSigma describe the lognormal SSZ size of a SignedBeaconBlock; sizes are clamped
+	// to [the block without transactions, MaxBlockBytes].
+	BlockMedianBytes      int
+	LocalBlockMedianBytes int
+	BlockSigma            float64
+	// MEVGasUsed and LocalGasUsed are the median gas used of the two kinds of block; a
+	// block's gas used follows its size's lognormal draw (σ GasUsedSigma), at most GasLimit.
+	MEVGasUsed, LocalGasUsed uint64
+	GasUsedSigma             float64
+	// RollupCalldataShare is the share of transaction bytes that is rollup batch data in
+	// calldata (random, as compressed batches are): eras before EIP-4844 only.
+	RollupCalldataShare float64
 	// MaxBlockBytes is the largest block: the gossip MAX_PAYLOAD_SIZE.
 	MaxBlockBytes int
 	// BlobBlockShare is the share of blocks that carry blobs; those carry BlobsMin..BlobsMax
@@ -89,13 +105,15 @@ type Params struct {
 	BlobsMin         int
 	BlobsMax         int
 	MaxBlobsPerBlock int
+	// BlobTarget is the blob schedule's target, around which the blob base fee moves.
+	BlobTarget int
 	// GasLimit is the execution block gas limit.
 	GasLimit uint64
 }
 
-// DefaultParams returns mainnet-shaped parameters (reference.md §4).
+// DefaultParams returns mainnet-shaped parameters of DefaultEra.
 func DefaultParams() Params {
-	return Params{
+	p := Params{
 		Seed:                        1,
 		ForkDigest:                  "8c9f62fe",
 		FirstSlot:                   13_000_000,
@@ -110,15 +128,14 @@ func DefaultParams() Params {
 		SyncAggregatorCompleteShare: 0.4,
 		SyncMessages:                394,
 		BlockProbability:            0.995,
-		BlockMedianBytes:            120_000,
 		BlockSigma:                  0.35,
+		GasUsedSigma:                0.25,
 		MaxBlockBytes:               10 << 20,
-		BlobBlockShare:              0.85,
-		BlobsMin:                    10,
-		BlobsMax:                    16,
-		MaxBlobsPerBlock:            21,
-		GasLimit:                    60_000_000,
 	}
+	if err := p.ApplyEra(DefaultEra); err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // Validate reports the first parameter that is out of range.
@@ -137,7 +154,8 @@ func (p Params) Validate() error {
 		{"second data probability", p.SecondDataProbability}, {"third data probability", p.ThirdDataProbability},
 		{"bits set share", p.BitsSetShare}, {"aggregator complete share", p.AggregatorCompleteShare},
 		{"aggregator miss share", p.AggregatorMissShare}, {"sync aggregator complete share", p.SyncAggregatorCompleteShare}, {"block probability", p.BlockProbability},
-		{"blob block share", p.BlobBlockShare},
+		{"blob block share", p.BlobBlockShare}, {"MEV block share", p.MEVBlockShare},
+		{"rollup calldata share", p.RollupCalldataShare},
 	} {
 		if !(f.v >= 0 && f.v <= 1) {
 			return fmt.Errorf("%s %v: want 0..1", f.name, f.v)
@@ -159,8 +177,22 @@ func (p Params) Validate() error {
 	if p.BlockMedianBytes <= 0 || p.BlockMedianBytes > p.MaxBlockBytes {
 		return fmt.Errorf("block median bytes %d: want 1..%d", p.BlockMedianBytes, p.MaxBlockBytes)
 	}
+	if p.LocalBlockMedianBytes <= 0 || p.LocalBlockMedianBytes > p.MaxBlockBytes {
+		return fmt.Errorf("local block median bytes %d: want 1..%d", p.LocalBlockMedianBytes, p.MaxBlockBytes)
+	}
 	if !(p.BlockSigma >= 0 && p.BlockSigma <= 3) {
 		return fmt.Errorf("block sigma %v: want 0..3", p.BlockSigma)
+	}
+	if !(p.GasUsedSigma >= 0 && p.GasUsedSigma <= 3) {
+		return fmt.Errorf("gas used sigma %v: want 0..3", p.GasUsedSigma)
+	}
+	if p.RollupCalldataShare > 0.9 {
+		return fmt.Errorf("rollup calldata share %v: want 0..0.9", p.RollupCalldataShare)
+	}
+	if p.Era != "" {
+		if _, err := LookupEra(p.Era); err != nil {
+			return err
+		}
 	}
 	if p.MaxBlobsPerBlock < 0 || p.MaxBlobsPerBlock > maxBlobCommitments {
 		return fmt.Errorf("max blobs per block %d: want 0..%d", p.MaxBlobsPerBlock, maxBlobCommitments)
@@ -170,6 +202,12 @@ func (p Params) Validate() error {
 	}
 	if p.GasLimit < 1_000_000 {
 		return fmt.Errorf("gas limit %d: want at least 1000000", p.GasLimit)
+	}
+	if p.MEVGasUsed > p.GasLimit || p.LocalGasUsed > p.GasLimit {
+		return fmt.Errorf("median gas used %d (MEV), %d (local): want at most the gas limit %d", p.MEVGasUsed, p.LocalGasUsed, p.GasLimit)
+	}
+	if p.BlobTarget < 0 || p.BlobTarget > p.MaxBlobsPerBlock {
+		return fmt.Errorf("blob target %d: want 0..max blobs per block (%d)", p.BlobTarget, p.MaxBlobsPerBlock)
 	}
 	return nil
 }

@@ -2,7 +2,7 @@ package workload
 
 import "github.com/streamsim/streamsim/gossip"
 
-// Recorded holds what the proposal's mainnet recording (reference.md §1, §3, §4) says about
+// Recorded holds what the proposal's mainnet recording (docs/inputs.md §1, §3, §4) says about
 // one category, for comparison with generated traffic. Zero means "not given".
 type Recorded struct {
 	// MessagesPerSlot counts unique messages per slot on an all-subnets node.
@@ -20,7 +20,7 @@ type Recorded struct {
 // "default" have traffic per hour; counts and sizes are for the all-subnets node.
 func RecordingFigures(profile string) map[gossip.Category]Recorded {
 	out := map[gossip.Category]Recorded{
-		// Counts: the live check's 200 slots (reference.md §1), messages and contributions
+		// Counts: the live check's 200 slots (docs/inputs.md §1), messages and contributions
 		// together for sync committee.
 		gossip.Attestation:   {MessagesPerSlot: 4_817_407.0 / 200, SSZBytes: 240, SnappyRatio: 240.0 / 226, Copies: 1.6},
 		gossip.Aggregate:     {MessagesPerSlot: 18_962.0 / 200, SSZBytes: 506, SnappyRatio: 1 / 0.97, Copies: 9},

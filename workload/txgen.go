@@ -28,7 +28,7 @@ const (
 )
 
 // kindMix is the cumulative share of each kind by count among non-blob transactions. It and
-// the populations below are calibrated to the content statistics of reference.md §8 (share of
+// the populations below are calibrated to the content statistics of docs/inputs.md §8 (share of
 // recipients and selectors seen before, words per transaction); docs/workload-content.md
 // gives the derivation.
 var kindMix = []struct {
@@ -39,7 +39,7 @@ var kindMix = []struct {
 }
 
 // Envelope type mix of non-blob transactions (docs/workload-content.md cites the sources):
-// legacy 20.6 % and access-list 0.2 % as in the 14 mainnet blocks of reference.md §8,
+// legacy 20.6 % and access-list 0.2 % as in the 14 mainnet blocks of docs/inputs.md §8,
 // EIP-7702 set-code 0.2 % (BundleBear: 144 658 set-code transactions in the first ~7 weeks
 // after Pectra, ≈ 0.4 per block of ≈ 200), the rest EIP-1559.
 const (
@@ -82,12 +82,14 @@ var (
 // plus a share of draws that are fresh (never-seen) values. Mainnet's contract popularity is
 // heavy-tailed (a few tokens and routers take a large share, a long tail is called once);
 // the exponents were chosen so that the share of recipients and selectors seen in an earlier
-// block matches reference.md §8, not to reach any compression figure.
+// block matches docs/inputs.md §8, not to reach any compression figure. Issue 38 refitted the
+// fresh share of accounts and the contracts' exponent on era 2023-09, whose blocks carry the
+// sample's rollup batches (docs/workload-content.md).
 var (
-	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.25}
+	eoaShape      = shape{s: 1.2, v: 20, n: 2_000_000, fresh: 0.15}
 	tokenShape    = shape{s: 1.25, v: 2, n: 50_000}
 	routerShape   = shape{s: 1.6, v: 1, n: 2_000}
-	contractShape = shape{s: 1.3, v: 4, n: 1_000_000, fresh: 0.05}
+	contractShape = shape{s: 1.4, v: 4, n: 1_000_000, fresh: 0.05}
 	// selectorShape is the popularity of a contract's own functions (rank 0 = its most
 	// called); commonSelShape of the selectors many contracts share (multicall, execute, …).
 	selectorShape  = shape{s: 1.8, v: 1, n: 24}
@@ -96,10 +98,11 @@ var (
 	constShape = shape{s: 1.5, v: 1, n: 512}
 )
 
-// Words of a generic call: a lognormal count (median and σ below, calibrated to ≈ 29 words
-// per transaction over the whole mix) of these kinds, cumulative shares.
+// Words of a generic call: a lognormal count (median and σ below; with the 2023 sample's
+// rollup batches counted, the mix averages ≈ 29 words per transaction as the sample does)
+// of these kinds, cumulative shares.
 const (
-	callWordsMedian = 43
+	callWordsMedian = 22
 	callWordsSigma  = 1.1
 	callWordsMax    = 1000
 	// commonSelectorShare of calls use a selector many contracts share.
@@ -122,7 +125,7 @@ var wordMix = []struct {
 	kind  wordKind
 	cumul float64
 }{
-	{wZero, 0.05}, {wConst, 0.11}, {wMax, 0.115}, {wAddr, 0.245}, {wAmount, 0.525}, {wID, 0.945}, {wRandom, 1},
+	{wZero, 0.08}, {wConst, 0.14}, {wMax, 0.145}, {wAddr, 0.275}, {wAmount, 0.535}, {wID, 0.945}, {wRandom, 1},
 }
 
 type shape struct {
@@ -169,13 +172,20 @@ type target struct {
 	kind txKind
 	to   common.Address
 	rank uint64
+	data []byte
 }
 
 // sameBlockShare of transactions call a recipient of an earlier transaction of the same
 // block again (bots and bursts: mainnet's recipients repeat within a block more than the
-// popularity alone gives, reference.md §8: 47.3 % seen in an earlier block, 52.3 % counting
-// the same block). Only the recipient and selector repeat; the arguments are new.
-const sameBlockShare = 0.07
+// popularity alone gives, docs/inputs.md §8: 47.3 % seen in an earlier block, 52.3 % counting
+// the same block). Of these, repeatArgsShare repeat the arguments too but for one or two
+// words; the rest repeat only the recipient and selector.
+const sameBlockShare = 0.14
+
+// repeatArgsShare of those repeat the earlier call's arguments too, but for one or two words:
+// the repeats within a block that the sample's 14.5 % of words repeated within the block
+// needs once its rollup batches are counted (docs/workload-content.md).
+const repeatArgsShare = 0.85
 
 // startBlock forgets the previous block's recipients.
 func (s *txSource) startBlock() { s.inBlock = s.inBlock[:0] }
@@ -271,7 +281,7 @@ func addrWord(dst []byte, a common.Address) []byte {
 // so its leading bytes are zero as on mainnet.
 func (s *txSource) amountWord(dst []byte) []byte {
 	var w [32]byte
-	n := 3 + s.rng.IntN(7) // significant bytes
+	n := 3 + s.rng.IntN(5) // significant bytes
 	s.fill(w[32-n:])
 	return append(dst, w[:]...)
 }
@@ -351,7 +361,14 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		return s.addr(p)
 	}
 	var rank uint64
-	defer func() { s.inBlock = append(s.inBlock, target{kind, to, rank}) }()
+	defer func() { s.inBlock = append(s.inBlock, target{kind, to, rank, data}) }()
+	if again != nil && len(again.data) >= 4+32 && s.rng.Float64() < repeatArgsShare {
+		// The same call again with most of its arguments: a bot's or an exchange's
+		// batch of similar calls.
+		to, rank, gas = again.to, again.rank, 60000+s.rng.Uint64N(200000)
+		data = s.redraw(again.data)
+		return to, data, value, gas
+	}
 	switch kind {
 	case txTransfer:
 		to, rank = pick(s.eoas)
@@ -414,6 +431,17 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		gas = 60000 + s.rng.Uint64N(400000) + 40*uint64(len(data))
 	}
 	return to, data, value, gas
+}
+
+// redraw copies calldata and draws one or two of its words anew (amounts, ids).
+func (s *txSource) redraw(data []byte) []byte {
+	out := append([]byte(nil), data...)
+	words := (len(out) - 4) / 32
+	for range 1 + s.rng.IntN(2) {
+		k := 4 + 32*s.rng.IntN(words)
+		copy(out[k:k+32], s.amountWord(nil))
+	}
+	return out
 }
 
 func maxWord() []byte {
@@ -526,6 +554,15 @@ func (s *txSource) blobTx(baseFee uint64, hashes []common.Hash) ([]byte, error) 
 		data = append(data, w[:]...)
 	}
 	return s.sign(types.BlobTxType, s.rng.IntN(len(s.keys)), to, data, uint256.NewInt(0), 21000+s.rng.Uint64N(100000), baseFee, hashes)
+}
+
+// batchTx returns a rollup batch posted as calldata: n bytes of compressed (random) data
+// to a batch inbox.
+func (s *txSource) batchTx(baseFee uint64, n int) ([]byte, error) {
+	data := make([]byte, n)
+	s.fill(data)
+	to := blobInbox[s.rng.IntN(len(blobInbox))]
+	return s.sign(types.DynamicFeeTxType, s.rng.IntN(len(s.keys)), to, data, uint256.NewInt(0), 21000+16*uint64(n), baseFee, nil)
 }
 
 // versionedHash is kzg_to_versioned_hash: 0x01 ‖ sha256(commitment)[1:].

@@ -34,10 +34,11 @@ func runWorkload(args []string, stdout io.Writer) error {
 	tracePath := fs.String("trace", "", "write the profile's frames to this trace file (\".gz\" suffix: gzip)")
 	custody := fs.Int("custody", -1, "custody columns, overriding the profile's (4..128)")
 	forkDigest := fs.String("fork-digest", def.ForkDigest, "fork digest in topics, 8 hex characters")
+	era := fs.String("era", workload.DefaultEra, "mainnet date whose gas limit, builder mix, block sizes and blob schedule to use: "+strings.Join(workload.EraNames(), ", ")+" (sources below)")
 	fs.IntVar(&def.Validators, "validators", def.Validators, "active validators")
 	fs.Float64Var(&def.Participation, "participation", def.Participation, "share of committee members whose attestation is seen on gossip")
 	fs.Float64Var(&def.BlockProbability, "block-probability", def.BlockProbability, "probability that a slot has a block")
-	fs.IntVar(&def.BlockMedianBytes, "block-bytes", def.BlockMedianBytes, "median SSZ size of a block")
+	fs.IntVar(&def.BlockMedianBytes, "block-bytes", def.BlockMedianBytes, "median SSZ size of a MEV-Boost block (the era's by default)")
 	fs.IntVar(&def.BlobsMax, "blobs-max", def.BlobsMax, "most blobs in a block with blobs")
 	fs.Float64Var(&def.AggregatorCompleteShare, "aggregator-complete", def.AggregatorCompleteShare, "share of aggregators holding every timely vote (0..1)")
 	fs.Float64Var(&def.AggregatorMissShare, "aggregator-miss", def.AggregatorMissShare, "mean share of timely votes an incomplete aggregator misses (0..1)")
@@ -47,6 +48,7 @@ func runWorkload(args []string, stdout io.Writer) error {
 		fmt.Fprintln(out, "\nGenerates the synthetic mainnet workload and prints, per category, what a node of the profile")
 		fmt.Fprintln(out, "receives (one copy of each message) next to the recording's figures (docs/inputs.md).")
 		fs.PrintDefaults()
+		writeEras(out)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,7 +71,29 @@ func runWorkload(args []string, stdout io.Writer) error {
 			return usageError{fmt.Errorf("--custody: %w", err)}
 		}
 	}
-	p := def
+	// The era sets its figures first; a parameter flag given on the command line wins.
+	p := workload.DefaultParams()
+	if err := p.ApplyEra(*era); err != nil {
+		return usageError{fmt.Errorf("--era: %w", err)}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "validators":
+			p.Validators = def.Validators
+		case "participation":
+			p.Participation = def.Participation
+		case "block-probability":
+			p.BlockProbability = def.BlockProbability
+		case "block-bytes":
+			p.BlockMedianBytes = def.BlockMedianBytes
+		case "blobs-max":
+			p.BlobsMax = def.BlobsMax
+		case "aggregator-complete":
+			p.AggregatorCompleteShare = def.AggregatorCompleteShare
+		case "aggregator-miss":
+			p.AggregatorMissShare = def.AggregatorMissShare
+		}
+	})
 	p.Seed = *seed
 	p.ForkDigest = *forkDigest
 	g, err := workload.NewGenerator(p)
@@ -121,9 +145,9 @@ func runWorkload(args []string, stdout io.Writer) error {
 		}
 	}
 	if *jsonOut {
-		return writeWorkloadJSON(stdout, profile.Name, *slots, p.Seed, &stats, content)
+		return writeWorkloadJSON(stdout, profile.Name, *slots, p.Seed, p.Era, &stats, content)
 	}
-	writeWorkloadTable(stdout, profile, *slots, p.Seed, &stats)
+	writeWorkloadTable(stdout, profile, *slots, p.Seed, p.Era, &stats)
 	if content != nil {
 		fmt.Fprintln(stdout)
 		writeContentTable(stdout, content)
@@ -132,6 +156,23 @@ func runWorkload(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "\nwrote %d frames to %s\n", frames, *tracePath)
 	}
 	return nil
+}
+
+// writeEras lists the known eras with their figures and sources (--help).
+func writeEras(w io.Writer) {
+	fmt.Fprintln(w, "\neras (--era; a parameter flag given beside it overrides the era's figure):")
+	for _, e := range workload.Eras() {
+		blobs := "no blobs"
+		if e.BlobMax > 0 {
+			p := workload.DefaultParams()
+			_ = p.ApplyEra(e.Name)
+			blobs = fmt.Sprintf("blobs %d/%d (target/max): %.0f %% of blocks carry %d..%d, uniform", e.BlobTarget, e.BlobMax, 100*p.BlobBlockShare, p.BlobsMin, p.BlobsMax)
+		}
+		fmt.Fprintf(w, "  %s: gas limit %d M; MEV-Boost %.0f %% of blocks (median %d kB SSZ, %d M gas), local %d kB, %.1f M gas; %s; rollup calldata %.0f %% of transaction bytes\n",
+			e.Name, e.GasLimit/1_000_000, 100*e.MEVBlockShare, e.MEVBlockBytes/1000, e.MEVGasUsed/1_000_000, e.LocalBlockBytes/1000,
+			float64(e.LocalGasUsed)/1e6, blobs, 100*e.RollupCalldataShare)
+		fmt.Fprintf(w, "    sources: %s\n", e.Source)
+	}
 }
 
 type workloadCategoryJSON struct {
@@ -152,14 +193,15 @@ type contentFigureJSON struct {
 	Conflict  string          `json:"conflict,omitempty"`
 }
 
-func writeWorkloadJSON(w io.Writer, profile string, slots int, seed int64, s *workload.Stats, content *workload.ContentStats) error {
+func writeWorkloadJSON(w io.Writer, profile string, slots int, seed int64, era string, s *workload.Stats, content *workload.ContentStats) error {
 	out := struct {
 		Profile    string                                   `json:"profile"`
 		Slots      int                                      `json:"slots"`
 		Seed       int64                                    `json:"seed"`
+		Era        string                                   `json:"era"`
 		Categories map[gossip.Category]workloadCategoryJSON `json:"categories"`
 		Content    []contentFigureJSON                      `json:"content,omitempty"`
-	}{profile, slots, seed, map[gossip.Category]workloadCategoryJSON{}, nil}
+	}{profile, slots, seed, era, map[gossip.Category]workloadCategoryJSON{}, nil}
 	if content != nil {
 		for _, f := range content.Figures() {
 			out.Content = append(out.Content, contentFigureJSON{f.Category, f.Name, f.Value, f.Target, f.Unit, f.Source, f.Within(), f.Conflict})
@@ -181,10 +223,10 @@ func writeWorkloadJSON(w io.Writer, profile string, slots int, seed int64, s *wo
 	return nil
 }
 
-func writeWorkloadTable(w io.Writer, profile workload.Profile, slots int, seed int64, s *workload.Stats) {
+func writeWorkloadTable(w io.Writer, profile workload.Profile, slots int, seed int64, era string, s *workload.Stats) {
 	rec := workload.RecordingFigures(profile.Name)
-	fmt.Fprintf(w, "profile %s (%d attestation subnets, %d sync subnets, %d custody columns), %d slots, seed %d\n",
-		profile.Name, len(profile.AttestationSubnets), len(profile.SyncSubnets), len(profile.Columns), slots, seed)
+	fmt.Fprintf(w, "profile %s (%d attestation subnets, %d sync subnets, %d custody columns), %d slots, seed %d, era %s\n",
+		profile.Name, len(profile.AttestationSubnets), len(profile.SyncSubnets), len(profile.Columns), slots, seed, era)
 	fmt.Fprintln(w, "one copy of each message; rec. = the recording (docs/inputs.md), whose MiB/h counts every copy received")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "category\tmsgs/slot\trec.\tmean SSZ B\trec.\tmean ssz_snappy B\traw/Snappy\trec.\tMiB/h\trec. MiB/h\trec. copies\trec. ÷ copies\t")

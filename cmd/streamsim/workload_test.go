@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/trace"
+	"github.com/streamsim/streamsim/workload"
 )
 
 func TestWorkloadJSON(t *testing.T) {
@@ -22,6 +23,7 @@ func TestWorkloadJSON(t *testing.T) {
 		Profile    string
 		Slots      int
 		Seed       int64
+		Era        string
 		Categories map[string]map[string]float64
 	}
 	dec := json.NewDecoder(&out)
@@ -29,7 +31,7 @@ func TestWorkloadJSON(t *testing.T) {
 	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Profile != "default" || got.Slots != 2 || got.Seed != 3 || len(got.Categories) != 5 {
+	if got.Profile != "default" || got.Slots != 2 || got.Seed != 3 || got.Era != workload.DefaultEra || len(got.Categories) != 5 {
 		t.Fatalf("%+v", got)
 	}
 	for _, c := range []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn, gossip.SyncCommittee} {
@@ -83,11 +85,40 @@ func TestWorkloadTrace(t *testing.T) {
 }
 
 func TestWorkloadBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--profile", "validator"}, {"--slots", "0"}, {"--custody", "200"}, {"--fork-digest", "zz"}, {"extra"}} {
+	for _, args := range [][]string{{"--profile", "validator"}, {"--slots", "0"}, {"--custody", "200"}, {"--fork-digest", "zz"}, {"extra"}, {"--era", "2024-13"}} {
 		err := runWorkload(args, io.Discard)
 		var ue usageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestWorkloadEra: a bad era is refused naming the known ones; a known one reaches the
+// trace header; --help names every era with its sources.
+func TestWorkloadEra(t *testing.T) {
+	err := runWorkload([]string{"--era", "2024-13"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "known eras are 2023-09, 2025-06, 2025-12, 2026-05") {
+		t.Fatalf("bad era: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "w.trace")
+	if err := runWorkload([]string{"--era", "2025-12", "--slots", "1", "--validators", "65536", "--blobs-max", "11", "--trace", path}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h := r.Header()
+	if h.Params["Era"] != "2025-12" || h.Params["MaxBlobsPerBlock"] != "15" || h.Params["BlobsMax"] != "11" || h.Params["Validators"] != "65536" {
+		t.Errorf("trace params: era %q, max blobs %q, blobs max %q, validators %q", h.Params["Era"], h.Params["MaxBlobsPerBlock"], h.Params["BlobsMax"], h.Params["Validators"])
+	}
+	var help bytes.Buffer
+	writeEras(&help)
+	for _, e := range workload.Eras() {
+		if !strings.Contains(help.String(), e.Name+": gas limit") || !strings.Contains(help.String(), e.Source) {
+			t.Errorf("--help lacks era %s or its sources:\n%s", e.Name, help.String())
 		}
 	}
 }
@@ -107,7 +138,7 @@ func TestWorkloadStats(t *testing.T) {
 	text := out.String()
 	for _, want := range []string{"content statistics over 14 slots", "met (±10 %)", "to seen in an earlier block",
 		"calldata words repeated", "raw/Snappy per block (median)", "type-3 transactions", "aggregates propagated per committee",
-		"contributions propagated per subcommittee", "zero bytes in transactions: kept the recording's"} {
+		"contributions propagated per subcommittee", "zero bytes in transactions: the sample's 41.4 % counts its rollup batches", "block on the wire, p99"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("--stats output lacks %q:\n%s", want, text)
 		}
