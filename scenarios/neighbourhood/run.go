@@ -142,8 +142,10 @@ type Config struct {
 	TimeScale     float64
 	Seed          int64 // workload seed (messages, arrival draws)
 	Validators    int
-	Validation    node.ValidationDelays
-	Arrival       Arrival
+	// Era is the workload's era (workload.ApplyEra); empty: workload.DefaultEra.
+	Era        string
+	Validation node.ValidationDelays
+	Arrival    Arrival
 	// Copies is how many boundary peers deliver each message to each real peer.
 	Copies int
 	Queue  int
@@ -363,6 +365,11 @@ func newRun(cfg Config) (*run, error) {
 		}
 	}
 	wp := workload.DefaultParams()
+	if cfg.Era != "" {
+		if err := wp.ApplyEra(cfg.Era); err != nil {
+			return nil, err
+		}
+	}
 	wp.Seed, wp.Validators, wp.ForkDigest = cfg.Seed, cfg.Validators, cfg.Population.ForkDigest
 	gen, err := workload.NewGenerator(wp)
 	if err != nil {

@@ -158,6 +158,7 @@ func parse(p *runner.Params) (any, error) {
 		return nil, err
 	}
 	cfg.Slots, cfg.TimeScale, cfg.Seed, cfg.Validators, cfg.Codec = p.Slots, p.TimeScale, p.Seed, p.Validators, p.Codec
+	cfg.Era = p.Era
 	cfg.Clock, cfg.CodecCPU = p.Clock, p.CodecCPU
 	return &cfg, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/streamsim/streamsim/topology"
+	"github.com/streamsim/streamsim/workload"
 )
 
 func TestParseFaults(t *testing.T) {
@@ -104,3 +105,20 @@ func TestParseReliabilityParams(t *testing.T) {
 
 // paramsOnly is a scenario of the common parameters only, for the tests of their parsing.
 var paramsOnly = &Scenario{Name: "params-only", Role: func(string) topology.Role { return topology.RoleNode }}
+
+// The era selects the workload's era; an unknown one is refused naming the parameter and the
+// known eras.
+func TestEraParam(t *testing.T) {
+	p, err := paramsOnly.ParseParams(map[string]string{ParamEra: "2023-09"})
+	if err != nil || p.Era != "2023-09" || p.Workload().Era != "2023-09" {
+		t.Fatalf("era 2023-09: %+v, %v", p, err)
+	}
+	if p, err := paramsOnly.ParseParams(nil); err != nil || p.Workload().Era != workload.DefaultEra {
+		t.Fatalf("default era: %v", err)
+	}
+	_, err = paramsOnly.ParseParams(map[string]string{ParamEra: "1999-01"})
+	var pe *ParamError
+	if !errors.As(err, &pe) || pe.Name != ParamEra || !strings.Contains(err.Error(), workload.DefaultEra) {
+		t.Errorf("unknown era: %v", err)
+	}
+}

@@ -33,6 +33,7 @@ const (
 	ParamSeed       = "seed"       // workload (and topology) seed
 	ParamRecord     = "record"     // "true": nodes record their frames
 	ParamValidators = "validators" // active validators of the workload
+	ParamEra        = "era"        // the workload's era: gas limit, builder mix, blob schedule
 	// Reliability parameters (faults.go, liveness.go, samples.go).
 	ParamTimeout     = "timeout"      // an instance's time budget
 	ParamSampleSlots = "sample_slots" // resource sampling period
@@ -59,6 +60,7 @@ var commonParams = []Param{
 	{ParamSeed, "int", "", "1", "seed of the workload (and of the topology): the same seed gives the same messages, byte for byte"},
 	{ParamRecord, "bool", "", "false", "true: nodes record their gossipsub frames to a trace asset, for offline replay"},
 	{ParamValidators, "int", "validators", strconv.Itoa(workload.DefaultParams().Validators), "active validators the workload models (mainnet is about a million; at least 32)"},
+	{ParamEra, "string", "", workload.DefaultEra, "the workload's era, which sets the gas limit, the MEV-Boost and local block mix and the blob schedule together (" + strings.Join(workload.EraNames(), ", ") + "; sources in streamsim workload --help)"},
 	{ParamFaults, "string", "", "", "fault schedule: " + FaultForms},
 	{ParamTimeout, "string", "", "", "an instance's time budget (a Go duration like 90s or 5m; empty: the slots' duration plus two slots and 4 minutes); an instance that exceeds it fails with a timeout naming it"},
 	{ParamSampleSlots, "float", "slots", "1", "period of the resource samples (heap, goroutines, streams) in slots; 0: none"},
@@ -78,6 +80,8 @@ type Params struct {
 	Seed       int64
 	Record     bool
 	Validators int
+	// Era is the workload's era (workload.ApplyEra).
+	Era string
 	// Faults is the fault schedule (empty: none).
 	Faults []Fault
 	// Timeout is an instance's time budget; 0: the default (Budget).
@@ -144,6 +148,10 @@ func ParseParams(decl []Param, m map[string]string) (*Params, error) {
 	}
 	if p.Validators, err = strconv.Atoi(get(ParamValidators)); err != nil {
 		return nil, paramError(ParamValidators, "%q is not an integer", get(ParamValidators))
+	}
+	p.Era = get(ParamEra)
+	if _, err := workload.LookupEra(p.Era); err != nil {
+		return nil, paramError(ParamEra, "%w", err)
 	}
 	if p.Faults, err = ParseFaults(get(ParamFaults), p.Slots); err != nil {
 		return nil, err
@@ -238,6 +246,9 @@ func scaled(d time.Duration, timeScale float64) time.Duration {
 // Workload returns the workload parameters of the run.
 func (p *Params) Workload() workload.Params {
 	wp := workload.DefaultParams()
+	if err := wp.ApplyEra(p.Era); err != nil {
+		panic(err) // ParseParams checked the era
+	}
 	wp.Seed = p.Seed
 	wp.Validators = p.Validators
 	return wp
