@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/klauspost/compress/dict"
 	"github.com/klauspost/compress/zstd"
@@ -18,7 +19,7 @@ const (
 
 // trainDict builds a zstd dictionary for level from training frames with
 // github.com/klauspost/compress/dict.
-func trainDict(frames [][]byte, level int) ([]byte, error) {
+func trainDict(frames [][]byte, level int) (d []byte, err error) {
 	if len(frames) == 0 {
 		return nil, fmt.Errorf("train dictionary: no training frames (raise --train-split)")
 	}
@@ -26,7 +27,7 @@ func trainDict(frames [][]byte, level int) ([]byte, error) {
 	for _, f := range frames {
 		total += len(f)
 	}
-	samples := frames
+	samples := slices.Clone(frames)
 	if total > dictSampleBytes {
 		step := float64(total) / dictSampleBytes
 		samples = nil
@@ -40,7 +41,17 @@ func trainDict(frames [][]byte, level int) ([]byte, error) {
 			acc += len(f)
 		}
 	}
-	d, err := dict.BuildZstdDict(samples, dict.Options{
+	for i, f := range samples {
+		if len(f) > dictSampleMaxBytes {
+			samples[i] = f[:dictSampleMaxBytes]
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("train dictionary on %d frames: the dictionary builder failed: %v", len(samples), r)
+		}
+	}()
+	d, err = dict.BuildZstdDict(samples, dict.Options{
 		MaxDictSize: dictMaxBytes,
 		HashBytes:   6,
 		ZstdDictID:  dictID,
@@ -51,3 +62,9 @@ func trainDict(frames [][]byte, level int) ([]byte, error) {
 	}
 	return d, nil
 }
+
+// dictSampleMaxBytes bounds one training sample: klauspost/compress's dictionary builder
+// panics (zstd/enc_base.go) on a sample somewhere above 200 kB, which a block's frame in raw
+// SSZ mode can be; a dictionary learns from the first bytes of such a frame as well as from
+// all of them.
+const dictSampleMaxBytes = 128 << 10
