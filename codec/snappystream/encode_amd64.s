@@ -48,18 +48,25 @@ outer:
 	MOVQ (DX)(SI*1), R9
 
 probe:
-	// step := skip >> 4, or 1 + (s-nextEmit)>>gentleSkipShift when gentle
+	// step := min(skip>>4, maxSkipStep), or min(1 + (s-nextEmit)>>gentleSkipShift,
+	// maxGentleStep) when gentle
 	CMPB gentle+104(FP), $0
 	JNE  gentleStep
-	MOVQ R10, AX
-	SHRQ $4, AX
-	JMP  stepped
+	MOVQ    R10, AX
+	SHRQ    $4, AX
+	MOVQ    $8, BX
+	CMPQ    AX, BX
+	CMOVQGT BX, AX
+	JMP     stepped
 
 gentleStep:
-	MOVQ SI, AX
-	SUBQ 0(SP), AX
-	SHRQ $6, AX
-	INCQ AX
+	MOVQ    SI, AX
+	SUBQ    0(SP), AX
+	SHRQ    $6, AX
+	INCQ    AX
+	MOVQ    $16, BX
+	CMPQ    AX, BX
+	CMOVQGT BX, AX
 
 stepped:
 	// nextS = s + step; skip += step
