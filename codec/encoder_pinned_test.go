@@ -12,7 +12,7 @@ import (
 // inputs (generated from fixed seeds): the byte count and a digest of every block, per
 // window and level. Speed work on the encoders (inlining, reused hashes, an assembly
 // loop) must leave these unchanged; a change meant to alter the output updates this table
-// and states the byte change per category in docs/codecs.md.
+// and states the byte change per category in docs/measurements/codecs.md.
 func TestSnappyStreamOutputPinned(t *testing.T) {
 	want := map[string]string{
 		"attestations 0 fast":         "871273 b6e951ad7cd127d9",

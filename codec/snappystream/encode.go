@@ -385,7 +385,7 @@ func encodeFastBlockGo(dst, win []byte, table []uint32, bs, lo int, base uint32,
 		// blocks they often start the longer match this one only shares a prefix of.
 		// Their hashes are kept: when no longer match is found they are the two positions
 		// indexed after the copy (s-2 and s-1 there), so two loads and hashes per match
-		// are saved (the profile put them at ~3 % of encodeFast; docs/codecs.md, Speed).
+		// are saved (the profile put them at ~3 % of encodeFast; docs/measurements/codecs.md).
 		var hk, tk [3]uint32
 		improved := false
 		for k := 2; k >= 1; k-- {

@@ -4,7 +4,8 @@ package snappystream
 
 // encodeFastBlock is encodeFastBlockGo in amd64 assembly (encode_amd64.s): the same
 // output and the same table, with the loop's state held in registers, which the Go
-// compiler's loop spills at every probe (docs/codecs.md, Speed).
+// compiler's loop spills at every probe (docs/measurements/codecs.md, "Encode speed at
+// 64 KiB after the match finder").
 //
 //go:noescape
 func encodeFastBlock(dst, win []byte, table []uint32, bs, lo int, base uint32, shift uint, gentle bool) (d int)
