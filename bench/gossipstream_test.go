@@ -53,6 +53,12 @@ func TestGossipStreamsAcceptance(t *testing.T) {
 		z1m := streamRatio(t, s, "zstd:3:1MiB")
 		f64 := streamRatio(t, s, "snappy-stream:64KiB:fast")
 		f1m := streamRatio(t, s, "snappy-stream:1MiB:fast")
+		// Logged beside them (docs/codecs.md's table): better, and libzstd where cgo is.
+		for _, name := range []string{"snappy-stream:64KiB:better", "snappy-stream:1MiB:better", "zstd-c:3:64KiB", "zstd-c:3:1MiB"} {
+			if spec, err := codec.Parse(name); err == nil && spec.Available() == nil {
+				streamRatio(t, s, name)
+			}
+		}
 		if got, lim := f1m.Pct[gossip.Control], z1m.Pct[gossip.Control]+5; got > lim {
 			t.Errorf("%s: fast 1 MiB sends control at %.1f %%, above zstd-3 1 MiB + 5 = %.1f %%", s.Name, got, lim)
 		}
