@@ -50,23 +50,25 @@ outer:
 probe:
 	// step := min(skip>>4, maxSkipStep), or min(1 + (s-nextEmit)>>gentleSkipShift,
 	// maxGentleStep) when gentle
+	// (the caps by a branch, fused with its compare: fewer µops than a conditional move,
+	// and taken only through runs without a match)
 	CMPB gentle+104(FP), $0
 	JNE  gentleStep
-	MOVQ    R10, AX
-	SHRQ    $4, AX
-	MOVQ    $8, BX
-	CMPQ    AX, BX
-	CMOVQGT BX, AX
-	JMP     stepped
+	MOVQ R10, AX
+	SHRQ $4, AX
+	CMPQ AX, $8
+	JLE  stepped
+	MOVQ $8, AX
+	JMP  stepped
 
 gentleStep:
-	MOVQ    SI, AX
-	SUBQ    0(SP), AX
-	SHRQ    $6, AX
-	INCQ    AX
-	MOVQ    $16, BX
-	CMPQ    AX, BX
-	CMOVQGT BX, AX
+	MOVQ SI, AX
+	SUBQ 0(SP), AX
+	SHRQ $6, AX
+	INCQ AX
+	CMPQ AX, $16
+	JLE  stepped
+	MOVQ $16, AX
 
 stepped:
 	// nextS = s + step; skip += step
