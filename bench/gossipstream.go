@@ -34,10 +34,10 @@ func (f Framing) String() string {
 
 // GossipParams shape a control-heavy peer stream built from the gossip rules every client
 // implements (go-libp2p-pubsub emitGossip, rust-libp2p emit_gossip and the others alike):
-// each heartbeat the peer advertises the ids of the last 3
-// heartbeats' messages of a topic (shuffled) to a peer it picks with probability PickShare,
-// so an id comes back on our stream one or two heartbeats later, 64 KiB – 1 MiB back at
-// these rates; meanwhile it forwards the attestations of the subnets it shares a mesh with.
+// each heartbeat the peer advertises the ids of the last 3 heartbeats' messages of a topic
+// (shuffled) to a peer it picks with probability PickShare, so an id comes back on our
+// stream one or two heartbeats later, 64 KiB – 1 MiB back at these rates; meanwhile it
+// forwards the attestations of the subnets it shares a mesh with.
 type GossipParams struct {
 	Shape   GossipShape
 	Seed    int64
