@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -80,6 +81,7 @@ func runImpl(b *testing.B, im Impl, p Payload) {
 	ratio := float64(enc.WireBytes()) / float64(p.Raw)
 	b.Run("op=encode", func(b *testing.B) {
 		b.SetBytes(int64(p.Raw))
+		defer reportCPU(b)()
 		for b.Loop() {
 			c.encode(p.Msgs, nil)
 		}
@@ -87,6 +89,7 @@ func runImpl(b *testing.B, im Impl, p Payload) {
 	})
 	b.Run("op=decode", func(b *testing.B) {
 		b.SetBytes(int64(p.Raw))
+		defer reportCPU(b)()
 		for b.Loop() {
 			if err := c.decode(enc, nil); err != nil {
 				b.Fatal(err)
@@ -94,6 +97,23 @@ func runImpl(b *testing.B, im Impl, p Payload) {
 		}
 		b.ReportMetric(ratio, "ratio")
 	})
+}
+
+// reportCPU locks the benchmark to its thread and returns a func that reports the thread's
+// CPU per op (cpu-ns/op): on a shared machine, what one op costs a core, which the wall
+// clock's sec/op is not when other processes take the cores.
+//
+//	benchstat -col /impl -filter '.unit:cpu-ns/op' new.txt
+func reportCPU(b *testing.B) func() {
+	runtime.LockOSThread()
+	cpu0, ok := ThreadCPU()
+	return func() {
+		cpu1, _ := ThreadCPU()
+		runtime.UnlockOSThread()
+		if ok && b.N > 0 {
+			b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}
 }
 
 func BenchmarkPayloads(b *testing.B) {
@@ -134,9 +154,37 @@ func BenchmarkFramesWindows(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		impls = append(impls, specImpl(strings.ReplaceAll(s, ":", "-"), spec))
+		impls = append(impls, SpecImpl(strings.ReplaceAll(s, ":", "-"), spec))
 	}
 	for _, p := range benchFrames(b) {
+		for _, im := range impls {
+			b.Run("input="+p.Name+"/impl="+im.Name, func(b *testing.B) { runImpl(b, im, p) })
+		}
+	}
+}
+
+// BenchmarkGossipStreams times golang/snappy and snappy-stream fast at 64 KiB and 1 MiB on
+// the control-heavy gossip streams (NewGossipStream, seed 1), whose ratio metric is each
+// codec's bytes over the frames':
+//
+//	go test -run='^$' -bench=GossipStreams -count=5 ./bench/
+func BenchmarkGossipStreams(b *testing.B) {
+	impls := []Impl{}
+	for _, im := range Impls() {
+		if im.Name == "golang-snappy" || im.Name == "snappy-stream" {
+			impls = append(impls, im)
+		}
+	}
+	spec, err := codec.Parse("snappy-stream:1MiB")
+	if err != nil {
+		b.Fatal(err)
+	}
+	impls = append(impls, SpecImpl("snappy-stream-1MiB", spec))
+	for _, s := range gossipStreams(b) {
+		p := Payload{Name: s.Name, Msgs: s.Frames}
+		for _, f := range s.Frames {
+			p.Raw += len(f)
+		}
 		for _, im := range impls {
 			b.Run("input="+p.Name+"/impl="+im.Name, func(b *testing.B) { runImpl(b, im, p) })
 		}

@@ -158,7 +158,7 @@ func (u *unitSink) Write(p []byte) (int, error) {
 
 func (s *specCoder) encode(msgs [][]byte, emit func([]byte)) {
 	s.sink.emit = emit
-	w := s.spec.NewWriter(&s.sink)
+	w := s.spec.NewWriter(&s.sink, codec.WithoutTiming()) // timeOp times the whole sequence
 	for _, m := range msgs {
 		if _, err := w.Write(m); err != nil {
 			panic(fmt.Sprintf("%s: %v", s.spec, err)) // writing to memory cannot fail
@@ -171,7 +171,7 @@ func (s *specCoder) encode(msgs [][]byte, emit func([]byte)) {
 }
 
 func (s *specCoder) decode(e *Encoded, visit func(int, []byte)) error {
-	r := s.spec.NewReader(bytes.NewReader(e.Stream))
+	r := s.spec.NewReader(bytes.NewReader(e.Stream), codec.WithoutTiming())
 	defer r.Close()
 	for i, n := range e.Sizes {
 		if cap(s.out) < n {
@@ -219,15 +219,15 @@ func Impls() []Impl {
 			if spec.Available() != nil {
 				continue
 			}
-			impls = append(impls, specImpl(b.Name, spec))
+			impls = append(impls, SpecImpl(b.Name, spec))
 		}
 	}
 	return impls
 }
 
-// specImpl is a codec spec under test: through the block API where its family has one
+// SpecImpl is a codec spec under test: through the block API where its family has one
 // (blockImpls), else through the spec's Writer and Reader as streamsim's nodes run it.
-func specImpl(name string, spec codec.Spec) Impl {
+func SpecImpl(name string, spec codec.Spec) Impl {
 	if bi, ok := blockImpls[spec.Kind]; ok {
 		return bi(name, spec)
 	}

@@ -42,18 +42,36 @@ type Meter interface {
 	Stats() Stats
 }
 
+// meterClock is the clock of Stats.Time; off (WithoutTiming) it is never read.
+type meterClock struct{ off bool }
+
+func (c meterClock) now() time.Time {
+	if c.off {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+func (c meterClock) since(t time.Time) time.Duration {
+	if c.off {
+		return 0
+	}
+	return time.Since(t)
+}
+
 // timedSource counts the bytes read from r and the time spent blocked in r.Read, so
 // that a reader's codec time can exclude it.
 type timedSource struct {
 	r       io.Reader
 	n       int64
 	blocked time.Duration
+	clock   meterClock
 }
 
 func (t *timedSource) Read(p []byte) (int, error) {
-	start := time.Now()
+	start := t.clock.now()
 	n, err := t.r.Read(p)
-	t.blocked += time.Since(start)
+	t.blocked += t.clock.since(start)
 	t.n += int64(n)
 	return n, err
 }
@@ -74,9 +92,9 @@ type meteredReader struct {
 }
 
 func (m *meteredReader) Read(p []byte) (int, error) {
-	start := time.Now()
+	start := m.src.clock.now()
 	n, err := m.dec.Read(p)
-	m.elapsed += time.Since(start)
+	m.elapsed += m.src.clock.since(start)
 	m.raw += int64(n)
 	if err != nil && err != io.EOF && m.name != "" {
 		err = fmt.Errorf("%s: read unit: %w", m.name, err)

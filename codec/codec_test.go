@@ -333,3 +333,44 @@ func TestReadAfterCloseMidUnit(t *testing.T) {
 		})
 	}
 }
+
+// WithoutTiming leaves Stats.Time at 0 for every codec and changes nothing else: the same
+// wire bytes, units and decoded bytes as a timed Writer and Reader.
+func TestWithoutTiming(t *testing.T) {
+	for _, spec := range familyNames() {
+		s, _ := Parse(spec)
+		msgs := sampleUnits(rand.New(rand.NewSource(4)), 20)
+		var stats [2][2]Stats
+		var wires [2][]byte
+		for i, opts := range [][]Option{nil, {WithoutTiming()}} {
+			var buf bytes.Buffer
+			w := s.NewWriter(&buf, opts...)
+			for _, m := range msgs {
+				if _, err := w.Write(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Close()
+			r := s.NewReader(bytes.NewReader(buf.Bytes()), opts...)
+			got, err := io.ReadAll(r)
+			if err != nil || !bytes.Equal(got, bytes.Join(msgs, nil)) {
+				t.Fatalf("%s %d: read back: %v", spec, i, err)
+			}
+			stats[i] = [2]Stats{w.(Meter).Stats(), r.(Meter).Stats()}
+			wires[i] = buf.Bytes()
+		}
+		if !bytes.Equal(wires[0], wires[1]) {
+			t.Errorf("%s: WithoutTiming changes the wire bytes", spec)
+		}
+		for side := range 2 {
+			timed, untimed := stats[0][side], stats[1][side]
+			if untimed.Time != 0 {
+				t.Errorf("%s side %d: WithoutTiming still measures %v", spec, side, untimed.Time)
+			}
+			timed.Time, untimed.Time = 0, 0
+			if timed != untimed {
+				t.Errorf("%s side %d: stats %+v without timing, %+v with", spec, side, untimed, timed)
+			}
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/streamsim/streamsim/codec/snappystream"
 	"github.com/streamsim/streamsim/units"
@@ -51,7 +50,7 @@ var snappyStreamFamily = Family{
 	explicit: func(s Spec) string {
 		return "snappy-stream:" + units.FormatSize(s.WindowBytes) + ":" + s.SnappyLevel.String()
 	},
-	newWriter:      func(w io.Writer, s Spec, _ options) io.WriteCloser { return newSnappyWriter(w, s) },
+	newWriter:      func(w io.Writer, s Spec, o options) io.WriteCloser { return newSnappyWriter(w, s, o) },
 	newReader:      func(r io.Reader, s Spec, o options) io.ReadCloser { return newSnappyReader(r, s, o) },
 	implementation: func(Spec) string { return "streamsim snappystream" },
 }
@@ -88,10 +87,11 @@ type snappyWriter struct {
 	buf   []byte
 	stats Stats
 	err   error
+	clock meterClock
 }
 
-func newSnappyWriter(w io.Writer, s Spec) *snappyWriter {
-	return &snappyWriter{w: w, enc: snappystream.NewEncoder(s.WindowBytes, s.SnappyLevel)}
+func newSnappyWriter(w io.Writer, s Spec, o options) *snappyWriter {
+	return &snappyWriter{w: w, enc: snappystream.NewEncoder(s.WindowBytes, s.SnappyLevel), clock: o.clock}
 }
 
 func (s *snappyWriter) Write(p []byte) (int, error) {
@@ -101,9 +101,9 @@ func (s *snappyWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	start := time.Now()
+	start := s.clock.now()
 	s.buf = s.enc.Encode(s.buf[:0], p)
-	s.stats.Time += time.Since(start)
+	s.stats.Time += s.clock.since(start)
 	if _, err := s.w.Write(s.buf); err != nil {
 		s.err = fmt.Errorf("snappy-stream: write unit %d: %w", s.stats.Units, err)
 		return 0, s.err
@@ -123,7 +123,7 @@ func (s *snappyWriter) Stats() Stats {
 }
 
 func newSnappyReader(r io.Reader, s Spec, o options) *meteredReader {
-	src := &timedSource{r: r}
+	src := &timedSource{r: r, clock: o.clock}
 	sr := snappystream.NewReader(src, s.WindowBytes, o.maxUnitBytes)
 	return &meteredReader{
 		dec:   sr,

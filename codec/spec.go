@@ -72,6 +72,7 @@ type Option func(*options)
 type options struct {
 	maxUnitBytes int
 	dict         []byte
+	clock        meterClock
 }
 
 // WithMaxUnitBytes bounds the decoded size of one unit a Reader accepts: for
@@ -84,6 +85,11 @@ func WithMaxUnitBytes(n int) Option { return func(o *options) { o.maxUnitBytes =
 // (both ends need the same one; offline replays with a trained dictionary). Any other
 // codec given a non-empty dictionary fails on its first Write or Read.
 func WithDict(d []byte) Option { return func(o *options) { o.dict = d } }
+
+// WithoutTiming makes a Writer or Reader leave Stats.Time at 0 and read no clock: a
+// caller that times its own batches of units (streamsim sweep) then measures the codec
+// without the two clock reads per unit that Stats.Time costs (docs/codecs.md, "Codec CPU").
+func WithoutTiming() Option { return func(o *options) { o.clock = meterClock{off: true} } }
 
 func (s Spec) options(opts []Option) (options, error) {
 	var o options

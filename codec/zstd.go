@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -131,6 +130,7 @@ type zstdWriter struct {
 	stats  Stats
 	err    error
 	closed bool
+	clock  meterClock
 }
 
 func newZstdWriter(w io.Writer, s Spec, o options, newEncoder func(Spec, options) (zstdEncoder, error)) io.WriteCloser {
@@ -138,7 +138,7 @@ func newZstdWriter(w io.Writer, s Spec, o options, newEncoder func(Spec, options
 	if err != nil {
 		return &failedWriter{err: fmt.Errorf("%s: new encoder: %w", s, err)}
 	}
-	return &zstdWriter{w: w, enc: enc}
+	return &zstdWriter{w: w, enc: enc, clock: o.clock}
 }
 
 func (z *zstdWriter) Write(p []byte) (int, error) {
@@ -148,9 +148,9 @@ func (z *zstdWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	start := time.Now()
+	start := z.clock.now()
 	out, err := z.enc.flush(z.buf[:0], p)
-	z.stats.Time += time.Since(start)
+	z.stats.Time += z.clock.since(start)
 	if err != nil {
 		z.err = fmt.Errorf("zstd: encode unit %d: %w", z.stats.Units, err)
 		return 0, z.err
@@ -185,9 +185,9 @@ func (z *zstdWriter) Close() error {
 		z.enc.release()
 		return z.err
 	}
-	start := time.Now()
+	start := z.clock.now()
 	out, err := z.enc.end(z.buf[:0])
-	z.stats.Time += time.Since(start)
+	z.stats.Time += z.clock.since(start)
 	z.enc.release()
 	if err != nil {
 		z.err = fmt.Errorf("zstd: close: %w", err)
@@ -319,7 +319,7 @@ type zstdReader struct {
 }
 
 func newZstdReader(r io.Reader, s Spec, o options, newDecoder func(io.Reader, Spec, options) (zstdDecoder, error)) io.ReadCloser {
-	src := &timedSource{r: r}
+	src := &timedSource{r: r, clock: o.clock}
 	gate := newBlockGate(src, s.WindowBytes)
 	z := &zstdReader{spec: s, gate: gate, src: src, decodeInPlaceN: zstdMaxBlockBytes}
 	var err error
@@ -409,9 +409,9 @@ func (z *zstdReader) decode(p []byte) (int, error) {
 	if z.closed {
 		return 0, errors.New("zstd: read from closed Reader")
 	}
-	start := time.Now()
+	start := z.src.clock.now()
 	n, err := z.dec.Read(p)
-	z.stats.Time += time.Since(start)
+	z.stats.Time += z.src.clock.since(start)
 	if n == len(p) && err == nil {
 		// Impossible for a conforming decoder (p exceeds a block), but it would break
 		// the accounting: the decoder could still hold part of this block.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamsim/streamsim/bench"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -80,14 +81,14 @@ func BenchmarkReplay(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			var r Result
-			cpu0, _ := threadCPU()
+			cpu0, _ := bench.ThreadCPU()
 			for b.Loop() {
 				if r, err = replayFrames(cfg, gossip.PayloadSSZSnappy, frames, plain, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
 			// Replay speed on one core when the machine is shared: trace bytes per thread-CPU second.
-			if cpu1, ok := threadCPU(); ok && cpu1 > cpu0 {
+			if cpu1, ok := bench.ThreadCPU(); ok && cpu1 > cpu0 {
 				b.ReportMetric(float64(b.N)*float64(size)/1e6/(cpu1-cpu0).Seconds(), "cpu-MB/s")
 			}
 			b.ReportMetric(r.EncodeNsPerB, "encode-ns/B")

@@ -162,7 +162,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		head = append(head, "relative_"+c.String(), "proposal_"+c.String(), "diff_"+c.String())
 	}
 	head = append(head, "encode_ns_per_byte", "encode_mb_per_s", "decode_ns_per_byte", "decode_mb_per_s",
-		"encode_thread_cpu_ns_per_byte", "decode_thread_cpu_ns_per_byte",
+		"encode_thread_cpu_ns_per_byte", "decode_thread_cpu_ns_per_byte", "meter_thread_cpu_ns_per_byte",
 		"encoder_state_bytes", "decoder_state_bytes", "dict_bytes", "verified",
 		"relative_inbound", "relative_outbound", "live_streams", "peers", "nodes", "max_streams_per_peer",
 		"mean_peer_encoder_bytes", "mean_peer_decoder_bytes", "max_peer_bytes", "mean_node_encoder_bytes", "mean_node_decoder_bytes", "peak_node_bytes",
@@ -196,7 +196,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 			row = append(row, rel, p, d)
 		}
 		row = append(row, f(r.EncodeNsPerB, 3), f(r.EncodeMBPerSec, 1), f(r.DecodeNsPerB, 3), f(r.DecodeMBPerSec, 1),
-			f(r.EncodeCPUNsPerB, 3), f(r.DecodeCPUNsPerB, 3),
+			f(r.EncodeCPUNsPerB, 3), f(r.DecodeCPUNsPerB, 3), f(r.MeterCPUNsPerB, 4),
 			strconv.FormatInt(r.EncoderStateBytes, 10), strconv.FormatInt(r.DecoderStateBytes, 10),
 			strconv.Itoa(r.DictBytes), strconv.FormatBool(r.Verified))
 		m := r.Memory
@@ -324,7 +324,14 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, " %.2f | %.0f | %.2f | %.0f | %.2f / %.2f | %s |\n", r.EncodeNsPerB, r.EncodeMBPerSec, r.DecodeNsPerB, r.DecodeMBPerSec,
 				r.EncodeCPUNsPerB, r.DecodeCPUNsPerB, state)
 		}
-		b.WriteString("\n")
+		meter := 0.0
+		for i := range rep.Results {
+			if rep.Results[i].View == v.View {
+				meter = max(meter, rep.Results[i].MeterCPUNsPerB)
+			}
+		}
+		fmt.Fprintf(&b, "\nns/B and MB/s: wall clock of the loops that only encode or decode; thread CPU: the codecs' own, "+
+			"less the meter's thread-clock reads (at most %.4f ns/B here, meter_thread_cpu_ns_per_byte).\n\n", meter)
 		mixTable(&b, rep, v.View)
 		if layouts {
 			layoutTables(&b, rep, v, cats)

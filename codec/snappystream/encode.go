@@ -31,6 +31,12 @@ const (
 	// gentleSkipShift: above the default window, fast's skip step grows by one per
 	// 2^gentleSkipShift bytes without a match.
 	gentleSkipShift = 6
+	// maxSkipStep and maxGentleStep cap fast's skip step up to and above the default
+	// window: a step that keeps growing through kilobytes without a match probes a list of
+	// new ids so sparsely that they are never indexed, so their repeats a heartbeat later
+	// are missed as well (docs/codecs.md, "fast after incompressible bytes").
+	maxSkipStep   = 8
+	maxGentleStep = 16
 
 	// minFarMatch is the shortest match worth a 4-byte-offset copy (5 bytes).
 	minFarMatch = 8
@@ -315,10 +321,13 @@ func encodeFastBlockGo(dst, win []byte, table []uint32, bs, lo int, base uint32,
 		// Skip ahead over bytes that do not match: after 16 misses look at every second
 		// byte, after 8 more every third... as Snappy does but twice as fast (signatures
 		// and blob cells are random; backward extension recovers the start of a match
-		// found late). With a window above the default, where most of what a stream
-		// repeats lies far back, the step grows more gently, by one per 64 bytes without a
-		// match (zstd grows it by one per 256): IHAVE ids are 20 bytes, and a step that
-		// grows geometrically over a run of new ids jumps over the repeated ones after it.
+		// found late), up to every 8th byte. With a window above the default, where most
+		// of what a stream repeats lies far back, the step grows more gently, by one per
+		// 64 bytes without a match (zstd grows it by one per 256), up to 16: IHAVE ids are
+		// 20 bytes, and a step that grows geometrically over a run of new ids jumps over
+		// the repeated ones after it. The caps keep the search from going blind: an id
+		// list probed every few hundred bytes is barely indexed, so its repeats in the next
+		// heartbeats are not found either, and the step never comes down.
 		skip := 16
 		nextS := s
 		var c, length int
@@ -331,9 +340,9 @@ func encodeFastBlockGo(dst, win []byte, table []uint32, bs, lo int, base uint32,
 		h, tag := hash6(x, shift)
 		for {
 			s = nextS
-			step := skip >> 4
+			step := min(skip>>4, maxSkipStep)
 			if gentle {
-				step = 1 + (s-nextEmit)>>gentleSkipShift
+				step = min(1+(s-nextEmit)>>gentleSkipShift, maxGentleStep)
 			}
 			nextS = s + step
 			skip += step
@@ -376,7 +385,7 @@ func encodeFastBlockGo(dst, win []byte, table []uint32, bs, lo int, base uint32,
 		// blocks they often start the longer match this one only shares a prefix of.
 		// Their hashes are kept: when no longer match is found they are the two positions
 		// indexed after the copy (s-2 and s-1 there), so two loads and hashes per match
-		// are saved (the profile put them at ~3 % of encodeFast; docs/codecs.md, Speed).
+		// are saved (the profile put them at ~3 % of encodeFast; docs/measurements/codecs.md).
 		var hk, tk [3]uint32
 		improved := false
 		for k := 2; k >= 1; k-- {

@@ -48,11 +48,17 @@ outer:
 	MOVQ (DX)(SI*1), R9
 
 probe:
-	// step := skip >> 4, or 1 + (s-nextEmit)>>gentleSkipShift when gentle
+	// step := min(skip>>4, maxSkipStep), or min(1 + (s-nextEmit)>>gentleSkipShift,
+	// maxGentleStep) when gentle
+	// (the caps by a branch, fused with its compare: fewer µops than a conditional move,
+	// and taken only through runs without a match)
 	CMPB gentle+104(FP), $0
 	JNE  gentleStep
 	MOVQ R10, AX
 	SHRQ $4, AX
+	CMPQ AX, $8
+	JLE  stepped
+	MOVQ $8, AX
 	JMP  stepped
 
 gentleStep:
@@ -60,6 +66,9 @@ gentleStep:
 	SUBQ 0(SP), AX
 	SHRQ $6, AX
 	INCQ AX
+	CMPQ AX, $16
+	JLE  stepped
+	MOVQ $16, AX
 
 stepped:
 	// nextS = s + step; skip += step
