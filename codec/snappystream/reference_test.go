@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// refDecodeStream is an independent, deliberately naive decoder written from design.md's
+// refDecodeStream is an independent, deliberately naive decoder written from docs/format.md's
 // wording of the format, not from decode.go: byte-at-a-time copies over a plain slice of
 // everything decoded so far. It returns the blocks decoded before the first error.
 func refDecodeStream(stream []byte, window, maxBlock int) ([][]byte, error) {
