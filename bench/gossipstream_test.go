@@ -43,10 +43,13 @@ func streamRatio(t testing.TB, s GossipStream, name string) StreamRatio {
 // attestations (rust framing: frames of their own, so their bytes are theirs alone) no more
 // than 0.5 points above what fast sent before the step caps.
 func TestGossipStreamsAcceptance(t *testing.T) {
-	// fast's attestation percentages before the step caps (commit aa918a7).
+	// fast's attestation percentages before the step caps: aa918a7's encoder on these
+	// streams as the workload makes them now (era 2026-05; it was 43.4 / 42.3 and 42.7 / 42.0
+	// on the workload before it). A change of the workload's attestations moves them: measure
+	// them again with the encoder of aa918a7 (codec/snappystream) on the same streams.
 	before := map[string][2]float64{
-		"gossip-far-rust":  {43.4, 42.3},
-		"gossip-near-rust": {42.7, 42.0},
+		"gossip-far-rust":  {44.8, 43.8},
+		"gossip-near-rust": {44.3, 43.5},
 	}
 	for _, s := range gossipStreams(t) {
 		z64 := streamRatio(t, s, "zstd:3:64KiB")
