@@ -507,10 +507,7 @@ func (r *run) nodeOptions(cl topology.Client, pos int, extra ...node.Option) []n
 	stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(r.plan.Peers)+1)
 	opts := []node.Option{node.WithClient(cl), node.WithTimeScale(cfg.TimeScale), node.WithValidationDelay(cfg.Validation),
 		node.WithNodeSeed(cfg.Seed, pos), node.WithFlowControl(false), node.WithQueueSize(cfg.Queue), node.WithHeartbeatDelay(stagger),
-		node.WithLogger(cfg.Log)}
-	if cfg.Clock == network.ClockVirtual {
-		opts = append(opts, node.WithVirtualClock(cfg.CodecCPU))
-	}
+		node.WithLogger(cfg.Log), node.WithCodecCPUCharge(cfg.CodecCPU)}
 	return append(opts, extra...)
 }
 

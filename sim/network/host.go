@@ -103,6 +103,9 @@ func baseOptions(key crypto.PrivKey) []libp2p.Option {
 // AddrInfo is the host's id and listen addresses.
 func (h *Host) AddrInfo() peer.AddrInfo { return peer.AddrInfo{ID: h.ID(), Addrs: h.Addrs()} }
 
+// Virtual says whether the host is on a virtual-clock network (in a synctest bubble).
+func (h *Host) Virtual() bool { return h.virtual }
+
 // Link is the host's shaped link (nil: unshaped).
 func (h *Host) Link() *link.Link { return h.link }
 

@@ -146,15 +146,17 @@ func WithHeartbeatDelay(d time.Duration) Option {
 // It costs a message-id computation per dropped message; runs with faults turn it on.
 func WithLostLog(on bool) Option { return func(c *config) error { c.lostLog = on; return nil } }
 
-// WithVirtualClock tells the node it runs on the virtual clock (a synctest bubble): each
-// frame's encode and decode CPU is measured as thread CPU time (the codecs' own timing reads
-// the bubble's clock, which stands still while they work) and reported as their codec time;
-// with chargeCPU it is also slept in simulated time, by the writer before the unit goes out and
+// WithCodecCPUCharge decides, for a node whose host is on the virtual clock (a synctest
+// bubble: network.Host.Virtual), whether codec work costs simulated time. There each frame's
+// encode and decode CPU is measured as thread CPU time (the codecs' own timing reads the
+// bubble's clock, which stands still while they work) and reported as their codec time; with
+// the charge on it is also slept in simulated time, by the writer before the unit goes out and
 // by the reader before pubsub gets the frame, so a slow codec delays delivery as on a real
 // node. Each stream direction's codec work is serial, stream directions run in parallel (a
-// node with a core per stream: the charge's lower bound).
-func WithVirtualClock(chargeCPU bool) Option {
-	return func(c *config) error { c.virtual, c.chargeCPU = true, chargeCPU; return nil }
+// node with a core per stream: the charge's lower bound). On the real clock CPU takes real
+// time and the option does nothing.
+func WithCodecCPUCharge(on bool) Option {
+	return func(c *config) error { c.chargeCPU = on; return nil }
 }
 
 // WithPairReset turns the pair reset on or off (default on): when one gossip stream with a
@@ -200,6 +202,7 @@ func NewNode(h *snet.Host, opts ...Option) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.virtual = h.Virtual() // the host's network decides the clock
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &Node{cfg: cfg, host: h, ctx: ctx, cancel: cancel, log: cfg.log, recStart: time.Now()}
 	n.meter.sides = map[sideKey]*streamSide{}

@@ -516,9 +516,7 @@ func (in *instance) startNode(ctx context.Context, self *topology.Node) error {
 	if in.rec != nil {
 		opts = append(opts, node.WithRecorder(in.rec))
 	}
-	if in.p.Clock == network.ClockVirtual {
-		opts = append(opts, node.WithVirtualClock(in.p.CodecCPU))
-	}
+	opts = append(opts, node.WithCodecCPUCharge(in.p.CodecCPU)) // on the virtual clock
 	if in.spec.NodeOptions != nil {
 		more, err := in.spec.NodeOptions(in.p)
 		if err != nil {
