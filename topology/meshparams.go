@@ -248,3 +248,15 @@ func CheckShares(param string, shares map[string]float64, allowed []string) erro
 	}
 	return nil
 }
+
+// FormatShares is shares as the share parameters take them (name:share, comma-separated), in
+// order: the inverse of their parsing, for defaults and reports.
+func FormatShares(shares map[string]float64, order []string) string {
+	var parts []string
+	for _, k := range order {
+		if v, ok := shares[k]; ok {
+			parts = append(parts, k+":"+strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	return strings.Join(parts, ",")
+}

@@ -97,22 +97,13 @@ func init() { runner.Register(Mesh) }
 // meshParams declares the mesh's own parameters with topology's defaults.
 func meshParams() []runner.Param {
 	d := topology.DefaultMeshParams()
-	shares := func(m map[string]float64, order []string) string {
-		var parts []string
-		for _, k := range order {
-			if v, ok := m[k]; ok {
-				parts = append(parts, k+":"+strconv.FormatFloat(v, 'g', -1, 64))
-			}
-		}
-		return strings.Join(parts, ",")
-	}
 	return []runner.Param{
 		{Name: topology.ParamTopologySeed, Type: "int", Unit: "", Default: strconv.FormatInt(d.Seed, 10), Desc: "seed of the graph and of the nodes' kinds, clients and codecs (messages and their origins follow param seed)"},
 		{Name: topology.ParamDegree, Type: "int", Unit: "peers", Default: strconv.Itoa(d.Degree), Desc: "target peers per ordinary node"},
 		{Name: topology.ParamObservedPeers, Type: "int", Unit: "peers", Default: strconv.Itoa(d.ObservedPeers), Desc: "peers of the observed all-subnets node (the recorded node had about 45)"},
 		{Name: topology.ParamObservedClient, Type: "string", Unit: "", Default: d.ObservedClient, Desc: "client profile of the observed node: " + strings.Join(topology.ClientNames, ", ")},
-		{Name: topology.ParamMix, Type: "string", Unit: "", Default: shares(d.Mix, topology.MixKinds), Desc: "population shares of the other nodes: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, comma-separated, summing to 1)"},
-		{Name: topology.ParamClients, Type: "string", Unit: "", Default: shares(d.Clients, topology.ClientNames), Desc: "client shares (client:share, comma-separated, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
+		{Name: topology.ParamMix, Type: "string", Unit: "", Default: topology.FormatShares(d.Mix, topology.MixKinds), Desc: "population shares of the other nodes: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, comma-separated, summing to 1)"},
+		{Name: topology.ParamClients, Type: "string", Unit: "", Default: topology.FormatShares(d.Clients, topology.ClientNames), Desc: "client shares (client:share, comma-separated, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
 		{Name: ParamQueue, Type: "int", Unit: "RPCs", Default: strconv.Itoa(DefaultMeshQueue), Desc: "pubsub's per-peer outbound queue (and validation queue); a full queue drops RPCs. hub-leaves uses 1000 as go-libp2p-pubsub clients configure; in one process on two cores the link between two all-subnets nodes cannot drain the attestation burst through 1000 slots, so the mesh default keeps every message and the report flags queues that grew past 1000 (latency on those links then reflects this machine)"},
 		{Name: ParamLinks, Type: "bool", Unit: "", Default: "false", Desc: "true: every node's TCP connections go through a shaped link (package link): uplink and downlink at its class's rate and the one-way latency between the two nodes' regions (gossipsub-interop's eight regions, drawn by topology_seed); needs time_scale 1, as rates and latencies are real time"},
 		{Name: runner.ParamOrdinaryBandwidth, Type: "string", Unit: "bit/s", Default: runner.DefaultOrdinaryBandwidth, Desc: "with links: uplink and downlink of every node but supernodes (e.g. 10Mbit, 50Mbit, 1Gbit)"},

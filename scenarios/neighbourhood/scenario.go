@@ -87,15 +87,6 @@ func init() { runner.Register(Scenario) }
 func params() []runner.Param {
 	d := DefaultConfig()
 	pop := d.Population
-	shares := func(m map[string]float64, order []string) string {
-		var parts []string
-		for _, k := range order {
-			if v, ok := m[k]; ok {
-				parts = append(parts, k+":"+strconv.FormatFloat(v, 'g', -1, 64))
-			}
-		}
-		return strings.Join(parts, ",")
-	}
 	return []runner.Param{
 		{Name: ParamWarmup, Type: "int", Unit: "slots", Default: strconv.Itoa(d.Warmup), Desc: "warm-up slots before the measured ones (meshes form and the periphery's pressure settles; not counted)"},
 		{Name: ParamCopies, Type: "int", Default: strconv.Itoa(d.Copies), Desc: "boundary peers that deliver each message to each real peer (at most boundary)"},
@@ -105,8 +96,8 @@ func params() []runner.Param {
 		{Name: topology.ParamObservedClient, Type: "string", Default: pop.ObservedClient, Desc: "client profile of the observed node: " + strings.Join(topology.ClientNames, ", ")},
 		{Name: ParamObservedIDontWant, Type: "string", Default: IDontWantClient, Desc: "the observed node's IDONTWANT threshold: " + IDontWantClient + " (its client profile's; Teku 16 KiB), " + IDontWantOff + " (never sends IDONTWANT, as before gossipsub v1.2) or a message size in bytes"},
 		{Name: ParamSubnets, Type: "int", Unit: "subnets", Default: strconv.Itoa(pop.Subnets), Desc: "attestation subnets the observed node subscribes to and the workload carries (the first n; 64: the full form); per-subnet figures are scaled to 64 in the calibration table"},
-		{Name: topology.ParamMix, Type: "string", Default: shares(pop.Mix, topology.MixKinds), Desc: "the peers' population by kind: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, summing to 1)"},
-		{Name: topology.ParamClients, Type: "string", Default: shares(pop.Clients, topology.ClientNames), Desc: "the peers' client mix (client:share, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
+		{Name: topology.ParamMix, Type: "string", Default: topology.FormatShares(pop.Mix, topology.MixKinds), Desc: "the peers' population by kind: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, summing to 1)"},
+		{Name: topology.ParamClients, Type: "string", Default: topology.FormatShares(pop.Clients, topology.ClientNames), Desc: "the peers' client mix (client:share, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
 		{Name: ParamDegrees, Type: "string", Default: DefaultDegrees, Desc: "each client's own peer count on mainnet, client:min-max for every client"},
 		{Name: ParamDialledShare, Type: "float", Default: strconv.FormatFloat(pop.DialledShare, 'g', -1, 64), Desc: "share of the observed node's links it dialled (a peer at Dhi refuses GRAFTs on links it did not dial)"},
 		{Name: ParamBoundary, Type: "int", Unit: "peers", Default: strconv.Itoa(pop.Boundary), Desc: "boundary peers of each real peer, standing for mainnet beyond the neighbourhood (at most its degree − 1)"},
