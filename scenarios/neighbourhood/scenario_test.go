@@ -25,17 +25,17 @@ func TestScenarioRegistered(t *testing.T) {
 	if cfg.Population.Subnets != 2 || cfg.Warmup != 3 || cfg.Slots != DefaultConfig().Slots || cfg.TimeScale != 1 || cfg.Validators != p.Validators {
 		t.Errorf("config %+v from params %+v", cfg, p.Values)
 	}
-	if err := sc.CheckGroups(map[string]string{runner.ParamCodec: "snappy-stream"}, []runner.Group{{ID: GroupName, Instances: 1}}); err != nil {
+	if _, err := sc.ParseGroups(map[string]string{runner.ParamCodec: "snappy-stream"}, []runner.Group{{ID: GroupName, Instances: 1}}); err != nil {
 		t.Errorf("snappy-stream on the observed node's links: %v", err)
 	}
 	if p, err := sc.ParseParams(map[string]string{runner.ParamCodec: "zstd:3:1MiB"}); err != nil || runner.Own[*Config](p).Codec.String() != "zstd:3:1MiB" {
 		t.Errorf("zstd:3:1MiB: %v", err)
 	}
-	if err := sc.CheckGroups(map[string]string{runner.ParamCodec: "lz5"}, []runner.Group{{ID: GroupName, Instances: 1}}); err == nil ||
+	if _, err := sc.ParseGroups(map[string]string{runner.ParamCodec: "lz5"}, []runner.Group{{ID: GroupName, Instances: 1}}); err == nil ||
 		!strings.Contains(err.Error(), "codec") {
 		t.Errorf("an unknown codec: %v", err)
 	}
-	if err := sc.CheckGroups(nil, []runner.Group{{ID: GroupName, Instances: 2}}); err == nil {
+	if _, err := sc.ParseGroups(nil, []runner.Group{{ID: GroupName, Instances: 2}}); err == nil {
 		t.Error("two instances were accepted")
 	}
 	if p, err := sc.ParseParams(map[string]string{ParamChurn: "off", ParamRegraft: "20s", ParamGrafters: "12"}); err != nil {

@@ -45,13 +45,6 @@ func (h *Host) Transport() string {
 // after streamsim's.
 func NewHost(ip string, extra ...libp2p.Option) (*Host, error) { return newHost(ip, nil, true, extra) }
 
-// NewShapedHost is NewHost whose TCP connections go through a shaped link (link.Link: the
-// node's uplink and downlink rates and per-pair latency), below noise, yamux and the stream
-// codecs, so wire bytes are what is shaped.
-func NewShapedHost(ip string, lk *link.Link, extra ...libp2p.Option) (*Host, error) {
-	return newHost(ip, lk, true, extra)
-}
-
 // newHost builds every streamsim host; bandwidth adds go-libp2p's BandwidthCounter, which
 // costs a few meter updates per stream read and write and fills only Node.Bandwidth.
 func newHost(ip string, lk *link.Link, bandwidth bool, extra []libp2p.Option) (*Host, error) {

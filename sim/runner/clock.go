@@ -1,8 +1,9 @@
 package runner
 
 import (
-	"github.com/streamsim/streamsim/sim/network"
 	"strings"
+
+	"github.com/streamsim/streamsim/sim/network"
 )
 
 // The clock of a run (network.Clock) as parameters choose it.

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"github.com/streamsim/streamsim/sim/network"
 	"math"
 	"os"
 	"runtime"
@@ -9,6 +8,8 @@ import (
 	gosync "sync"
 	"syscall"
 	"time"
+
+	"github.com/streamsim/streamsim/sim/network"
 
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/result"

@@ -28,12 +28,11 @@ type Env struct {
 	// embedded runner's in-process ones in an embedded run).
 	RunEnv *runtime.RunEnv
 	Sync   sync.Client
-	// Group and Seq place the instance (Seq from 0 within its group); Instances is the
-	// run's instance count.
-	Group     string
-	Seq       int
-	Instances int
-	Role      topology.Role
+	// Group and Seq place the instance (Seq from 0 within its group; the run's instance
+	// count is RunEnv.TestInstanceCount).
+	Group string
+	Seq   int
+	Role  topology.Role
 	// Outputs is the instance's outputs directory; Summary is written there as
 	// result.SummaryFile.
 	Outputs string

@@ -3,12 +3,13 @@ package runner
 import (
 	"context"
 	"fmt"
-	"github.com/streamsim/streamsim/sim/node"
 	"math/rand"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/streamsim/streamsim/sim/node"
 
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/units"

@@ -151,7 +151,7 @@ func runProcessInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext) 
 // time budget, and announcing a setup failure so the other instances go on.
 func runInstance(sc *Scenario, env *runtime.RunEnv, ic *run.InitContext, p *Params, net network.Network, setupErr error) error {
 	e := &Env{Scenario: sc, RunEnv: env, Sync: ic.SyncClient, Params: p, Net: net,
-		Group: env.TestGroupID, Seq: int(ic.GroupSeq) - 1, Instances: env.TestInstanceCount, Outputs: env.TestOutputsPath}
+		Group: env.TestGroupID, Seq: int(ic.GroupSeq) - 1, Outputs: env.TestOutputsPath}
 	e.Role = sc.Role(e.Group)
 	e.Summary = &result.NodeSummary{Scenario: sc.Name, Role: string(e.Role), Group: e.Group, Instance: e.Seq}
 	e.Summary.Optimized, e.Summary.Build = result.BuildOptimized()

@@ -2,11 +2,12 @@ package runner
 
 import (
 	"fmt"
-	"github.com/streamsim/streamsim/sim/network"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamsim/streamsim/sim/network"
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"

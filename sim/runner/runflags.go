@@ -77,15 +77,9 @@ func (s *SingleRun) Runs(params map[string]string) ([]Run, error) {
 	return []Run{{Params: params, Groups: []Group{{ID: s.Group, Instances: *s.Instances}}}}, nil
 }
 
-// CheckGroups parses and checks every group's parameters as its instances will, and the
-// fault schedule's targets against the run's groups, before any node starts.
-func (s *Scenario) CheckGroups(params map[string]string, groups []Group) error {
-	_, err := s.ParseGroups(params, groups)
-	return err
-}
-
 // ParseGroups parses every group's parameters once (params with the group's own on top),
-// checks them against the run's groups as CheckGroups does, and returns them by group ID.
+// checks them and the fault schedule's targets against the run's groups before any node
+// starts, and returns them by group ID.
 func (s *Scenario) ParseGroups(params map[string]string, groups []Group) (map[string]*Params, error) {
 	out := map[string]*Params{}
 	sizes := map[string]int{}
