@@ -1,0 +1,125 @@
+package payloadstat
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/attestantio/go-eth2-client/spec/bellatrix"
+	"github.com/attestantio/go-eth2-client/spec/capella"
+	"github.com/attestantio/go-eth2-client/spec/deneb"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/holiman/uint256"
+)
+
+// TestLoadMainnet: the real payloads decode, their block numbers are their names and their
+// transaction counts the ones the sources give.
+func TestLoadMainnet(t *testing.T) {
+	ss, err := LoadMainnet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]int{19426587: 37, 22162263: 142, 22431083: 139, 22431084: 95, 22869878: 301}
+	if len(ss) != len(want) {
+		t.Fatalf("%d samples, want %d", len(ss), len(want))
+	}
+	for i, s := range ss {
+		var p deneb.ExecutionPayload
+		if err := p.UnmarshalSSZ(s.SSZ); err != nil {
+			t.Fatalf("%d: %v", s.Number, err)
+		}
+		if p.BlockNumber != s.Number || len(p.Transactions) != want[s.Number] {
+			t.Errorf("%d: payload of block %d with %d transactions, want %d", s.Number, p.BlockNumber, len(p.Transactions), want[s.Number])
+		}
+		if i > 0 && ss[i-1].Number >= s.Number {
+			t.Errorf("samples out of order: %d after %d", s.Number, ss[i-1].Number)
+		}
+		t.Logf("%d: %s, %d transactions, %d B", s.Number, time.Unix(int64(p.Timestamp), 0).UTC().Format(time.DateOnly), len(p.Transactions), len(s.SSZ))
+	}
+	if _, err := Mainnet2025(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func word(v []byte) []byte {
+	w := make([]byte, 32)
+	copy(w[32-len(v):], v)
+	return w
+}
+
+func payload(t *testing.T, txs ...*types.Transaction) []byte {
+	t.Helper()
+	p := &deneb.ExecutionPayload{BaseFeePerGas: uint256.NewInt(7), ExtraData: []byte{}, Withdrawals: []*capella.Withdrawal{}}
+	for _, tx := range txs {
+		b, err := tx.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Transactions = append(p.Transactions, bellatrix.Transaction(b))
+	}
+	b, err := p.MarshalSSZ()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMeasure counts a hand-made pair of payloads.
+func TestMeasure(t *testing.T) {
+	key, _ := crypto.HexToECDSA("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
+	signer := types.NewPragueSigner(common.Big1)
+	a, c := common.Address{0xaa}, common.Address{0xcc}
+	b := common.HexToAddress("0x1111111111111111111111111111111111111111")
+	sel := []byte{1, 2, 3, 4}
+	call := func(n uint64, to common.Address, amount byte) *types.Transaction {
+		data := append(append(append([]byte(nil), sel...), word(b[:])...), word([]byte{amount})...)
+		tx, err := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: common.Big1, Nonce: n, GasTipCap: common.Big1,
+			GasFeeCap: common.Big2, Gas: 50000, To: &to, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	plain := func(n uint64, to common.Address) *types.Transaction {
+		tx, err := types.SignNewTx(key, signer, &types.LegacyTx{Nonce: n, GasPrice: common.Big2, Gas: 21000, To: &to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	first := payload(t, call(0, a, 5), call(1, a, 7), plain(2, c))
+	second := payload(t, plain(3, c))
+	s, err := Measure([][]byte{first, second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(name string, got, want float64) {
+		if math.Abs(got-want) > 0.01 {
+			t.Errorf("%s %.3f, want %.3f", name, got, want)
+		}
+	}
+	if s.Blocks != 2 || s.Txs != 4 {
+		t.Fatalf("%d blocks, %d transactions", s.Blocks, s.Txs)
+	}
+	near("type 0 share", s.TypeShare[0], 50)
+	near("type 2 share", s.TypeShare[2], 50)
+	near("words per tx", s.WordsPerTx, 1)                          // 4 words over 4 transactions
+	near("calldata zero share", s.ZeroShare.Calldata, 100*43.0/68) // 12 + 31 zeros in 4 + 64 bytes
+	near("address words", s.WordKind.Address, 50)
+	near("small words", s.WordKind.Small, 50)
+	near("to seen in the block", s.ToSeenBlock, 25)   // the second call to a
+	near("to seen only earlier", s.ToSeenEarlier, 25) // c again in the second payload
+	near("selector seen in the block", s.SelectorSeenBlock, 50)
+	near("words repeated in the block", s.WordRepeatBlock, 25) // b's word again
+	near("word repeat gap", s.WordRepeatGap, 2)
+	near("to repeat gap", s.ToRepeatGap, 1)
+	near("repeats in runs", s.WordRepeatRun, 0) // 5 then 7: the run breaks
+	if s.ByteShare.Calldata <= 0 || s.ByteShare.Rest <= 0 || s.ByteShare.AccessList != 0 {
+		t.Errorf("byte shares %+v", s.ByteShare)
+	}
+	if _, err := Measure([][]byte{{1, 2, 3}}); err == nil {
+		t.Error("a payload that is not SSZ: no error")
+	}
+}
