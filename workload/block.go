@@ -59,7 +59,7 @@ type chainState struct {
 }
 
 func newChainState(g *Generator) (*chainState, error) {
-	txs, err := newTxSource(g.rng, g.fill)
+	txs, err := newTxSource(g.rng, g.fill, contentFor(g.p))
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func checkFigure(t *testing.T, seed int64, f ContentFigure) {
 
 // TestContentStatsCounts checks the counting on a hand-made pair of blocks.
 func TestContentStatsCounts(t *testing.T) {
-	src, err := newTxSource(randFor(1), fillFor(1))
+	src, err := newTxSource(randFor(1), fillFor(1), &content2025)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestContentStatsCounts(t *testing.T) {
 
 // TestEveryTxType signs and decodes one transaction of each type the mix uses.
 func TestEveryTxType(t *testing.T) {
-	src, err := newTxSource(randFor(2), fillFor(2))
+	src, err := newTxSource(randFor(2), fillFor(2), &content2025)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,9 @@ type Era struct {
 	// RollupCalldataShare is the share of transaction bytes that is rollup batch data posted
 	// as calldata (before EIP-4844 moved it to blobs).
 	RollupCalldataShare float64
+	// Content names the model of ordinary transactions' content ("2023" or "2025"): the
+	// real payloads its statistics were fitted to (docs/workload-content.md).
+	Content string
 	// Source names where the figures come from.
 	Source string
 }
@@ -42,7 +45,7 @@ var eras = []Era{
 		Name: "2023-09", GasLimit: 30_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 15_000_000, LocalGasUsed: 11_000_000 / 2,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 90_000,
-		BlobTarget: 0, BlobMax: 0, RollupCalldataShare: 0.37,
+		BlobTarget: 0, BlobMax: 0, RollupCalldataShare: 0.37, Content: "2023",
 		Source: "gas limit 30 M (2023); no blobs (Capella, before Dencun); gas used at the EIP-1559 target; " +
 			"sizes and rollup calldata share from the content statistics of mainnet blocks 18 090 205–218 (docs/workload-content.md); " +
 			"builder share as 2026-05 (no 2023 figure taken)",
@@ -51,7 +54,7 @@ var eras = []Era{
 		Name: "2025-06", GasLimit: 36_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 18_000_000, LocalGasUsed: 6_600_000,
 		MEVBlockBytes: 99_000, LocalBlockBytes: 42_000,
-		BlobTarget: 6, BlobMax: 9,
+		BlobTarget: 6, BlobMax: 9, Content: "2025",
 		Source: "gas limit 36 M (Feb 2025); blobs 6/9 (Pectra, EIP-7691, 7 May 2025); " +
 			"builder mix, gas used and sizes as 2026-05 scaled by the gas limit (EIP-1559 keeps gas used at half of it)",
 	},
@@ -59,14 +62,14 @@ var eras = []Era{
 		Name: "2025-12", GasLimit: 60_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
-		BlobTarget: 10, BlobMax: 15,
+		BlobTarget: 10, BlobMax: 15, Content: "2025",
 		Source: "gas limit 60 M (25 Nov 2025); blobs 10/15 (BPO1, 9 Dec 2025); builder mix, gas used and sizes as 2026-05",
 	},
 	{
 		Name: "2026-05", GasLimit: 60_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
-		BlobTarget: 14, BlobMax: 21,
+		BlobTarget: 14, BlobMax: 21, Content: "2025",
 		Source: "ethpandaops 2026-05 block-size-vs-propagation (50 318 blocks, 25 Apr–2 May 2026): MEV-Boost 95 % of blocks, " +
 			"median SSZ 165 KB and 30 M gas (MEV), 70 KB and 11 M (local); gas limit 60 M (25 Nov 2025); blobs 14/21 (BPO2, 7 Jan 2026)",
 	},
@@ -117,4 +120,15 @@ func (p *Params) ApplyEra(name string) error {
 	p.BlobsMin = max(1, e.BlobTarget-4)
 	p.BlobsMax = min(e.BlobMax, e.BlobTarget+2)
 	return nil
+}
+
+// contentFor is the transaction content model of p's era; parameters set by hand (no era)
+// get the current one.
+func contentFor(p Params) *contentModel {
+	if e, err := LookupEra(p.Era); err == nil {
+		if m, ok := contentModels[e.Content]; ok {
+			return m
+		}
+	}
+	return &content2025
 }

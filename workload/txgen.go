@@ -98,13 +98,11 @@ var (
 	constShape = shape{s: 1.5, v: 1, n: 512}
 )
 
-// Words of a generic call: a lognormal count (median and σ below; with the 2023 sample's
-// rollup batches counted, the mix averages ≈ 29 words per transaction as the sample does)
-// of these kinds, cumulative shares.
+// Words of a generic call: a lognormal count (median per content model, σ and cap below)
+// of word kinds drawn from the model's mix.
 const (
-	callWordsMedian = 22
-	callWordsSigma  = 1.1
-	callWordsMax    = 1000
+	callWordsSigma = 1.1
+	callWordsMax   = 1000
 	// commonSelectorShare of calls use a selector many contracts share.
 	commonSelectorShare = 0.7
 )
@@ -112,21 +110,87 @@ const (
 type wordKind uint8
 
 const (
-	wZero wordKind = iota
-	wConst
-	wMax
-	wAddr
-	wAmount
-	wID
-	wRandom
+	wZero   wordKind = iota
+	wConst           // small ABI constants: offsets 0x20·k, lengths, flags
+	wMax             // 2^256−1 (unlimited approvals, sentinels)
+	wAddr            // an address, left-padded
+	wAmount          // a token amount of the model's significant bytes
+	wBig             // 9–16 significant bytes: 18-decimal amounts, prices, liquidity
+	wID              // 3–4 significant bytes: deadlines, nonces, token ids, block numbers
+	wRandom          // 32 random bytes: hashes, signatures, proofs, packed data
 )
 
-var wordMix = []struct {
+type wordShare struct {
 	kind  wordKind
 	cumul float64
-}{
-	{wZero, 0.08}, {wConst, 0.14}, {wMax, 0.145}, {wAddr, 0.275}, {wAmount, 0.535}, {wID, 0.945}, {wRandom, 1},
 }
+
+// contentModel is what an ordinary (non-batch, non-blob) transaction carries: how many
+// calldata words and of what kinds, how often a block's transactions repeat a recipient,
+// its arguments or single words, and how often an access list comes along. An era names its
+// model (Era.Content); docs/workload-content.md gives the statistics each was fitted to.
+type contentModel struct {
+	name            string
+	callWordsMedian float64     // generic calls: lognormal median of the word count
+	wordMix         []wordShare // generic words by kind, cumulative
+	amountBytes     [2]int      // token amounts: significant bytes min, max
+	// sameBlockShare of transactions call again a recipient of an earlier transaction of
+	// the block (bots and bursts); of these, repeatArgsShare repeat the arguments too but
+	// for one or two words.
+	sameBlockShare, repeatArgsShare float64
+	// reuseShare of the non-zero generic words (and swap amounts) repeat a word already used
+	// in the block: the same pool, amount, price or deadline in several transactions.
+	reuseShare float64
+	// accessListShare of EIP-1559 transactions carry an access list; smallKeyShare of its
+	// storage keys are small slot numbers (mostly zero bytes).
+	accessListShare, smallKeyShare float64
+	// againGap and reuseGap, when set, make those repeats near: the earlier transaction is
+	// an exponential number of transactions back (mean againGap), the earlier word an
+	// exponential number of words back (mean reuseGap); zero draws uniformly over the block.
+	againGap, reuseGap float64
+	// nestedShare of generic calls carry an inner call as ABI bytes; packedPathShare of
+	// swaps carry their token path packed (Uniswap v3).
+	nestedShare, packedPathShare float64
+}
+
+// content2023 is the model refitted on era 2023-09 to the 14 consecutive mainnet payloads
+// 18 090 205–218 (their rollup batches are added by the era, not by the model).
+var content2023 = contentModel{
+	name:            "2023",
+	callWordsMedian: 22,
+	wordMix: []wordShare{
+		{wZero, 0.08}, {wConst, 0.14}, {wMax, 0.145}, {wAddr, 0.275}, {wAmount, 0.535}, {wID, 0.945}, {wRandom, 1},
+	},
+	amountBytes:     [2]int{3, 7},
+	sameBlockShare:  0.14,
+	repeatArgsShare: 0.85,
+	accessListShare: 1.0 / 25,
+}
+
+// content2025 is the model fitted to the real mainnet payloads of 2025 held in
+// workload/payloadstat/testdata (blocks 22 162 263, 22 431 083–084, 22 869 878): more words
+// of more than 8 significant bytes, fewer mostly-zero words, and words repeated within a
+// block as those payloads repeat them.
+var content2025 = contentModel{
+	name:            "2025",
+	callWordsMedian: 18,
+	wordMix: []wordShare{
+		{wZero, 0.11}, {wConst, 0.20}, {wMax, 0.205}, {wAddr, 0.51}, {wAmount, 0.70}, {wBig, 0.73}, {wID, 0.93}, {wRandom, 1},
+	},
+	amountBytes:     [2]int{3, 8},
+	sameBlockShare:  0.22,
+	repeatArgsShare: 0.85,
+	reuseShare:      0.40,
+	accessListShare: 0.10,
+	smallKeyShare:   0.35,
+	againGap:        1.3,
+	reuseGap:        12,
+	nestedShare:     0.5,
+	packedPathShare: 0.5,
+}
+
+// contentModels are the known models by name.
+var contentModels = map[string]*contentModel{content2023.name: &content2023, content2025.name: &content2025}
 
 type shape struct {
 	s, v  float64
@@ -163,8 +227,10 @@ type txSource struct {
 
 	eoas, tokens, routers, contracts *population
 	selectors, commonSels, consts    *rand.Zipf
-	words                            float64  // log median of a generic call's words
-	inBlock                          []target // recipients of the current block's transactions
+	model                            *contentModel
+	words                            float64    // log median of a generic call's words
+	inBlock                          []target   // recipients of the current block's transactions
+	blockWords                       [][32]byte // non-zero generic words of the current block
 }
 
 // target is a recipient with its kind and popularity rank (which fixes its selectors).
@@ -175,23 +241,15 @@ type target struct {
 	data []byte
 }
 
-// sameBlockShare of transactions call a recipient of an earlier transaction of the same
-// block again (bots and bursts: mainnet's recipients repeat within a block more than the
-// popularity alone gives, docs/inputs.md §8: 47.3 % seen in an earlier block, 52.3 % counting
-// the same block). Of these, repeatArgsShare repeat the arguments too but for one or two
-// words; the rest repeat only the recipient and selector.
-const sameBlockShare = 0.14
+// startBlock forgets the previous block's recipients and words.
+func (s *txSource) startBlock() {
+	s.inBlock = s.inBlock[:0]
+	s.blockWords = s.blockWords[:0]
+}
 
-// repeatArgsShare of those repeat the earlier call's arguments too, but for one or two words:
-// the repeats within a block that the sample's 14.5 % of words repeated within the block
-// needs once its rollup batches are counted (docs/workload-content.md).
-const repeatArgsShare = 0.85
-
-// startBlock forgets the previous block's recipients.
-func (s *txSource) startBlock() { s.inBlock = s.inBlock[:0] }
-
-func newTxSource(rng *rand.Rand, fill func([]byte)) (*txSource, error) {
+func newTxSource(rng *rand.Rand, fill func([]byte), model *contentModel) (*txSource, error) {
 	s := &txSource{
+		model:   model,
 		rng:     rng,
 		fill:    fill,
 		signer:  types.NewPragueSigner(big.NewInt(mainnetChainID)),
@@ -215,7 +273,7 @@ func newTxSource(rng *rand.Rand, fill func([]byte)) (*txSource, error) {
 	s.selectors = rand.NewZipf(rng, selectorShape.s, selectorShape.v, selectorShape.n-1)
 	s.commonSels = rand.NewZipf(rng, commonSelShape.s, commonSelShape.v, commonSelShape.n-1)
 	s.consts = rand.NewZipf(rng, constShape.s, constShape.v, constShape.n-1)
-	s.words = math.Log(callWordsMedian)
+	s.words = math.Log(model.callWordsMedian)
 	return s, nil
 }
 
@@ -281,9 +339,39 @@ func addrWord(dst []byte, a common.Address) []byte {
 // so its leading bytes are zero as on mainnet.
 func (s *txSource) amountWord(dst []byte) []byte {
 	var w [32]byte
-	n := 3 + s.rng.IntN(5) // significant bytes
+	lo, hi := s.model.amountBytes[0], s.model.amountBytes[1]
+	n := lo + s.rng.IntN(hi-lo+1) // significant bytes
 	s.fill(w[32-n:])
 	return append(dst, w[:]...)
+}
+
+// reusedWord appends, with the model's reuse share, a non-zero word already used in the
+// block and reports whether it did.
+func (s *txSource) reusedWord(dst *[]byte) bool {
+	if s.model.reuseShare == 0 || len(s.blockWords) == 0 || s.rng.Float64() >= s.model.reuseShare {
+		return false
+	}
+	w := s.blockWords[s.recent(len(s.blockWords), s.model.reuseGap)]
+	*dst = append(*dst, w[:]...)
+	return true
+}
+
+// recent returns an index into n earlier items: uniform if mean is zero, else an
+// exponential distance back with that mean (1 = the latest).
+func (s *txSource) recent(n int, mean float64) int {
+	if mean == 0 {
+		return s.rng.IntN(n)
+	}
+	back := 1 + int(s.rng.ExpFloat64()*(mean-1))
+	return n - min(back, n)
+}
+
+// remember records the word just appended to dst as one of the block's words.
+func (s *txSource) remember(dst []byte) {
+	if s.model.reuseShare == 0 {
+		return
+	}
+	s.blockWords = append(s.blockWords, [32]byte(dst[len(dst)-32:]))
 }
 
 // idWord appends a mid-sized number that rarely repeats: a deadline, nonce, token id,
@@ -323,23 +411,34 @@ func (s *txSource) genericWords(dst []byte, n int) []byte {
 	for range n {
 		u := s.rng.Float64()
 		k := wRandom
-		for _, m := range wordMix {
+		for _, m := range s.model.wordMix {
 			if u < m.cumul {
 				k = m.kind
 				break
 			}
 		}
-		switch k {
-		case wZero:
+		if k == wZero {
 			dst = word(dst, 0)
-		case wConst:
-			dst = s.constWord(dst)
+			continue
+		}
+		if k == wConst {
+			dst = s.constWord(dst) // constants repeat by their popularity already
+			continue
+		}
+		if s.reusedWord(&dst) {
+			continue
+		}
+		switch k {
 		case wMax:
 			dst = append(dst, maxWord()...)
 		case wAddr:
 			dst = addrWord(dst, s.anyAddress())
 		case wAmount:
 			dst = s.amountWord(dst)
+		case wBig:
+			var w [32]byte
+			s.fill(w[32-(9+s.rng.IntN(8)):])
+			dst = append(dst, w[:]...)
 		case wID:
 			dst = s.idWord(dst)
 		default:
@@ -347,6 +446,7 @@ func (s *txSource) genericWords(dst []byte, n int) []byte {
 			s.fill(w[:]) // hashes, signatures, proofs, packed data
 			dst = append(dst, w[:]...)
 		}
+		s.remember(dst)
 	}
 	return dst
 }
@@ -362,7 +462,7 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 	}
 	var rank uint64
 	defer func() { s.inBlock = append(s.inBlock, target{kind, to, rank, data}) }()
-	if again != nil && len(again.data) >= 4+32 && s.rng.Float64() < repeatArgsShare {
+	if again != nil && len(again.data) >= 4+32 && s.rng.Float64() < s.model.repeatArgsShare {
 		// The same call again with most of its arguments: a bot's or an exchange's
 		// batch of similar calls.
 		to, rank, gas = again.to, again.rank, 60000+s.rng.Uint64N(200000)
@@ -406,16 +506,24 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		// Head: offsets, amounts, recipient, deadline; tail: a path of 2–4 tokens with fee
 		// tiers, packed in words.
 		data = s.constWord(data)
-		data = s.amountWord(data)
-		data = s.amountWord(data)
+		for range 2 {
+			if !s.reusedWord(&data) {
+				data = s.amountWord(data)
+				s.remember(data)
+			}
+		}
 		recipient, _ := s.addr(s.eoas)
 		data = addrWord(data, recipient)
 		data = s.idWord(data)
 		hops := 2 + s.rng.IntN(3)
-		data = word(data, uint64(hops))
-		for range hops {
-			t, _ := s.addr(s.tokens)
-			data = addrWord(data, t)
+		if s.rng.Float64() < s.model.packedPathShare {
+			data = s.packedPath(data, hops)
+		} else {
+			data = word(data, uint64(hops))
+			for range hops {
+				t, _ := s.addr(s.tokens)
+				data = addrWord(data, t)
+			}
 		}
 		data = s.genericWords(data, s.rng.IntN(14))
 		gas = 120000 + s.rng.Uint64N(200000)
@@ -426,11 +534,52 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		to, rank = pick(s.contracts)
 		sel := s.selector('C', rank)
 		data = append(data, sel[:]...)
-		n := int(math.Exp(s.words + callWordsSigma*s.rng.NormFloat64()))
-		data = s.genericWords(data, min(n, callWordsMax))
+		n := min(int(math.Exp(s.words+callWordsSigma*s.rng.NormFloat64())), callWordsMax)
+		if n >= 4 && s.rng.Float64() < s.model.nestedShare {
+			data = s.nested(data, n)
+		} else {
+			data = s.genericWords(data, n)
+		}
 		gas = 60000 + s.rng.Uint64N(400000) + 40*uint64(len(data))
 	}
 	return to, data, value, gas
+}
+
+// nested appends n words of arguments that carry an inner call as ABI bytes (multicall,
+// execute, a wallet's or a bundler's call): 0–2 head words, the offset and the length of the
+// bytes, then the inner call (a contract's selector and its words) padded with zeros to a
+// word. The inner words sit 4 bytes off the outer word grid, as on mainnet.
+func (s *txSource) nested(dst []byte, n int) []byte {
+	head := s.rng.IntN(3)
+	dst = s.genericWords(dst, head)
+	dst = word(dst, uint64(32*(head+1)))
+	_, rank := s.addr(s.contracts)
+	sel := s.selector('C', rank)
+	inner := append([]byte(nil), sel[:]...)
+	inner = s.genericWords(inner, n-head-3)
+	dst = word(dst, uint64(len(inner)))
+	dst = append(dst, inner...)
+	return append(dst, make([]byte, 31-(len(inner)+31)%32)...)
+}
+
+// swapFees are Uniswap v3's fee tiers (hundredths of a basis point).
+var swapFees = []uint32{100, 500, 3000, 10000}
+
+// packedPath appends a Uniswap v3 path as ABI bytes: its length, then token (20 bytes) ‖
+// fee (3 bytes) ‖ token … packed, padded with zeros to a word.
+func (s *txSource) packedPath(dst []byte, hops int) []byte {
+	var path []byte
+	for h := range hops {
+		if h > 0 {
+			f := swapFees[s.rng.IntN(len(swapFees))]
+			path = append(path, byte(f>>16), byte(f>>8), byte(f))
+		}
+		t, _ := s.addr(s.tokens)
+		path = append(path, t[:]...)
+	}
+	dst = word(dst, uint64(len(path)))
+	dst = append(dst, path...)
+	return append(dst, make([]byte, 31-(len(path)+31)%32)...)
 }
 
 // redraw copies calldata and draws one or two of its words anew (amounts, ids).
@@ -486,7 +635,7 @@ func (s *txSource) sign(typ uint8, sender int, to common.Address, data []byte, v
 			To: to, Value: value, Data: data, BlobFeeCap: uint256.NewInt(1e9 + s.rng.Uint64N(1e10)), BlobHashes: blobHashes}
 	default:
 		var al types.AccessList
-		if s.rng.IntN(25) == 0 {
+		if s.rng.Float64() < s.model.accessListShare {
 			al = s.accessList(to)
 		}
 		txd = &types.DynamicFeeTx{ChainID: s.chainID.ToBig(), Nonce: nonce, GasTipCap: tip.ToBig(), GasFeeCap: feeCap.ToBig(),
@@ -507,6 +656,10 @@ func (s *txSource) sign(typ uint8, sender int, to common.Address, data []byte, v
 func (s *txSource) accessList(to common.Address) types.AccessList {
 	keys := make([]common.Hash, 1+s.rng.IntN(3))
 	for k := range keys {
+		if s.rng.Float64() < s.model.smallKeyShare {
+			keys[k][31] = byte(s.rng.IntN(16)) // a low storage slot
+			continue
+		}
 		s.fill(keys[k][:])
 	}
 	return types.AccessList{{Address: to, StorageKeys: keys}}
@@ -523,8 +676,8 @@ func (s *txSource) tx(baseFee uint64) ([]byte, error) {
 			break
 		}
 	}
-	if len(s.inBlock) > 0 && s.rng.Float64() < sameBlockShare {
-		t := s.inBlock[s.rng.IntN(len(s.inBlock))]
+	if len(s.inBlock) > 0 && s.rng.Float64() < s.model.sameBlockShare {
+		t := s.inBlock[s.recent(len(s.inBlock), s.model.againGap)]
 		again, kind = &t, t.kind
 	}
 	to, data, value, gas := s.calldata(kind, again)
