@@ -399,4 +399,5 @@ func (c *ContentStats) Figures() []ContentFigure {
 const blobTxTarget = 0.013
 
 const zeroBytesConflict = "the sample's 41.4 % counts its rollup batches (≈ 37 % of its transaction bytes, random) that moved to blobs in 2024: " +
-	"era 2023-09 puts them back and gives ≈ 40 %; 2026 blocks have none, and their transactions carry ≈ 62 % zero bytes (docs/workload-content.md)"
+	"era 2023-09 puts them back and gives ≈ 40 %; 2025-26 blocks have none: real 2025 payloads carry 51.9 % zero bytes, " +
+	"the 2025 content model ≈ 52-53 % (docs/workload-content.md)"

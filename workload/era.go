@@ -48,7 +48,7 @@ var eras = []Era{
 		BlobTarget: 0, BlobMax: 0, RollupCalldataShare: 0.37, Content: "2023",
 		Source: "gas limit 30 M (2023); no blobs (Capella, before Dencun); gas used at the EIP-1559 target; " +
 			"sizes and rollup calldata share from the content statistics of mainnet blocks 18 090 205–218 (docs/workload-content.md); " +
-			"builder share as 2026-05 (no 2023 figure taken)",
+			"builder share as 2026-05 (no 2023 figure taken); transaction content: model 2023, refitted to the same blocks",
 	},
 	{
 		Name: "2025-06", GasLimit: 36_000_000,
@@ -56,14 +56,14 @@ var eras = []Era{
 		MEVBlockBytes: 99_000, LocalBlockBytes: 42_000,
 		BlobTarget: 6, BlobMax: 9, Content: "2025",
 		Source: "gas limit 36 M (Feb 2025); blobs 6/9 (Pectra, EIP-7691, 7 May 2025); " +
-			"builder mix, gas used and sizes as 2026-05 scaled by the gas limit (EIP-1559 keeps gas used at half of it)",
+			"builder mix, gas used and sizes as 2026-05 scaled by the gas limit (EIP-1559 keeps gas used at half of it); " + content2025Source,
 	},
 	{
 		Name: "2025-12", GasLimit: 60_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
 		BlobTarget: 10, BlobMax: 15, Content: "2025",
-		Source: "gas limit 60 M (25 Nov 2025); blobs 10/15 (BPO1, 9 Dec 2025); builder mix, gas used and sizes as 2026-05",
+		Source: "gas limit 60 M (25 Nov 2025); blobs 10/15 (BPO1, 9 Dec 2025); builder mix, gas used and sizes as 2026-05; " + content2025Source,
 	},
 	{
 		Name: "2026-05", GasLimit: 60_000_000,
@@ -71,9 +71,12 @@ var eras = []Era{
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
 		BlobTarget: 14, BlobMax: 21, Content: "2025",
 		Source: "ethpandaops 2026-05 block-size-vs-propagation (50 318 blocks, 25 Apr–2 May 2026): MEV-Boost 95 % of blocks, " +
-			"median SSZ 165 KB and 30 M gas (MEV), 70 KB and 11 M (local); gas limit 60 M (25 Nov 2025); blobs 14/21 (BPO2, 7 Jan 2026)",
+			"median SSZ 165 KB and 30 M gas (MEV), 70 KB and 11 M (local); gas limit 60 M (25 Nov 2025); blobs 14/21 (BPO2, 7 Jan 2026); " + content2025Source,
 	},
 }
+
+// content2025Source says where the content of 2025 and later eras' transactions comes from.
+const content2025Source = "transaction content: model 2025, fitted to mainnet payloads 22 162 263, 22 431 083-084 and 22 869 878 (2025, workload/payloadstat/testdata)"
 
 // Eras returns the known eras, oldest first.
 func Eras() []Era { return append([]Era(nil), eras...) }
