@@ -86,7 +86,9 @@ type Params struct {
 	MEVBlockShare float64
 	// BlockMedianBytes (MEV-Boost blocks) and LocalBlockMedianBytes (locally built) with
 	// BlockSigma describe the lognormal SSZ size of a SignedBeaconBlock; sizes are clamped
-	// to [the block without transactions, MaxBlockBytes].
+	// to [the block without transactions, MaxBlockBytes]. BlockSigma 0.43 puts the p99 of
+	// blocks on the wire near the source's 184 kB with the 2025 content (1 000 blocks, two
+	// seeds: 175 and 185 kB at 0.42, 186 and 208 kB at 0.45).
 	BlockMedianBytes      int
 	LocalBlockMedianBytes int
 	BlockSigma            float64
@@ -128,7 +130,7 @@ func DefaultParams() Params {
 		SyncAggregatorCompleteShare: 0.4,
 		SyncMessages:                394,
 		BlockProbability:            0.995,
-		BlockSigma:                  0.35,
+		BlockSigma:                  0.43,
 		GasUsedSigma:                0.25,
 		MaxBlockBytes:               10 << 20,
 	}
