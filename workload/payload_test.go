@@ -80,6 +80,7 @@ func TestPayloadsAsMainnet(t *testing.T) {
 				era, seed, got.ZeroShareAll, got.ZeroShare.Calldata, got.WordsPerTx, got.MeanTx, got.WordKind.Zero, got.WordKind.Address, got.WordKind.Small,
 				got.WordKind.Mid, got.WordKind.Wide, got.WordRepeatBlock, got.WordRepeatGap, got.ToSeenBlock, got.ToRepeatGap, got.SelectorSeenBlock,
 				got.PayloadRawSnappy, singleRatios(t, "snappy-stream:64KiB:better", pls), singleRatios(t, "zstd:3:2MiB", pls))
+			t.Logf("%s seed %d: bytes in calldata / access lists / rest %.1f / %.1f / %.1f %%", era, seed, got.ByteShare.Calldata, got.ByteShare.AccessList, got.ByteShare.Rest)
 			points := func(name string, g, w, tol float64) {
 				if math.Abs(g-w) > tol {
 					t.Errorf("%s seed %d: %s %.1f, real %.1f ± %.0f", era, seed, name, g, w, tol)

@@ -181,11 +181,11 @@ var content2025 = contentModel{
 	sameBlockShare:  0.22,
 	repeatArgsShare: 0.85,
 	reuseShare:      0.40,
-	accessListShare: 0.10,
+	accessListShare: 0.28,
 	smallKeyShare:   0.35,
 	againGap:        1.3,
 	reuseGap:        12,
-	nestedShare:     0.5,
+	nestedShare:     0.4,
 	packedPathShare: 0.5,
 }
 
