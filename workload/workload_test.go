@@ -436,7 +436,12 @@ func TestCountsAndTiming(t *testing.T) {
 		}
 	}
 	within("attestations", count[gossip.Attestation]/n, 24087, 0.10)
-	within("aggregates", count[gossip.Aggregate]/n, 95, 0.10)
+	// Aggregates: a slot with a minority AttestationData (25 % of slots) carries ≈ 130–140
+	// aggregates, one without ≈ 80, so over 6 slots the mean moves by up to ±30 % with how many
+	// slots drew one (4 of 6 at seed 1 since issue 38's content model changed the random
+	// stream: 116 per slot). The ±10 % check runs over 32 mainnet-sized slots in
+	// TestContentStatistics.
+	within("aggregates", count[gossip.Aggregate]/n, 95, 0.35)
 	within("sync messages", (count[gossip.SyncCommittee]-contributions)/n, 400, 0.10)
 	within("sync committee category", count[gossip.SyncCommittee]/n, 80_046.0/200, 0.10)
 	// Contributions propagate by the subset rule (≈ 6 per slot); TestContentStatistics holds
