@@ -34,7 +34,7 @@ func runWorkload(args []string, stdout io.Writer) error {
 	tracePath := fs.String("trace", "", "write the profile's frames to this trace file (\".gz\" suffix: gzip)")
 	custody := fs.Int("custody", -1, "custody columns, overriding the profile's (4..128)")
 	forkDigest := fs.String("fork-digest", def.ForkDigest, "fork digest in topics, 8 hex characters")
-	era := fs.String("era", workload.DefaultEra, "mainnet date whose gas limit, builder mix, block sizes and blob schedule to use: "+strings.Join(workload.EraNames(), ", ")+" (sources below)")
+	era := fs.String("era", workload.DefaultEra, "mainnet date whose gas limit, builder mix, block sizes, blob schedule and transaction content to use: "+strings.Join(workload.EraNames(), ", ")+" (sources below)")
 	fs.IntVar(&def.Validators, "validators", def.Validators, "active validators")
 	fs.Float64Var(&def.Participation, "participation", def.Participation, "share of committee members whose attestation is seen on gossip")
 	fs.Float64Var(&def.BlockProbability, "block-probability", def.BlockProbability, "probability that a slot has a block")
