@@ -142,7 +142,7 @@ func (c *conn) Close() error {
 	sh.mu.Unlock()
 	for s := range streams {
 		s.raw.Reset()
-		s.closeShaped()
+		s.closeEnd()
 	}
 	for _, e := range []*conn{c, c.peer} {
 		e.doneOnce.Do(func() {

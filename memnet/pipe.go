@@ -278,7 +278,8 @@ func (c *Conn) CloseRead() error {
 }
 
 // Reset ends both directions at both ends at once: what either held is dropped, and every
-// read and write on either end fails with network.ErrReset; this end is closed.
+// read and write on either end fails with network.ErrReset. Each end still has to be closed
+// (a shaped end closes when its link's goroutine ends).
 func (c *Conn) Reset() error {
 	for _, h := range []*half{c.in, c.out} {
 		h.mu.Lock()
@@ -288,7 +289,7 @@ func (c *Conn) Reset() error {
 		notify(h.readable)
 		notify(h.writable)
 	}
-	return c.Close()
+	return nil
 }
 
 // IsReset says whether either end reset the pipe.

@@ -69,7 +69,7 @@ func (s *stream) Close() error {
 // Reset ends the stream at both ends at once, dropping what either end held.
 func (s *stream) Reset() error {
 	s.raw.Reset()
-	s.closeShaped()
+	s.closeEnd()
 	s.c.forget(s)
 	return nil
 }
@@ -77,10 +77,13 @@ func (s *stream) Reset() error {
 // ResetWithError is Reset: the code has no one to tell that Reset does not tell.
 func (s *stream) ResetWithError(network.StreamErrorCode) error { return s.Reset() }
 
-// closeShaped closes the shaper's connection of a reset stream, which ends its goroutine.
-func (s *stream) closeShaped() {
+// closeEnd closes this end of a reset stream: the pipe end, or the shaper's connection, whose
+// goroutine closes the pipe end as it ends (the switchboard's Drain waits for that).
+func (s *stream) closeEnd() {
 	if s.shaped() {
 		s.io.Close()
+	} else {
+		s.raw.Close()
 	}
 }
 
