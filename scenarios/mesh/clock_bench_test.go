@@ -13,7 +13,7 @@ import (
 // overhead benchmark's graph (48 nodes, plain streams, 4 slots of 65 536 validators' traffic):
 // the embedded mesh on the real clock (TCP, noise, yamux, unshaped, at time scale 2) and on the
 // virtual clock on each of its transports (vnet quic: QUIC over simnet; vnet mem: package
-// memnet's in-process streams under noise and yamux; unshaped, in a synctest bubble), one after
+// memnet's native in-process connections, no noise or yamux; unshaped, in a synctest bubble), one after
 // the other in one process, in an order that rotates each iteration. Each side's figure is the
 // process CPU over the measured phase per received copy; virtual-quic/real and virtual-mem/real
 // are ratios of those, and wall-s/sim-min what a simulated minute took on each virtual
