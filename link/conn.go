@@ -40,6 +40,8 @@ type conn struct {
 	space         chan struct{}
 	writeDeadline time.Time
 	closing       bool
+	writeClosed   bool          // CloseWrite: the socket's write side closes once the line drains
+	eofSent       bool          // the socket's write side is closed
 	err           error         // sticky egress failure
 	wakeAt        time.Time     // when run will next look by itself; zero: only when woken
 	wake          chan struct{} // capacity 1
@@ -164,7 +166,7 @@ func (c *conn) Write(p []byte) (int, error) {
 		}
 	}()
 	for written < len(p) {
-		if c.closing {
+		if c.closing || c.writeClosed {
 			return written, c.opError("write", net.ErrClosed)
 		}
 		if c.err != nil {
@@ -307,6 +309,14 @@ func (c *conn) run() {
 	for {
 		c.mu.Lock()
 		if c.lineHead == len(c.line) {
+			if c.writeClosed && !c.eofSent && c.backlogBytes == 0 && c.err == nil && !c.closing {
+				c.eofSent = true
+				c.mu.Unlock()
+				if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+					_ = cw.CloseWrite()
+				}
+				continue
+			}
 			if c.err != nil || (c.closing && c.backlogBytes == 0) {
 				if c.forceClose != nil {
 					c.forceClose.Stop()
@@ -456,6 +466,24 @@ func (c *conn) Close() error {
 		notify(c.wake)
 		_ = c.Conn.SetReadDeadline(time.Now()) // unblock a pending Read
 	})
+	return nil
+}
+
+// CloseWrite half-closes the connection: further writes fail, and once everything Write
+// accepted has reached the socket, the socket's write side closes (when it has a
+// CloseWrite), so the other end reads it all and then EOF. Reads go on. For transports that
+// carry streams natively (package memnet), whose streams half-close; Close still ends the
+// connection.
+func (c *conn) CloseWrite() error {
+	c.mu.Lock()
+	if c.writeClosed || c.closing {
+		c.mu.Unlock()
+		return nil
+	}
+	c.writeClosed = true
+	c.signalLocked()
+	c.mu.Unlock()
+	notify(c.wake)
 	return nil
 }
 

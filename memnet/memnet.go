@@ -1,13 +1,33 @@
-// Package memnet is an in-process stream transport for go-libp2p: hosts of one run dial each
-// other through a Switchboard, and a connection is a pair of in-memory byte buffers, upgraded
-// by the host's own upgrader (noise and yamux, as on TCP), so what sits above the transport
-// (streams, their bytes, the meters) means what it means on TCP.
+// Package memnet is an in-process go-libp2p transport for the virtual clock: hosts of one run
+// dial each other through a Switchboard, and a connection is multiplexed and authenticated by
+// construction, as a QUIC connection is (a native transport.CapableConn): each stream is a
+// pair of in-memory byte pipes, and each end knows the other's peer ID and public key from the
+// switchboard. No security handshake and no stream muxer run: nothing a figure needs happens
+// there (streamsim meters wire bytes at its stream wrapper, above the transport), and the
+// encryption and framing they cost was a third of a virtual run's CPU.
 //
-// It exists for the virtual clock (testing/synctest): every wait is on a channel, durable in a
-// bubble, and an unshaped connection arms no timer, so a bubble of hundreds of hosts steps its
-// clock only when the model says time passes. Shaping (a node's uplink and downlink rates and
-// the one-way latency between two regions) is package link's, applied to each end of a
-// connection in user space; with a synctest bubble its sleeps and timers are simulated time.
+// # What is modelled
+//
+//   - Streams: open (the other end's AcceptStream gets it at once, as yamux's lazy SYN does),
+//     half-close (CloseWrite: the other end reads what was written, then EOF), CloseRead,
+//     Reset (both ends' reads and writes fail with network.ErrReset), deadlines; closing a
+//     connection at either end resets its streams at both.
+//   - Backpressure: each direction of a stream holds at most pipeBufferBytes (4 MiB, what one
+//     direction of a connection held when yamux ran over memnet); a writer whose reader does
+//     not keep up waits, on a channel, until the reader drains it: a full stream pushes back on
+//     its writer as yamux's flow-control window does. On a shaped stream, package link's send
+//     buffer (4 MiB) comes first, then the pipe, so a slow downlink fills both before the
+//     writer waits, as it filled the send buffer and the connection's pipe before.
+//   - Shaping: package link's Wrap on each end of each stream (Shaper): the node's uplink and
+//     downlink rates, shared by all its streams, and the one-way latency between the two
+//     ends' regions, in simulated time under a synctest bubble. Shaped bytes are stream bytes
+//     (what the stream wrapper meters as wire bytes); noise's and yamux's few bytes of framing
+//     per frame, which the shaped link carried before, are gone, and a connection is up at
+//     once (no handshake round trips). The uplink is shared stream by stream in turn, where
+//     it was connection by connection: a gossipsub connection carries one stream each way.
+//
+// Every wait is on a channel, durable in a bubble, and an unshaped stream arms no timer, so a
+// bubble of hundreds of hosts steps its clock only when the model says time passes.
 //
 // Addresses are /ip4/<ip>/tcp/<port> multiaddrs claimed by this transport only: a host built
 // with libp2p.NoTransports and this transport never opens a socket. Every host of a run must
@@ -24,17 +44,20 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/sec"
 	"github.com/libp2p/go-libp2p/core/transport"
 	ma "github.com/multiformats/go-multiaddr"
 	mafmt "github.com/multiformats/go-multiaddr-fmt"
 	manet "github.com/multiformats/go-multiaddr/net"
 )
 
-// Shaper shapes one end of a new connection (package link's Link.Wrap): remote is the region
-// of the other end's shaper ("" when it has none). It returns raw itself when there is
-// nothing to shape.
+// Shaper shapes one end of a new stream (package link's Link.Wrap): remote is the region of
+// the other end's shaper ("" when it has none). It returns raw itself when there is nothing
+// to shape; what it returns must offer CloseWrite (a shaped stream's half-close goes out
+// after the bytes it accepted).
 type Shaper interface {
 	Wrap(raw manet.Conn, remoteRegion string) (manet.Conn, error)
 	Region() string
@@ -53,10 +76,10 @@ func NewSwitchboard() *Switchboard {
 	return &Switchboard{listeners: map[netip.AddrPort]*listener{}, nextPort: map[netip.Addr]uint16{}}
 }
 
-// Drain waits, up to max, until every connection end made on the switchboard is closed: a
-// shaped connection delivers what it accepted after its host closed it, as a kernel does, and
-// a synctest bubble must not end before that (its goroutines would outlive it). It reports
-// how many ends are still open. Under a bubble the wait is simulated time.
+// Drain waits, up to max, until every stream end made on the switchboard is closed: a shaped
+// stream delivers what it accepted after it was closed, as a kernel does, and a synctest
+// bubble must not end before that (its goroutines would outlive it). It reports how many
+// ends are still open. Under a bubble the wait is simulated time.
 func (sb *Switchboard) Drain(max time.Duration) int64 {
 	deadline := time.Now().Add(max)
 	for sb.live.Load() > 0 && time.Now().Before(deadline) {
@@ -68,7 +91,8 @@ func (sb *Switchboard) Drain(max time.Duration) int64 {
 // Transport is one host's go-libp2p transport on a switchboard.
 type Transport struct {
 	sb     *Switchboard
-	up     transport.Upgrader
+	id     peer.ID
+	pub    crypto.PubKey
 	rcmgr  network.ResourceManager
 	shaper Shaper // nil: unshaped
 
@@ -80,19 +104,24 @@ var dialMatcher = mafmt.And(mafmt.IP, mafmt.Base(ma.P_TCP))
 
 // Option is the libp2p option that gives a host this transport on sb, shaped by shaper (nil:
 // unshaped). Use it with libp2p.NoTransports and /ip4/<ip>/tcp/<port> listen addresses
-// (port 0 picks one).
+// (port 0 picks one); the host's security and muxer options do not apply to its connections.
 func Option(sb *Switchboard, shaper Shaper) libp2p.Option {
-	return libp2p.Transport(func(up transport.Upgrader, rcmgr network.ResourceManager) (*Transport, error) {
-		return New(sb, up, rcmgr, shaper), nil
+	return libp2p.Transport(func(key crypto.PrivKey, rcmgr network.ResourceManager) (*Transport, error) {
+		return New(sb, key, rcmgr, shaper)
 	})
 }
 
-// New is a transport on sb; go-libp2p's constructor injection gives up and rcmgr.
-func New(sb *Switchboard, up transport.Upgrader, rcmgr network.ResourceManager, shaper Shaper) *Transport {
+// New is the transport of the host whose identity is key, on sb; go-libp2p's constructor
+// injection gives key and rcmgr.
+func New(sb *Switchboard, key crypto.PrivKey, rcmgr network.ResourceManager, shaper Shaper) (*Transport, error) {
 	if rcmgr == nil {
 		rcmgr = &network.NullResourceManager{}
 	}
-	return &Transport{sb: sb, up: up, rcmgr: rcmgr, shaper: shaper}
+	id, err := peer.IDFromPrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("memnet: host key: %w", err)
+	}
+	return &Transport{sb: sb, id: id, pub: key.GetPublic(), rcmgr: rcmgr, shaper: shaper}, nil
 }
 
 func (t *Transport) String() string { return "memnet" }
@@ -145,13 +174,13 @@ func (t *Transport) Listen(laddr ma.Multiaddr) (transport.Listener, error) {
 		sb.mu.Unlock()
 		return nil, fmt.Errorf("memnet: listen address %s: already in use", laddr)
 	}
-	l := &listener{t: t, sb: sb, at: ap, ma: toMA(ap), conns: make(chan manet.Conn), done: make(chan struct{})}
+	l := &listener{t: t, sb: sb, at: ap, ma: toMA(ap), conns: make(chan *conn), done: make(chan struct{})}
 	sb.listeners[ap] = l
 	sb.mu.Unlock()
 	t.mu.Lock()
 	t.addrs = append(t.addrs, ap)
 	t.mu.Unlock()
-	return t.up.UpgradeGatedMaListener(t, t.up.GateMaListener(l)), nil
+	return l, nil
 }
 
 // freePortLocked is a port on ip no listener or dialer of the switchboard uses.
@@ -169,9 +198,9 @@ func (sb *Switchboard) freePortLocked(ip netip.Addr) netip.AddrPort {
 	}
 }
 
-// Dial connects to the host listening at raddr and upgrades the connection (security, muxer).
+// Dial connects to the host listening at raddr, which must be peer p (when p is not empty).
 func (t *Transport) Dial(ctx context.Context, raddr ma.Multiaddr, p peer.ID) (transport.CapableConn, error) {
-	scope, err := t.rcmgr.OpenConnection(network.DirOutbound, true, raddr)
+	scope, err := t.rcmgr.OpenConnection(network.DirOutbound, false, raddr)
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +213,6 @@ func (t *Transport) Dial(ctx context.Context, raddr ma.Multiaddr, p peer.ID) (tr
 }
 
 func (t *Transport) dial(ctx context.Context, raddr ma.Multiaddr, p peer.ID, scope network.ConnManagementScope) (transport.CapableConn, error) {
-	if err := scope.SetPeer(p); err != nil {
-		return nil, err
-	}
 	ap, err := addrPort(raddr)
 	if err != nil {
 		return nil, err
@@ -205,38 +231,33 @@ func (t *Transport) dial(ctx context.Context, raddr ma.Multiaddr, p peer.ID, sco
 	if l == nil {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: errRefused}
 	}
-	mine, theirs := sb.newPair(net.TCPAddrFromAddrPort(local), net.TCPAddrFromAddrPort(ap), toMA(local), l.ma)
-	var raw manet.Conn = mine
-	if t.shaper != nil {
-		if raw, err = t.shaper.Wrap(mine, regionOf(l.t.shaper)); err != nil {
-			mine.Close()
-			return nil, err
-		}
+	lt := l.t
+	if p != "" && p != lt.id {
+		return nil, sec.ErrPeerIDMismatch{Expected: p, Actual: lt.id}
 	}
-	var remote manet.Conn = theirs
-	if s := l.t.shaper; s != nil {
-		if remote, err = s.Wrap(theirs, regionOf(t.shaper)); err != nil {
-			raw.Close()
-			theirs.Close()
-			return nil, err
-		}
+	if err := scope.SetPeer(lt.id); err != nil {
+		return nil, err
 	}
+	lma := toMA(local)
+	inScope, err := lt.rcmgr.OpenConnection(network.DirInbound, false, lma)
+	if err != nil {
+		return nil, err
+	}
+	if err := inScope.SetPeer(t.id); err != nil {
+		inScope.Done()
+		return nil, err
+	}
+	mine, theirs := newConnPair(t, lt, local, ap, scope, inScope)
 	select {
-	case l.conns <- remote:
+	case l.conns <- theirs:
+		return mine, nil
 	case <-l.done:
-		raw.Close()
-		remote.Close()
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: errRefused}
 	case <-ctx.Done():
-		raw.Close()
-		remote.Close()
+		mine.Close()
 		return nil, ctx.Err()
 	}
-	dir := network.DirOutbound
-	if ok, isClient, _ := network.GetSimultaneousConnect(ctx); ok && !isClient {
-		dir = network.DirInbound
-	}
-	return t.up.Upgrade(ctx, t, raw, dir, p, scope)
+	mine.Close()
+	return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: errRefused}
 }
 
 func regionOf(s Shaper) string {
@@ -252,23 +273,23 @@ func (refusedError) Error() string { return "connection refused" }
 
 var errRefused error = refusedError{}
 
-// listener is a host's listen address on the switchboard (a manet.Listener the upgrader wraps).
+// listener is a host's listen address on the switchboard.
 type listener struct {
 	t     *Transport
 	sb    *Switchboard
 	at    netip.AddrPort
 	ma    ma.Multiaddr
-	conns chan manet.Conn
+	conns chan *conn
 	done  chan struct{}
 	once  sync.Once
 }
 
-func (l *listener) Accept() (manet.Conn, error) {
+func (l *listener) Accept() (transport.CapableConn, error) {
 	select {
 	case c := <-l.conns:
 		return c, nil
 	case <-l.done:
-		return nil, net.ErrClosed
+		return nil, transport.ErrListenerClosed
 	}
 }
 
@@ -287,4 +308,7 @@ func (l *listener) Close() error {
 func (l *listener) Addr() net.Addr          { return net.TCPAddrFromAddrPort(l.at) }
 func (l *listener) Multiaddr() ma.Multiaddr { return l.ma }
 
-var _ transport.Transport = (*Transport)(nil)
+var (
+	_ transport.Transport = (*Transport)(nil)
+	_ transport.Listener  = (*listener)(nil)
+)

@@ -15,8 +15,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
-	"github.com/libp2p/go-libp2p/p2p/security/noise"
 
 	"github.com/streamsim/streamsim/link"
 	"github.com/streamsim/streamsim/memnet"
@@ -33,7 +31,7 @@ func regions() link.Regions {
 
 var nextIP = 0
 
-// newHost is a host on sb as runner.VirtualNetwork makes them: noise, yamux, no socket.
+// newHost is a host on sb as network.VirtualNetwork makes them: native streams, no socket.
 func newHost(t *testing.T, sb *memnet.Switchboard, lk *link.Link) host.Host {
 	t.Helper()
 	nextIP++
@@ -45,8 +43,6 @@ func newHost(t *testing.T, sb *memnet.Switchboard, lk *link.Link) host.Host {
 		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/10.0.0.%d/tcp/0", nextIP)),
 		libp2p.NoTransports,
 		memnet.Option(sb, shaper),
-		libp2p.Security(noise.ID, noise.New),
-		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.ResourceManager(&network.NullResourceManager{}),
 		libp2p.DisableIdentifyAddressDiscovery(),
 		libp2p.DisableRelay(),

@@ -7,12 +7,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	ma "github.com/multiformats/go-multiaddr"
 )
 
-// pipeBufferBytes is how much one direction of a connection holds before its writer waits for
-// the reader: a loopback socket pair's buffering, so a writer does not wait for its reader per
-// write, and a slow reader still pushes back.
+// pipeBufferBytes is how much one direction of a stream holds before its writer waits for the
+// reader: what one direction of a yamux-over-memnet connection held before streams became
+// native (its 4 MiB in-memory buffer), so a writer does not wait for its reader per write, and
+// a slow reader still pushes back.
 const pipeBufferBytes = 4 << 20
 
 // keepBufferBytes is the most a drained direction keeps allocated; larger buffers are
@@ -28,6 +30,7 @@ type half struct {
 	off        int           // buf[off:] is unread
 	wclosed    bool          // the writing end closed: EOF once drained
 	rclosed    bool          // the reading end closed: writes fail
+	reset      bool          // either end reset: reads and writes fail at once
 	readable   chan struct{} // capacity 1: bytes arrived or the writer closed
 	writable   chan struct{} // capacity 1: room freed or the reader closed
 	readerWait bool
@@ -45,8 +48,10 @@ func notify(ch chan struct{}) {
 	}
 }
 
-// Conn is one end of an in-memory connection: a net.Conn whose reads and writes are copies
-// between buffers, with TCP-like addresses and the multiaddrs go-libp2p wants (manet.Conn).
+// Conn is one end of an in-memory byte pipe (one stream of a native connection): a net.Conn
+// whose reads and writes are copies between buffers, with TCP-like addresses and the
+// multiaddrs go-libp2p wants (manet.Conn, so package link can shape it), and a stream's
+// half-closes and reset.
 type Conn struct {
 	in, out       *half
 	local, remote *net.TCPAddr
@@ -127,6 +132,14 @@ func (c *Conn) Read(p []byte) (int, error) {
 			return 0, c.opError("read", os.ErrDeadlineExceeded)
 		}
 		h.mu.Lock()
+		if h.reset {
+			h.mu.Unlock()
+			return 0, c.opError("read", network.ErrReset)
+		}
+		if h.rclosed { // CloseRead at this end
+			h.mu.Unlock()
+			return 0, c.opError("read", net.ErrClosed)
+		}
 		if n := len(h.buf) - h.off; n > 0 {
 			k := copy(p, h.buf[h.off:])
 			h.off += k
@@ -174,9 +187,13 @@ func (c *Conn) Write(p []byte) (int, error) {
 			return written, c.opError("write", os.ErrDeadlineExceeded)
 		}
 		h.mu.Lock()
-		if h.rclosed {
+		if h.reset || h.rclosed { // reset, or the reader is gone: what a reset stream gives
 			h.mu.Unlock()
-			return written, c.opError("write", errReset)
+			return written, c.opError("write", network.ErrReset)
+		}
+		if h.wclosed { // CloseWrite at this end
+			h.mu.Unlock()
+			return written, c.opError("write", net.ErrClosed)
 		}
 		if h.off > 0 && h.off*2 >= len(h.buf) { // reclaim what was read
 			n := copy(h.buf, h.buf[h.off:])
@@ -204,15 +221,6 @@ func (c *Conn) Write(p []byte) (int, error) {
 		}
 	}
 }
-
-// errReset is a write's error once the other end closed: what a TCP peer's reset gives.
-var errReset = &os.SyscallError{Syscall: "write", Err: errConnReset}
-
-type connResetError struct{}
-
-func (connResetError) Error() string { return "connection reset by peer" }
-
-var errConnReset error = connResetError{}
 
 func (c *Conn) isClosed() bool {
 	c.mu.Lock()
@@ -242,6 +250,53 @@ func (c *Conn) Close() error {
 	c.in.mu.Unlock()
 	notify(c.in.writable)
 	return nil
+}
+
+// CloseWrite ends this end's direction: the other end reads what was written, then EOF; this
+// end's further writes fail.
+func (c *Conn) CloseWrite() error {
+	h := c.out
+	h.mu.Lock()
+	h.wclosed = true
+	h.mu.Unlock()
+	notify(h.readable)
+	notify(h.writable) // a writer blocked on a full buffer gives up
+	return nil
+}
+
+// CloseRead ends the other end's direction at this end: what it held is dropped, this end's
+// reads fail (not EOF), and the other end's writes fail as on a reset stream.
+func (c *Conn) CloseRead() error {
+	h := c.in
+	h.mu.Lock()
+	h.rclosed = true
+	h.buf, h.off = nil, 0
+	h.mu.Unlock()
+	notify(h.writable)
+	notify(h.readable) // a blocked read returns
+	return nil
+}
+
+// Reset ends both directions at both ends at once: what either held is dropped, and every
+// read and write on either end fails with network.ErrReset. Each end still has to be closed
+// (a shaped end closes when its link's goroutine ends).
+func (c *Conn) Reset() error {
+	for _, h := range []*half{c.in, c.out} {
+		h.mu.Lock()
+		h.reset = true
+		h.buf, h.off = nil, 0
+		h.mu.Unlock()
+		notify(h.readable)
+		notify(h.writable)
+	}
+	return nil
+}
+
+// IsReset says whether either end reset the pipe.
+func (c *Conn) IsReset() bool {
+	c.in.mu.Lock()
+	defer c.in.mu.Unlock()
+	return c.in.reset
 }
 
 func (c *Conn) setDeadlines(rd, wd *time.Time) {

@@ -5,37 +5,35 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/libp2p/go-libp2p/core/sec"
-	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
-	tptu "github.com/libp2p/go-libp2p/p2p/net/upgrader"
-	"github.com/libp2p/go-libp2p/p2p/security/insecure"
 	ttransport "github.com/libp2p/go-libp2p/p2p/transport/testsuite"
 
 	"github.com/streamsim/streamsim/memnet"
 )
 
-// TestTransportSuite runs go-libp2p's shared transport test suite (the one TCP, QUIC and
-// WebSocket pass) on two transports of one switchboard, on the real clock, as TCP's own test
-// does: insecure security, yamux.
-func TestTransportSuite(t *testing.T) {
-	muxers := []tptu.StreamMuxer{{ID: "/yamux", Muxer: yamux.DefaultTransport}}
-	sb := memnet.NewSwitchboard()
-	mk := func() (peer.ID, *memnet.Transport) {
-		priv, _, err := crypto.GenerateKeyPair(crypto.Ed25519, 256)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := peer.IDFromPrivateKey(priv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := tptu.New([]sec.SecureTransport{insecure.NewWithIdentity(insecure.ID, id, priv)}, muxers, nil, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id, memnet.New(sb, u, nil, nil)
+// newTransport is a transport on sb with a fresh identity, unshaped.
+func newTransport(t testing.TB, sb *memnet.Switchboard, shaper memnet.Shaper) (peer.ID, *memnet.Transport) {
+	t.Helper()
+	priv, _, err := crypto.GenerateKeyPair(crypto.Ed25519, 256)
+	if err != nil {
+		t.Fatal(err)
 	}
-	peerA, ta := mk()
-	_, tb := mk()
+	id, err := peer.IDFromPrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := memnet.New(sb, priv, nil, shaper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, tr
+}
+
+// TestTransportSuite runs go-libp2p's shared transport test suite (the one TCP, QUIC and
+// WebSocket pass: dial, listen, streams, ping-pong, reset, cancel, stress) on two transports
+// of one switchboard, on the real clock.
+func TestTransportSuite(t *testing.T) {
+	sb := memnet.NewSwitchboard()
+	peerA, ta := newTransport(t, sb, nil)
+	_, tb := newTransport(t, sb, nil)
 	ttransport.SubtestTransport(t, ta, tb, "/ip4/127.0.0.1/tcp/0", peerA)
 }

@@ -80,7 +80,8 @@ type NodeSummary struct {
 	Seed      int64   `json:"seed"`
 	// Clock is the run's clock ("real" or "virtual"; empty in summaries from before it
 	// existed: real), Transport what carried its connections ("tcp+noise+yamux",
-	// "tcp+noise+yamux (link)", "quic+simnet").
+	// "tcp+noise+yamux (link)", "quic+simnet", "memnet"; "memnet+noise+yamux" in summaries
+	// from before memnet's connections were native).
 	Clock     string `json:"clock,omitempty"`
 	Transport string `json:"transport,omitempty"`
 	Build     string `json:"build"` // "optimized" or why CPU figures are inflated

@@ -81,6 +81,16 @@ type Report struct {
 	CPU       time.Duration // process CPU over this run (setup and warm-up included)
 }
 
+// costPerSimMinute is the wall and process CPU seconds per simulated minute of the whole run:
+// warm-up, measured slots and the slot the run settles in (setup counts in CPU and wall).
+func (r *Report) costPerSimMinute() (wall, cpu float64) {
+	simMin := float64(r.Config.Warmup+r.Config.Slots+1) * 12 / 60 // slots of 12 simulated s
+	if simMin <= 0 {
+		return 0, 0
+	}
+	return r.Wall.Seconds() / simMin, r.CPU.Seconds() / simMin
+}
+
 // SubnetView is the prediction the recording could confirm for one subnet.
 type SubnetView struct {
 	Subnet      int
@@ -241,9 +251,10 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "outside: %d boundary peers and %d outside grafters (param %s), re-graft %v after a backoff, churn %s; observed client %s (%s)\n",
 		r.Plan.BoundaryTotal, r.Plan.GraftersTotal, ParamGrafters, cfg.Regraft, churn, r.Plan.ObservedClient.Name, idontwantLabel(r.Plan.ObservedClient.IDontWantThresholdBytes))
-	simMin := float64(cfg.Warmup+cfg.Slots+1) * 12 / 60
-	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v (%.1f CPU s per simulated minute)\n\n",
-		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), simMin*60/r.Wall.Seconds(), r.CPU.Round(time.Second), r.CPU.Seconds()/simMin)
+	wallMin, cpuMin := r.costPerSimMinute()
+	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v\n",
+		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), 60/wallMin, r.CPU.Round(time.Second))
+	fmt.Fprintf(w, "cost per simulated minute: %.1f s of wall, %.1f CPU s; peak resident memory %.2f GiB\n\n", wallMin, cpuMin, float64(r.Timing.PeakRSSBytes)/(1<<30))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "category\trecording MiB/h\tplain MiB/h\tvs recording\twithin ±25 %\tcopies\trecording copies\tdelivered/expected\t")
 	for _, c := range orderedCategories() {

@@ -264,6 +264,11 @@ type Summary struct {
 	WallS        float64            `json:"wall_s"`
 	SimulatedS   float64            `json:"simulated_s"`
 	CPUS         float64            `json:"cpu_s"`
+	// WallPerSimMin and CPUPerSimMin are what a simulated minute of the whole run (setup,
+	// warm-up and measured slots) cost: wall and process CPU seconds; the peak memory is
+	// Timing.PeakRSSBytes.
+	WallPerSimMin float64 `json:"wall_s_per_simulated_minute"`
+	CPUPerSimMin  float64 `json:"cpu_s_per_simulated_minute"`
 	// Wire is the observed node's traffic per category and direction, raw and after the
 	// codec, as measured (not scaled).
 	Wire []WireLine `json:"wire"`
@@ -290,6 +295,7 @@ func (r *Report) Summary() Summary {
 	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale, Network: r.Network, Bandwidth: r.Config.Bandwidth.String(),
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control, ControlOut: r.ControlOut,
 		Subnet: r.Subnets, SyncSubnet: r.SyncSubnets, MeshShares: r.MeshShares, Grafters: r.Plan.GraftersTotal, Churned: r.Churned, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
+	s.WallPerSimMin, s.CPUPerSimMin = r.costPerSimMinute()
 	var delivered int64
 	for c, v := range r.Delivered {
 		if c != gossip.Control {

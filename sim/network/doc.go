@@ -1,6 +1,6 @@
 // Package network builds the hosts of a run: one Network value per run, real-clock TCP (with
 // links shaped by package link) or a virtual-clock simulated network (package memnet's
-// in-process streams under noise and yamux, or QUIC over marcopolo/simnet) inside a synctest
+// native in-process connections, without noise or yamux, or QUIC over marcopolo/simnet) inside a synctest
 // bubble (RunInBubble). Scenarios and nodes get hosts from it and never ask which network it
 // is; a new transport is a Network in this package.
 //

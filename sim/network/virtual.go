@@ -11,8 +11,6 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
-	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
-	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/x/simlibp2p"
 	"github.com/marcopolo/simnet"
@@ -26,15 +24,16 @@ const (
 	TransportTCP    = "tcp+noise+yamux"        // real clock, unshaped
 	TransportLink   = "tcp+noise+yamux (link)" // real clock, shaped by package link
 	TransportSimnet = "quic+simnet"            // virtual clock: QUIC over marcopolo/simnet
-	TransportMem    = "memnet+noise+yamux"     // virtual clock: in-process streams (package memnet), shaped by package link
+	TransportMem    = "memnet"                 // virtual clock: package memnet's native in-process streams, shaped by package link
 )
 
 // VirtualTransport is what carries a virtual-clock run's connections (param vnet).
 //
 // quic: go-libp2p's QUIC over marcopolo/simnet, each packet paced and delayed by simnet.
-// mem: package memnet's in-process byte streams under the hosts' own noise and yamux, as on
-// TCP, shaped in user space by package link (rates and per-pair latency); an unshaped
-// connection arms no timer. docs/overhead.md measures both.
+// mem: package memnet's native connections (multiplexed and authenticated by construction, no
+// noise or yamux: wire bytes are metered above them, at the stream wrapper), each stream shaped
+// in user space by package link (rates and per-pair latency); an unshaped stream arms no
+// timer. docs/overhead.md measures both.
 type VirtualTransport string
 
 const (
@@ -71,8 +70,8 @@ const (
 )
 
 // VirtualNetwork is the simulated network of a virtual-clock run, on one of two transports
-// (VirtualTransport): package memnet's in-process streams under noise and yamux, each
-// connection shaped by its hosts' links (rates, and the latency between their regions), or
+// (VirtualTransport): package memnet's native in-process streams, each stream shaped by its
+// hosts' links (rates, and the latency between their regions), or
 // go-libp2p's QUIC over marcopolo/simnet (as go-libp2p-pubsub's own tests run), each host with
 // its link's uplink and downlink rates and each packet delayed by the latency between its
 // sender's and receiver's regions; all in simulated time. docs/overhead.md measures both
@@ -218,17 +217,9 @@ func (v *VirtualNetwork) NewHost(lk *link.Link, extra ...libp2p.Option) (*Host, 
 	return &Host{Host: h, link: lk, virtual: true, transport: TransportSimnet}, nil
 }
 
-// memYamux is yamux as on TCP hosts, keepalive off: an in-memory connection never dies
-// silently, and a keepalive is a timer per connection in the bubble.
-var memYamux = func() *yamux.Transport {
-	c := *yamux.DefaultTransport
-	c.EnableKeepAlive = false
-	return &c
-}()
-
-// newMemHost is NewHost on the mem transport: noise and yamux over package memnet's
-// in-process streams, each connection shaped by lk (link.Wrap: its rates, and the latency to
-// the other end's region) or plain when lk is nil; no socket is ever opened.
+// newMemHost is NewHost on the mem transport: package memnet's native connections (no noise,
+// no yamux: streams are in-memory pipes), each stream shaped by lk (link.Wrap: its rates, and
+// the latency to the other end's region) or plain when lk is nil; no socket is ever opened.
 func (v *VirtualNetwork) newMemHost(key crypto.PrivKey, lk *link.Link, extra []libp2p.Option) (*Host, error) {
 	v.mu.Lock()
 	ip := simnet.IntToPublicIPv4(v.next)
@@ -242,8 +233,6 @@ func (v *VirtualNetwork) newMemHost(key crypto.PrivKey, lk *link.Link, extra []l
 		libp2p.ListenAddrStrings(fmt.Sprintf("/ip4/%s/tcp/4001", ip)),
 		libp2p.NoTransports,
 		memnet.Option(v.sb, shaper),
-		libp2p.Security(noise.ID, noise.New),
-		libp2p.Muxer(yamux.ID, memYamux),
 		libp2p.DisableIdentifyAddressDiscovery(),
 	)
 	h, err := libp2p.New(append(opts, extra...)...)

@@ -75,6 +75,10 @@ type ABRunResult struct {
 	PeakShare      float64                     `json:"peak_cpu_share"`
 	SchedP99Ms     float64                     `json:"sched_p99_ms"`
 	Saturated      bool                        `json:"saturated"`
+	// What a simulated minute of the run cost (Report's), and its peak memory.
+	CPUPerSimMinute  float64 `json:"cpu_s_per_simulated_minute,omitempty"`
+	WallPerSimMinute float64 `json:"wall_s_per_simulated_minute,omitempty"`
+	PeakRSSBytes     int64   `json:"peak_rss_bytes,omitempty"`
 }
 
 // ABRow is one codec, scope and category: wire bytes relative to plain (percent) over seeds.
@@ -133,7 +137,9 @@ func MeshAB(runs []analysis.ABRun, reports []*MeshReport) *ABReport {
 		if r.Process != nil {
 			res.CPUShare, res.PeakShare, res.Saturated = r.Process.Utilization, r.Process.PeakUtilization, r.Process.Saturated()
 			res.SchedP99Ms = r.Process.SchedP99Ms
+			res.PeakRSSBytes = r.Process.MaxRSSBytes
 		}
+		res.CPUPerSimMinute, res.WallPerSimMinute = r.CPUPerSimMinute, r.WallPerSimMinute
 		ab.Runs = append(ab.Runs, res)
 	}
 	plain := plainBaselines(ab.Runs)
@@ -346,6 +352,15 @@ func (ab *ABReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f %%\t%s\t%s\t%s\t\n", linksLabel(l.Bandwidth), l.Codec, l.Seeds,
 			l.P50Ms[gossip.Attestation], l.P99Ms[gossip.Attestation], l.T95Ms[gossip.Attestation], l.P50Ms[gossip.Aggregate],
 			l.P50Ms[gossip.Block], l.P99Ms[gossip.Block], l.P50Ms[gossip.DataColumn], 100*l.CPUShare, peak, sched, saturated)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nwhat a simulated minute cost, per run (the whole process: every node)")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "links\tcodec\tseed\twall s\tCPU s\tpeak memory\t")
+	for _, r := range ab.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t\n", linksLabel(r.Bandwidth), r.Codec, r.Seed, r.WallPerSimMinute, r.CPUPerSimMinute, analysis.MB(r.PeakRSSBytes))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -158,11 +158,11 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 	var rows [][]page.Cell
 	for _, r := range runs {
 		rows = append(rows, []page.Cell{page.T(r.Label), page.F(r.Src.Fig("ihave_ids_per_message", page.Ratio)), page.F(r.Src.Fig("delivery.complete", page.Count)),
-			page.F(r.Src.Fig("drops", page.Count)), page.F(r.Src.Fig("process.cpu_s", page.Sec)), page.F(r.Src.Fig("cpu_s_per_simulated_minute", page.Sec)), page.F(r.Src.Fig("process.cpu_share", page.Share)),
+			page.F(r.Src.Fig("drops", page.Count)), page.F(r.Src.Fig("process.cpu_s", page.Sec)), page.F(r.Src.Fig("cpu_s_per_simulated_minute", page.Sec)), page.F(r.Src.Fig("wall_s_per_simulated_minute", page.Sec)), page.F(r.Src.Fig("process.cpu_share", page.Share)),
 			page.F(r.Src.Fig("process.max_rss_bytes", page.MB)), page.F(r.Src.Fig("cpu_us_per_copy", page.Micro)),
 			page.F(r.Src.Fig("observed.codec_time_ms", page.Ms1)), page.F(r.Src.Fig("observed.codec_state_bytes", page.KiB))})
 	}
-	s.Table("Per run (delivery complete: 1 yes, 0 no)", []string{"run", "IHAVE ids per message", "delivery complete", "pubsub drops", "process CPU", "CPU per simulated minute", "CPU share", "peak RSS", "CPU per copy", "observed codec time", "observed codec state"}, rows)
+	s.Table("Per run (delivery complete: 1 yes, 0 no)", []string{"run", "IHAVE ids per message", "delivery complete", "pubsub drops", "process CPU", "CPU per simulated minute", "wall per simulated minute", "CPU share", "peak RSS", "CPU per copy", "observed codec time", "observed codec state"}, rows)
 
 	var calRows [][]page.Cell
 	for _, r := range runs {

@@ -82,9 +82,12 @@ type MeshReport struct {
 	// accounting replaces the count check of delivery and drops.
 	Faults *analysis.FaultAccounting `json:"faults,omitempty"`
 	Soak   *analysis.SoakReport      `json:"soak,omitempty"`
-	// CPUPerSimMinute is process CPU seconds (every process of the run, measured phase) per
-	// minute of simulated time (slots × 12 s), whatever the time scale.
-	CPUPerSimMinute float64 `json:"cpu_s_per_simulated_minute,omitempty"`
+	// CPUPerSimMinute and WallPerSimMinute are process CPU and wall seconds (every process of
+	// the run, measured phase) per minute of simulated time (the virtual clock's simulated
+	// seconds; on the real clock slots × 12 s, whatever the time scale): what a simulated
+	// minute costs, beside the peak memory (Process.MaxRSSBytes).
+	CPUPerSimMinute  float64 `json:"cpu_s_per_simulated_minute,omitempty"`
+	WallPerSimMinute float64 `json:"wall_s_per_simulated_minute,omitempty"`
 
 	nodes []*result.NodeSummary
 }
@@ -333,8 +336,12 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		}
 	}
 	r.Process = combineProcesses(procs)
-	if r.Process != nil && r.Slots > 0 {
-		r.CPUPerSimMinute = r.Process.CPUSeconds / (float64(r.Slots) * workload.SlotDuration.Minutes())
+	if p := r.Process; p != nil && r.Slots > 0 {
+		simMin := float64(r.Slots) * workload.SlotDuration.Minutes()
+		if p.SimulatedSeconds > 0 {
+			simMin = p.SimulatedSeconds / 60
+		}
+		r.CPUPerSimMinute, r.WallPerSimMinute = p.CPUSeconds/simMin, p.WallSeconds/simMin
 	}
 	r.DropLinks = dropLinks(nodes)
 	r.Links, r.LinkLateMs = linkSummary(nodes)
@@ -731,12 +738,13 @@ func (r *MeshReport) WriteTable(w io.Writer) error {
 	if p := r.Process; p != nil {
 		if p.SimulatedSeconds > 0 {
 			// The virtual clock: no CPU windows (simulated time says nothing of this machine's).
-			fmt.Fprintf(w, "clock: %s (%s): %.1f s simulated in %.1f s wall, %.1f s of wall time per simulated minute; process CPU %.1f s; %.1f µs per received copy; peak memory %s\n",
-				r.Clock, r.Transport, p.SimulatedSeconds, p.WallSeconds, p.WallPerSimulatedMinute(), p.CPUSeconds, r.CopiesCost, analysis.MB(p.MaxRSSBytes))
+			fmt.Fprintf(w, "clock: %s (%s): %.1f s simulated in %.1f s wall; process CPU %.1f s; %.1f µs per received copy\n",
+				r.Clock, r.Transport, p.SimulatedSeconds, p.WallSeconds, p.CPUSeconds, r.CopiesCost)
 		} else {
-			fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); goroutines waited for a CPU %.1f ms at p99 (max %.0f ms); %.1f µs per received copy; peak memory %s\n",
-				p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, p.SchedP99Ms, p.SchedMaxMs, r.CopiesCost, analysis.MB(p.MaxRSSBytes))
+			fmt.Fprintf(w, "process CPU: %.1f s over %.1f s on %d cores (%.0f %% on average, %.0f %% in the busiest %.2f s, machine %.0f %%, %.1f s at ≥ 85 %%); goroutines waited for a CPU %.1f ms at p99 (max %.0f ms); %.1f µs per received copy\n",
+				p.CPUSeconds, p.WallSeconds, p.Cores, 100*p.Utilization, 100*p.PeakUtilization, p.SampleSeconds, 100*p.MachinePeak, p.SaturatedSeconds, p.SchedP99Ms, p.SchedMaxMs, r.CopiesCost)
 		}
+		fmt.Fprintf(w, "cost per simulated minute: %.1f s of wall, %.1f CPU s; peak memory %s\n", r.WallPerSimMinute, r.CPUPerSimMinute, analysis.MB(p.MaxRSSBytes))
 		var state, dirs int64
 		for _, n := range r.nodes {
 			for _, st := range n.Streams {

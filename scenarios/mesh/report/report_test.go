@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,20 @@ func TestMeshReport(t *testing.T) {
 	if r.Process.CPUSeconds != 20 || r.Process.Cores != 2 || r.Process.Utilization != 0.1 || math.Abs(r.CPUPerSimMinute-20.0/60) > 1e-12 {
 		t.Fatalf("process %+v, %v CPU-s per simulated minute", r.Process, r.CPUPerSimMinute)
 	}
+	// The cost per simulated minute is stated: wall as well as CPU, and the peak memory.
+	var table strings.Builder
+	if err := r.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("cost per simulated minute: %.1f s of wall, %.1f CPU s; peak memory", r.WallPerSimMinute, r.CPUPerSimMinute); r.WallPerSimMinute <= 0 || !strings.Contains(table.String(), want) {
+		t.Errorf("wall %v s per simulated minute; the table does not say %q", r.WallPerSimMinute, want)
+	}
+	// On the virtual clock a simulated minute is the simulated time the phase took.
+	obs.Process.SimulatedSeconds, other.Process.SimulatedSeconds = 1800, 1800
+	if r := BuildMeshReport([]*result.NodeSummary{obs, other}); math.Abs(r.CPUPerSimMinute-20.0/30) > 1e-12 {
+		t.Errorf("virtual: %v CPU-s per simulated minute, want %v (20 CPU s over 30 simulated minutes)", r.CPUPerSimMinute, 20.0/30)
+	}
+	obs.Process.SimulatedSeconds, other.Process.SimulatedSeconds = 0, 0
 	// One shared process (embedded): counted once.
 	other.Process.PID = 1
 	if r := BuildMeshReport([]*result.NodeSummary{obs, other}); r.Process.CPUSeconds != 10 {

@@ -43,9 +43,13 @@ type ABRun struct {
 	Complete  bool                              `json:"complete"`
 	In        map[string]neighbourhood.WireLine `json:"in"`
 	CPUPerMin float64                           `json:"cpu_s_per_simulated_minute"`
-	MaxLagMs  float64                           `json:"max_lag_ms"`
-	Copies    float64                           `json:"attestation_copies"`
-	Dir       string                            `json:"dir"`
+	// WallPerMin and PeakRSSBytes: the run's wall seconds per simulated minute and its peak
+	// memory, beside CPUPerMin (neighbourhood.Summary's).
+	WallPerMin   float64 `json:"wall_s_per_simulated_minute"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	MaxLagMs     float64 `json:"max_lag_ms"`
+	Copies       float64 `json:"attestation_copies"`
+	Dir          string  `json:"dir"`
 }
 
 // ABRow is one codec and category over the seeds.
@@ -74,7 +78,9 @@ func compare(runs []analysis.ABRun, reports []analysis.Report) (analysis.Report,
 		}
 		ab.TakeBuild(r.Build, r.Optimized)
 		run := ABRun{ABRun: runs[i], Complete: r.Figures.Complete, In: map[string]neighbourhood.WireLine{}, MaxLagMs: r.Figures.MaxLagMs, Dir: r.Dir}
-		if f := r.Figures; f.SimulatedS > 0 {
+		f := r.Figures
+		run.CPUPerMin, run.WallPerMin, run.PeakRSSBytes = f.CPUPerSimMin, f.WallPerSimMin, f.Timing.PeakRSSBytes
+		if run.CPUPerMin == 0 && f.SimulatedS > 0 { // a summary written before the cost figures
 			run.CPUPerMin = f.CPUS / (f.SimulatedS / 60)
 		}
 		for _, c := range r.Figures.Categories {
@@ -197,10 +203,10 @@ func (ab *AB) WriteJSON(w io.Writer) error { return analysis.WriteJSON(w, ab) }
 func (ab *AB) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w, "neighbourhood A/B on the observed node's links: runs")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "seed\tcodec\tcomplete\tin raw MiB/h\tin wire MiB/h\tattestation copies\tCPU s per sim. minute\tmax lag\t")
+	fmt.Fprintln(tw, "seed\tcodec\tcomplete\tin raw MiB/h\tin wire MiB/h\tattestation copies\tCPU s per sim. minute\twall s per sim. minute\tpeak memory\tmax lag\t")
 	for _, r := range ab.Runs {
 		t := r.In["total"]
-		fmt.Fprintf(tw, "%d\t%s\t%v\t%.0f\t%.0f\t%.2f\t%.1f\t%.0f ms\t\n", r.Seed, r.Codec, r.Complete, t.RawMiBh, t.WireMiBh, r.Copies, r.CPUPerMin, r.MaxLagMs)
+		fmt.Fprintf(tw, "%d\t%s\t%v\t%.0f\t%.0f\t%.2f\t%.1f\t%.1f\t%.2f GiB\t%.0f ms\t\n", r.Seed, r.Codec, r.Complete, t.RawMiBh, t.WireMiBh, r.Copies, r.CPUPerMin, r.WallPerMin, float64(r.PeakRSSBytes)/(1<<30), r.MaxLagMs)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nthe observed node's inbound wire bytes, mean [min–max] over seeds: of the same run's raw bytes, and of the plain run's wire bytes (same seed)")

@@ -110,7 +110,8 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 	for _, r := range runs {
 		rep := r.Report.(*Report)
 		cpu = append(cpu, []page.Cell{page.T(r.Label), page.F(r.Src.Fig("figures.cpu_s", page.Sec)), page.F(r.Src.Fig("figures.simulated_s", page.Sec)),
-			page.F(r.Src.Fig("figures.wall_s", page.Sec)), page.F(r.Src.Fig("figures.timing.cpu_utilization", page.Share)),
+			page.F(r.Src.Fig("figures.wall_s", page.Sec)), page.F(r.Src.Fig("figures.cpu_s_per_simulated_minute", page.Sec)), page.F(r.Src.Fig("figures.wall_s_per_simulated_minute", page.Sec)),
+			page.F(r.Src.Fig("figures.timing.cpu_utilization", page.Share)),
 			page.F(r.Src.Fig("figures.timing.peak_rss_bytes", page.MB)), page.F(r.Src.Fig("figures.timing.lag_p99_ms", page.Ms)), page.F(r.Src.Fig("figures.max_lag_ms", page.Ms))})
 		se := page.LineSeries{Name: r.Label}
 		for i := range rep.Figures.Timing.RSSBySlot {
@@ -118,7 +119,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 		}
 		rss.Series = append(rss.Series, se)
 	}
-	s.Table("CPU and memory (the whole process: every node of the neighbourhood)", []string{"run", "process CPU", "simulated", "wall", "CPU share of the machine", "peak RSS", "periphery lag p99", "max lag"}, cpu)
+	s.Table("CPU and memory (the whole process: every node of the neighbourhood)", []string{"run", "process CPU", "simulated", "wall", "CPU per simulated minute", "wall per simulated minute", "CPU share of the machine", "peak RSS", "periphery lag p99", "max lag"}, cpu)
 	s.Lines(rss, "The neighbourhood process's resident memory per measured slot (figures.timing.rss_bytes_by_slot).")
 	return nil
 }
