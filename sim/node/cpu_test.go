@@ -210,3 +210,32 @@ func loadAverage() (float64, bool) {
 	v, err := strconv.ParseFloat(f[0], 64)
 	return v, err == nil
 }
+
+// cpuMeter: a frame's codec CPU is its spans less the spans' own cost, which is reported
+// apart; a frame whose spans ran far longer than codec work takes (descheduled) counts at the
+// rate of the direction's frames that were not, and is flagged.
+func TestCPUMeterTake(t *testing.T) {
+	var m cpuMeter
+	c := spanCost()
+	m.add(c + 1000)
+	m.add(c + 500)
+	cpu, meter := m.take(100)
+	if cpu != 1500 || meter.cpu != 2*c || meter.preempted {
+		t.Errorf("frame of two spans: codec %v, meter %+v; want 1.5µs, %v", cpu, meter, 2*c)
+	}
+	m.add(preemptedAbove(200) + time.Millisecond)
+	cpu, meter = m.take(200)
+	if !meter.preempted || cpu != 3000 || meter.cpu != c {
+		t.Errorf("descheduled frame of 200 B: codec %v, meter %+v; want preempted at 15 ns/B = 3µs", cpu, meter)
+	}
+	if cpu, meter = m.take(50); cpu != 0 || meter.cpu != 0 || meter.preempted {
+		t.Errorf("frame without spans: codec %v, meter %+v", cpu, meter)
+	}
+	var d chargeDebt
+	if got := d.due(-100); got != 0 {
+		t.Errorf("debt: slept %v for a frame below 0", got)
+	}
+	if got := d.due(300); got != 200 {
+		t.Errorf("debt: slept %v, want the sum 200ns", got)
+	}
+}
