@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/streamsim/streamsim/gossip"
 )
@@ -46,4 +47,22 @@ func FramesCPU(config string, frames [][]byte) (encode, decode, meter float64, e
 		return 0, 0, 0, err
 	}
 	return r.EncodeCPUNsPerB, r.DecodeCPUNsPerB, r.MeterCPUNsPerB, nil
+}
+
+// readFrame reads one frame of len(dst) bytes out of a codec Reader as a node reads it
+// (gossip.ReadPooledFrame, like pubsub's varint reader): the length prefix a byte at a time,
+// then the rest at once. The decode figures time this, as the live path's do.
+func readFrame(r io.Reader, dst []byte) error {
+	i := 0
+	for i < len(dst) {
+		if _, err := io.ReadFull(r, dst[i:i+1]); err != nil {
+			return err
+		}
+		i++
+		if dst[i-1] < 0x80 {
+			break
+		}
+	}
+	_, err := io.ReadFull(r, dst[i:])
+	return err
 }

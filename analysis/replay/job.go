@@ -195,7 +195,7 @@ func (j *job) frames(batch []frameIn) error {
 			plain[i].Decode()
 			continue
 		}
-		if _, err := io.ReadFull(ss[i].rd, out[off:off+n]); err != nil {
+		if err := readFrame(ss[i].rd, out[off:off+n]); err != nil {
 			return fmt.Errorf("stream %s: decode: %w", batch[i].stream, err)
 		}
 		off += n

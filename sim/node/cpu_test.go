@@ -129,10 +129,10 @@ func TestCodecCPUAgrees(t *testing.T) {
 		}
 	}
 	n := benchNode(t)
-	t.Logf("meter: %v per span (empty span, median); bench clock %v per read", spanCost(), bench.ClockCost())
+	t.Logf("meter: %v per monotonic span, %v per thread-clock span (empty, median); bench clock %v per read", costOf(false), costOf(true), bench.ClockCost())
 	calls := 0
 	var misses []string
-	for _, name := range []string{"plain", "snappy-stream:64KiB:fast", "snappy-stream:1MiB:fast", "zstd:3:1MiB"} {
+	for _, name := range cpuAgreeConfigs {
 		spec, err := codec.Parse(name)
 		if err != nil {
 			t.Fatal(err)
@@ -212,25 +212,42 @@ func loadAverage() (float64, bool) {
 }
 
 // cpuMeter: a frame's codec CPU is its spans less the spans' own cost, which is reported
-// apart; a frame whose spans ran far longer than codec work takes (descheduled) counts at the
-// rate of the direction's frames that were not, and is flagged.
+// apart; the first frame and large encoded frames are timed by the thread clock; a frame
+// whose monotonic spans ran far longer than codec work takes (descheduled) counts at the rate
+// of the direction's frames that were not, and is flagged; one descheduled before there was a
+// rate is added at the first rate.
 func TestCPUMeterTake(t *testing.T) {
+	mono, thread := costOf(false), costOf(true)
+	check := func(what string, m *cpuMeter, n int, wantThread bool, spans []time.Duration, want time.Duration, wantPre bool) {
+		t.Helper()
+		m.begin(n)
+		if m.thread != wantThread {
+			t.Errorf("%s: thread clock %v, want %v", what, m.thread, wantThread)
+		}
+		cost := mono
+		if wantThread {
+			cost = thread
+		}
+		for _, d := range spans {
+			m.add(cost + d)
+		}
+		cpu, meter := m.take(n)
+		if cpu != want || meter.cpu != time.Duration(len(spans))*cost || meter.preempted != wantPre {
+			t.Errorf("%s: codec %v, meter %+v; want %v, %v, preempted %v", what, cpu, meter, want, time.Duration(len(spans))*cost, wantPre)
+		}
+	}
 	var m cpuMeter
-	c := spanCost()
-	m.add(c + 1000)
-	m.add(c + 500)
-	cpu, meter := m.take(100)
-	if cpu != 1500 || meter.cpu != 2*c || meter.preempted {
-		t.Errorf("frame of two spans: codec %v, meter %+v; want 1.5µs, %v", cpu, meter, 2*c)
-	}
-	m.add(preemptedAbove(200) + time.Millisecond)
-	cpu, meter = m.take(200)
-	if !meter.preempted || cpu != 3000 || meter.cpu != c {
-		t.Errorf("descheduled frame of 200 B: codec %v, meter %+v; want preempted at 15 ns/B = 3µs", cpu, meter)
-	}
-	if cpu, meter = m.take(50); cpu != 0 || meter.cpu != 0 || meter.preempted {
-		t.Errorf("frame without spans: codec %v, meter %+v", cpu, meter)
-	}
+	check("first frame", &m, 100, true, []time.Duration{5 * time.Millisecond}, 5*time.Millisecond, false)
+	check("two spans", &m, 100, false, []time.Duration{1000, 500}, 1500, false)
+	check("descheduled", &m, 200, false, []time.Duration{preemptedAbove(200)}, 3000, true)
+	check("large frame", &m, threadSpanBytes, true, []time.Duration{5 * time.Millisecond}, 5*time.Millisecond, false)
+	check("no spans", &m, 50, false, nil, 0, false)
+
+	var p cpuMeter
+	check("first frame", &p, 100, true, []time.Duration{1000}, 1000, false)
+	check("descheduled, no rate yet", &p, 200, false, []time.Duration{time.Second}, 0, true)
+	check("the first rate", &p, 100, false, []time.Duration{1000}, 3000, false)
+
 	var d chargeDebt
 	if got := d.due(-100); got != 0 {
 		t.Errorf("debt: slept %v for a frame below 0", got)
@@ -239,3 +256,5 @@ func TestCPUMeterTake(t *testing.T) {
 		t.Errorf("debt: slept %v, want the sum 200ns", got)
 	}
 }
+
+var cpuAgreeConfigs = []string{"plain", "snappy-stream:64KiB:fast", "snappy-stream:1MiB:fast", "zstd:3:1MiB"}

@@ -126,7 +126,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 		c.err = err
 	}
 	if c.timed {
-		c.span = startCPUSpan()
+		c.span = c.cpu.span()
 	}
 	return n, err
 }
@@ -175,7 +175,8 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 			return 0, err
 		}
 		if s.msgSnappy.Load(frame, true) == nil && s.msgSnappy.Messages() > 0 {
-			span := startCPUSpan()
+			s.wcpu.begin(len(data))
+			span := s.wcpu.span()
 			s.msgSnappy.Encode()
 			s.wcpu.add(span.end())
 		}
@@ -184,7 +185,8 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		// Encode into memory, timing the codec alone, charge it, then send the unit.
 		s.unit.Reset()
 		s.wire.w = &s.unit
-		span := startCPUSpan()
+		s.wcpu.begin(len(data))
+		span := s.wcpu.span()
 		_, err := s.w.Write(data)
 		s.wcpu.add(span.end())
 		s.wire.w = s.Stream
@@ -262,7 +264,8 @@ func (s *codecStream) nextFrame() error {
 	var err error
 	plain := s.spec.IsPlain()
 	if !plain {
-		s.rwire.timed, s.rwire.span = true, startCPUSpan()
+		s.rcpu.begin(-1)
+		s.rwire.timed, s.rwire.span = true, s.rcpu.span()
 	}
 	s.frame, err = gossip.ReadPooledFrame(s.r, s.hdr[:], maxFrameBytes)
 	if !plain {
@@ -275,7 +278,8 @@ func (s *codecStream) nextFrame() error {
 	}
 	if plain && s.msgSnappy.Load(s.frame, false) == nil && s.msgSnappy.Messages() > 0 {
 		// Today's per-message Snappy of the frame's messages, as a receiver decodes them.
-		span := startCPUSpan()
+		s.rcpu.begin(len(s.frame))
+		span := s.rcpu.span()
 		s.msgSnappy.Decode()
 		s.rcpu.add(span.end())
 	}
