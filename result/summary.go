@@ -312,7 +312,10 @@ type CodecStats struct {
 	// PreemptedFrames were descheduled during their codec work; TimeNs counts each at the
 	// direction's rate on the frames that were not (docs/results-schema.md, "codec CPU").
 	PreemptedFrames int64 `json:"preempted_frames"`
-	StateBytes      int64 `json:"state_bytes"` // memory held, largest seen
+	// FirstFrameNs is the part of TimeNs spent on each stream's first frame, which holds the
+	// codec's setup (allocating its state and first touching it).
+	FirstFrameNs int64 `json:"first_frame_ns"`
+	StateBytes   int64 `json:"state_bytes"` // memory held, largest seen
 }
 
 // Parity is what a node delivered (leaf) or published (publisher), per category: a count and

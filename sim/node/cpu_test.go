@@ -248,6 +248,15 @@ func TestCPUMeterTake(t *testing.T) {
 	check("descheduled, no rate yet", &p, 200, false, []time.Duration{time.Second}, 0, true)
 	check("the first rate", &p, 100, false, []time.Duration{1000}, 3000, false)
 
+	var f cpuMeter
+	for i, want := range []bool{true, false} {
+		f.begin(10)
+		f.add(costOf(f.thread) + 5)
+		if _, mc := f.take(10); mc.first != want {
+			t.Errorf("frame %d: first %v, want %v", i, mc.first, want)
+		}
+	}
+
 	var d chargeDebt
 	if got := d.due(-100); got != 0 {
 		t.Errorf("debt: slept %v for a frame below 0", got)

@@ -160,17 +160,20 @@ func (m *cpuMeter) take(n int) (codecCPU time.Duration, meter meterCost) {
 		}
 	}
 	if m.spans > 0 {
+		meter.first = m.frames == 0
 		m.frames++
 	}
 	m.raw, m.spans, m.thread = 0, 0, false
 	return codecCPU, meter
 }
 
-// meterCost is what metering a frame's codec CPU cost (the spans' own time) and whether the
-// frame was descheduled in its spans.
+// meterCost is what metering a frame's codec CPU cost (the spans' own time), whether the
+// frame was descheduled in its spans, and whether it was its direction's first timed frame
+// (whose codec CPU holds the codec's setup).
 type meterCost struct {
 	cpu       time.Duration
 	preempted bool
+	first     bool
 }
 
 // chargeDebt is the codec CPU a stream direction owes the virtual clock: per-frame figures

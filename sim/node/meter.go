@@ -49,6 +49,7 @@ type streamSide struct {
 	codecSum  codec.Stats
 	meterCPU  time.Duration // the CPU meter's own cost, not in codecSum.Time (cpuspan.go)
 	preempted int64         // frames descheduled in their codec spans (cpuspan.go)
+	firstCPU  time.Duration // the codec CPU of each stream's first frame (its setup), in codecSum.Time
 	// frozen: the side's figures went into the summary; frames are no longer metered or
 	// recorded, so the summary and the recording agree exactly.
 	frozen bool
@@ -117,6 +118,9 @@ func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs code
 	if meter.preempted {
 		ss.preempted++
 	}
+	if meter.first {
+		ss.firstCPU += cs.Time
+	}
 	ss.codecSum.StateBytes = max(ss.codecSum.StateBytes, cs.StateBytes)
 }
 
@@ -141,7 +145,7 @@ func (m *meter) snapshot(role func(peer.ID) string, freeze bool) []result.Stream
 			Categories: map[gossip.Category]result.CategoryBytes{},
 			CodecStats: result.CodecStats{
 				Units: ss.codecSum.Units, RawBytes: ss.codecSum.RawBytes, WireBytes: ss.codecSum.WireBytes,
-				TimeNs: max(0, int64(ss.codecSum.Time)), MeterNs: int64(ss.meterCPU), PreemptedFrames: ss.preempted, StateBytes: ss.codecSum.StateBytes,
+				TimeNs: max(0, int64(ss.codecSum.Time)), MeterNs: int64(ss.meterCPU), PreemptedFrames: ss.preempted, FirstFrameNs: max(0, int64(ss.firstCPU)), StateBytes: ss.codecSum.StateBytes,
 			},
 		}
 		for c := range ss.msgs {
