@@ -28,11 +28,13 @@ import (
 // when the node has a frame recorder. In payload mode ssz the writer un-Snappies message data
 // before compression and the reader re-Snappies it before pubsub sees it.
 //
-// Codec CPU (docs/results-schema.md) is the thread CPU of the codec's own work on the frame,
-// on either clock: the encode into memory (the unit goes to the transport after the span), the
-// decode between the reader's transport reads; for plain, which does no stream work, today's
-// per-message Snappy of the frame's messages (gossip.MessageSnappy). The spans' own cost is
-// taken out and metered apart (cpuspan.go). The codecs keep no clock (codec.WithoutTiming).
+// Codec CPU (docs/results-schema.md) is the time of the codec's own work on the frame, on
+// either clock, timed by spans (cpuspan.go): the encode into memory (the unit goes to the
+// transport after the span), the decode between the reader's transport reads; for plain,
+// which does no stream work, today's per-message Snappy of the frame's messages
+// (gossip.MessageSnappy: on a plain stream the wrapper does that work for its cost, outbound
+// decoding the messages first, outside the span). The spans' own cost is taken out and metered
+// apart. The codecs keep no clock (codec.WithoutTiming).
 type codecStream struct {
 	network.Stream
 	node *Node
