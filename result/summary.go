@@ -302,11 +302,21 @@ type CategoryBytes struct {
 
 // CodecStats is the stream codec's own accounting for a stream direction.
 type CodecStats struct {
-	Units      int64 `json:"units"`       // blocks encoded or decoded
-	RawBytes   int64 `json:"raw_bytes"`   // bytes before compression
-	WireBytes  int64 `json:"wire_bytes"`  // bytes after compression
-	TimeNs     int64 `json:"time_ns"`     // codec work only
-	StateBytes int64 `json:"state_bytes"` // memory held, largest seen
+	Units     int64 `json:"units"`      // blocks encoded or decoded
+	RawBytes  int64 `json:"raw_bytes"`  // bytes before compression
+	WireBytes int64 `json:"wire_bytes"` // bytes after compression
+	// TimeNs is the codec's CPU: the thread CPU of its own work, its meter's cost taken out
+	// (docs/results-schema.md, "codec CPU"); for plain, today's per-message Snappy.
+	TimeNs int64 `json:"time_ns"`
+	// MeterNs is what measuring TimeNs cost (the clock reads, thread CPU), not in TimeNs.
+	MeterNs int64 `json:"meter_ns"`
+	// PreemptedFrames were descheduled during their codec work; TimeNs counts each at the
+	// direction's rate on the frames that were not (docs/results-schema.md, "codec CPU").
+	PreemptedFrames int64 `json:"preempted_frames"`
+	// FirstFrameNs is the part of TimeNs spent on each stream's first frame, which holds the
+	// codec's setup (allocating its state and first touching it).
+	FirstFrameNs int64 `json:"first_frame_ns"`
+	StateBytes   int64 `json:"state_bytes"` // memory held, largest seen
 }
 
 // Parity is what a node delivered (leaf) or published (publisher), per category: a count and

@@ -140,12 +140,13 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 		if len(cpuArgs) == 0 {
 			continue
 		}
-		// plain's figures are the replay's own cost, the floor under every codec's.
+		// plain's figures are today's per-message Snappy (plain.go): what the codecs replace
+		// or, in payload mode ssz_snappy, add to.
 		for i := range rep.Results {
 			r := &rep.Results[i]
 			if r.View == v.View && r.Config == "plain" && r.Layout == LayoutOneStream {
 				lo, hi := float64(cpuPts[0].window), float64(cpuPts[len(cpuPts)-1].window)
-				cpuArgs = append(cpuArgs, "plain encode+decode (replay floor)",
+				cpuArgs = append(cpuArgs, "plain encode+decode (today's per-message Snappy)",
 					plotter.XYs{{X: lo, Y: r.EncodeCPUNsPerB + r.DecodeCPUNsPerB}, {X: hi, Y: r.EncodeCPUNsPerB + r.DecodeCPUNsPerB}})
 			}
 		}

@@ -14,19 +14,9 @@ import (
 // plain traffic they make.
 func cpuFrames(t *testing.T, p bench.Payload) ([]frameIn, TrafficSummary) {
 	t.Helper()
-	o := &owner{node: "0/n", peer: "0/n→p"}
-	var frames []frameIn
-	var plain TrafficSummary
-	for i, f := range p.Msgs {
-		parts, err := gossip.SplitFrame(f)
-		if err != nil {
-			t.Fatalf("%s frame %d: %v", p.Name, i, err)
-		}
-		frames = append(frames, frameIn{stream: "s", data: f, parts: parts.Bytes, owner: o})
-		for c, n := range parts.Bytes {
-			plain.Bytes[c] += int64(n)
-			plain.Total += int64(n)
-		}
+	frames, plain, err := oneStream(p.Msgs)
+	if err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
 	}
 	return frames, plain
 }

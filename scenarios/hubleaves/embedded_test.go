@@ -72,6 +72,10 @@ func TestHubLeavesParity(t *testing.T) {
 					t.Errorf("%s: no codec work metered: %+v", l.Codec, l.CPU)
 				}
 			}
+			// plain's codec CPU is today's per-message Snappy of its messages, on both ends.
+			if plain.CPU.Decode.TimeMs <= 0 || plain.CPU.HubEncode.TimeMs <= 0 {
+				t.Errorf("plain leaf: no per-message Snappy metered: %+v", plain.CPU)
+			}
 			if plain.WireBytes != plain.RawBytes {
 				t.Errorf("plain leaf: wire %d != raw %d", plain.WireBytes, plain.RawBytes)
 			}

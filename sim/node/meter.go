@@ -33,20 +33,23 @@ type sideKey struct {
 
 // streamSide accumulates one direction of every stream to one peer.
 type streamSide struct {
-	mu       sync.Mutex
-	peer     peer.ID
-	dir      string
-	protocol string
-	codec    string
-	streams  int
-	frames   int64
-	raw      int64
-	wire     int64
-	msgs     [gossip.NumCategories]int64
-	catRaw   [gossip.NumCategories]int64
-	catWire  [gossip.NumCategories]int64
-	control  [gossip.NumControlKinds]result.ControlBytes
-	codecSum codec.Stats
+	mu        sync.Mutex
+	peer      peer.ID
+	dir       string
+	protocol  string
+	codec     string
+	streams   int
+	frames    int64
+	raw       int64
+	wire      int64
+	msgs      [gossip.NumCategories]int64
+	catRaw    [gossip.NumCategories]int64
+	catWire   [gossip.NumCategories]int64
+	control   [gossip.NumControlKinds]result.ControlBytes
+	codecSum  codec.Stats
+	meterCPU  time.Duration // the CPU meter's own cost, not in codecSum.Time (cpuspan.go)
+	preempted int64         // frames descheduled in their codec spans (cpuspan.go)
+	firstCPU  time.Duration // the codec CPU of each stream's first frame (its setup), in codecSum.Time
 	// frozen: the side's figures went into the summary; frames are no longer metered or
 	// recorded, so the summary and the recording agree exactly.
 	frozen bool
@@ -71,11 +74,11 @@ func (m *meter) side(s network.Stream, dir string, spec codec.Spec) *streamSide 
 }
 
 // add meters one frame: raw bytes fed to (or produced by) the codec, the wire bytes it took,
-// and the codec's work. Wire bytes are split across categories in proportion to raw bytes.
+// and the codec's work (cs.Time: its CPU; the meter's own cost apart). Wire bytes are split across categories in proportion to raw bytes.
 // record (nil when the node does not record) records the frame in the same step; neither
 // happens once the side is frozen. One lock per frame: this runs for every frame on both
 // sides of every stream.
-func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs codec.Stats, record func()) {
+func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs codec.Stats, meter meterCost, record func()) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.frozen {
@@ -111,6 +114,13 @@ func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs code
 	ss.codecSum.RawBytes += cs.RawBytes
 	ss.codecSum.WireBytes += cs.WireBytes
 	ss.codecSum.Time += cs.Time
+	ss.meterCPU += meter.cpu
+	if meter.preempted {
+		ss.preempted++
+	}
+	if meter.first {
+		ss.firstCPU += cs.Time
+	}
 	ss.codecSum.StateBytes = max(ss.codecSum.StateBytes, cs.StateBytes)
 }
 
@@ -135,7 +145,7 @@ func (m *meter) snapshot(role func(peer.ID) string, freeze bool) []result.Stream
 			Categories: map[gossip.Category]result.CategoryBytes{},
 			CodecStats: result.CodecStats{
 				Units: ss.codecSum.Units, RawBytes: ss.codecSum.RawBytes, WireBytes: ss.codecSum.WireBytes,
-				TimeNs: int64(ss.codecSum.Time), StateBytes: ss.codecSum.StateBytes,
+				TimeNs: max(0, int64(ss.codecSum.Time)), MeterNs: int64(ss.meterCPU), PreemptedFrames: ss.preempted, FirstFrameNs: max(0, int64(ss.firstCPU)), StateBytes: ss.codecSum.StateBytes,
 			},
 		}
 		for c := range ss.msgs {

@@ -56,9 +56,8 @@ type config struct {
 	pairReset   bool             // reset both gossip streams with a peer when one fails (linklog.go)
 	validation  ValidationDelays // per-category validation delay (validation.go)
 	nodeSeed    validationSeed   // seed of the node's own draws (validation.go)
-	// virtual: the node runs on the virtual clock, where codec CPU is measured per frame as
-	// thread CPU time (the clock reads no time passing); chargeCPU: and slept in simulated
-	// time on the sending and the receiving side.
+	// virtual: the node runs on the virtual clock; chargeCPU: each frame's codec CPU
+	// (cpuspan.go) is slept in simulated time on the sending and the receiving side.
 	virtual, chargeCPU bool
 }
 
@@ -147,9 +146,9 @@ func WithHeartbeatDelay(d time.Duration) Option {
 func WithLostLog(on bool) Option { return func(c *config) error { c.lostLog = on; return nil } }
 
 // WithCodecCPUCharge decides, for a node whose host is on the virtual clock (a synctest
-// bubble: network.Host.Virtual), whether codec work costs simulated time. There each frame's
-// encode and decode CPU is measured as thread CPU time (the codecs' own timing reads the
-// bubble's clock, which stands still while they work) and reported as their codec time; with
+// bubble: network.Host.Virtual), whether codec work costs simulated time. Each frame's encode
+// and decode CPU is measured on either clock as the codec's own work (cpuspan.go: the
+// runtime's monotonic clock, which a bubble does not stop) and reported as its codec CPU; with
 // the charge on it is also slept in simulated time, by the writer before the unit goes out and
 // by the reader before pubsub gets the frame, so a slow codec delays delivery as on a real
 // node. Each stream direction's codec work is serial, stream directions run in parallel (a

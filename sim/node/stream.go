@@ -24,9 +24,17 @@ import (
 // the codec reader reports them (codec.Stats.WireBytes counts completed units only), so they
 // do not depend on how the transport splits reads or how far ahead the reader buffers.
 //
-// Both sides are metered (raw, wire, frames, messages, codec time per category) and recorded
+// Both sides are metered (raw, wire, frames, messages, codec CPU per category) and recorded
 // when the node has a frame recorder. In payload mode ssz the writer un-Snappies message data
 // before compression and the reader re-Snappies it before pubsub sees it.
+//
+// Codec CPU (docs/results-schema.md) is the time of the codec's own work on the frame, on
+// either clock, timed by spans (cpuspan.go): the encode into memory (the unit goes to the
+// transport after the span), the decode between the reader's transport reads; for plain,
+// which does no stream work, today's per-message Snappy of the frame's messages
+// (gossip.MessageSnappy: on a plain stream the wrapper does that work for its cost, outbound
+// decoding the messages first, outside the span). The spans' own cost is taken out and metered
+// apart. The codecs keep no clock (codec.WithoutTiming).
 type codecStream struct {
 	network.Stream
 	node *Node
@@ -41,7 +49,9 @@ type codecStream struct {
 	wtrace  uint32
 	wclosed bool
 	sszBuf  []byte
-	unit    bytes.Buffer // virtual clock: the encoded unit, before it goes out
+	unit    bytes.Buffer // the encoded unit, before it goes out
+	wcpu    cpuMeter
+	wdebt   chargeDebt
 
 	rmu      chanLock
 	r        io.ReadCloser
@@ -54,6 +64,10 @@ type codecStream struct {
 	pending  []byte                      // what pubsub has not read yet of the current frame
 	snappyed []byte                      // ssz mode: the current frame with data re-Snappied
 	rerr     error
+	rcpu     cpuMeter
+	rdebt    chargeDebt
+
+	msgSnappy gossip.MessageSnappy // plain: today's per-message Snappy, for its cost
 
 	closeOnce sync.Once
 
@@ -65,6 +79,7 @@ func newCodecStream(n *Node, s network.Stream, spec codec.Spec) *codecStream {
 		wmu: newChanLock(), rmu: newChanLock()}
 	cs.wire.w = s
 	cs.rwire.r = s
+	cs.rwire.cpu = &cs.rcpu
 	n.links.opened(cs) // link log (linklog.go)
 	return cs
 }
@@ -97,23 +112,23 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 type countingReader struct {
 	r   io.Reader
 	err error
-	// Virtual clock: timed sums the thread CPU of the codec reader between reads of the
-	// stream (what decoding a frame cost, the transport's reads excluded) into cpu.
+	// timed: the codec reader is decoding a frame, in a span of cpu that ends before each
+	// read of the stream and starts again after it (the transport's reads are not the codec's).
 	timed bool
 	span  cpuSpan
-	cpu   time.Duration
+	cpu   *cpuMeter
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	if c.timed {
-		c.cpu += c.span.elapsed()
+		c.cpu.add(c.span.end())
 	}
 	n, err := c.r.Read(p)
 	if err != nil {
 		c.err = err
 	}
 	if c.timed {
-		c.span = startCPUSpan()
+		c.span = c.cpu.span()
 	}
 	return n, err
 }
@@ -126,7 +141,7 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		return 0, network.ErrReset
 	}
 	if s.w == nil {
-		s.w = s.spec.NewWriter(&s.wire)
+		s.w = s.spec.NewWriter(&s.wire, codec.WithoutTiming())
 		s.wside = s.node.meter.side(s.Stream, "out", s.spec)
 	}
 	s.node.links.holdFirst(s) // the pair reset's order (linklog.go)
@@ -152,18 +167,37 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 		return s.cutUnit(data)
 	}
 	before := s.wire.n
-	var encodeCPU time.Duration
-	if s.node.cfg.virtual {
+	var codecCPU time.Duration
+	var meter meterCost
+	if s.spec.IsPlain() {
+		// Sent as it is; the codec CPU is what its messages cost their publisher's Snappy
+		// (decoded first, outside the span). Not charged: plain adds no work to the stream.
+		if _, err := s.w.Write(data); err != nil {
+			s.node.links.endedErr(s, err) // link log (linklog.go)
+			return 0, err
+		}
+		if s.msgSnappy.Load(frame, true) == nil && s.msgSnappy.Messages() > 0 {
+			s.wcpu.begin(len(data))
+			span := s.wcpu.span()
+			s.msgSnappy.Encode()
+			s.wcpu.add(span.end())
+		}
+		codecCPU, meter = s.wcpu.take(len(data))
+	} else {
 		// Encode into memory, timing the codec alone, charge it, then send the unit.
 		s.unit.Reset()
 		s.wire.w = &s.unit
-		span := startCPUSpan()
+		s.wcpu.begin(len(data))
+		span := s.wcpu.span()
 		_, err := s.w.Write(data)
-		encodeCPU = span.elapsed()
+		s.wcpu.add(span.end())
 		s.wire.w = s.Stream
+		codecCPU, meter = s.wcpu.take(len(data))
 		if err == nil {
-			if s.node.cfg.chargeCPU {
-				time.Sleep(encodeCPU)
+			if s.node.cfg.virtual && s.node.cfg.chargeCPU {
+				if d := s.wdebt.due(codecCPU); d > 0 {
+					time.Sleep(d)
+				}
 			}
 			_, err = s.Stream.Write(s.unit.Bytes())
 		}
@@ -171,19 +205,14 @@ func (s *codecStream) Write(frame []byte) (int, error) {
 			s.node.links.endedErr(s, err) // link log (linklog.go)
 			return 0, err
 		}
-	} else if _, err := s.w.Write(data); err != nil {
-		s.node.links.endedErr(s, err) // link log (linklog.go)
-		return 0, err
 	}
 	wire, cs := s.wire.n-before, statsDelta(s.w, &s.wlast)
-	if s.node.cfg.virtual {
-		cs.Time = encodeCPU
-	}
+	cs.Time = codecCPU
 	var record func()
 	if s.node.cfg.recorder != nil {
 		record = func() { s.node.record(&s.wtrace, "out", s.Stream, s.spec, dominant, frame) }
 	}
-	s.wside.add(&parts, len(data), wire, cs, record)
+	s.wside.add(&parts, len(data), wire, cs, meter, record)
 	return len(frame), nil
 }
 
@@ -222,7 +251,7 @@ func (s *codecStream) Read(p []byte) (int, error) {
 // nextFrame reads and decodes one frame into s.pending.
 func (s *codecStream) nextFrame() error {
 	if s.r == nil {
-		s.r = s.spec.NewReader(&s.rwire, codec.WithMaxUnitBytes(maxFrameBytes))
+		s.r = s.spec.NewReader(&s.rwire, codec.WithMaxUnitBytes(maxFrameBytes), codec.WithoutTiming())
 	}
 	if s.Stat().Direction == network.DirInbound {
 		s.node.links.holdFirst(s) // the pair reset's order (linklog.go)
@@ -235,18 +264,26 @@ func (s *codecStream) nextFrame() error {
 		s.frame = nil
 	}
 	var err error
-	virtual := s.node.cfg.virtual
-	if virtual {
-		s.rwire.timed, s.rwire.cpu, s.rwire.span = true, 0, startCPUSpan()
+	plain := s.spec.IsPlain()
+	if !plain {
+		s.rcpu.begin(-1)
+		s.rwire.timed, s.rwire.span = true, s.rcpu.span()
 	}
 	s.frame, err = gossip.ReadPooledFrame(s.r, s.hdr[:], maxFrameBytes)
-	var decodeCPU time.Duration
-	if virtual {
-		decodeCPU = s.rwire.cpu + s.rwire.span.elapsed()
+	if !plain {
+		s.rcpu.add(s.rwire.span.end())
 		s.rwire.timed = false
 	}
 	if err != nil {
+		s.rcpu.take(0)
 		return err
+	}
+	if plain && s.msgSnappy.Load(s.frame, false) == nil && s.msgSnappy.Messages() > 0 {
+		// Today's per-message Snappy of the frame's messages, as a receiver decodes them.
+		s.rcpu.begin(len(s.frame))
+		span := s.rcpu.span()
+		s.msgSnappy.Decode()
+		s.rcpu.add(span.end())
 	}
 	if s.rside == nil {
 		s.rside = s.node.meter.side(s.Stream, "in", s.spec)
@@ -259,10 +296,11 @@ func (s *codecStream) nextFrame() error {
 	// The codec reader counts the wire bytes of the units it has returned completely; a frame
 	// is one unit, so the delta is exactly this frame's, however the transport split reads.
 	cs := statsDelta(s.r, &s.rlast)
-	if virtual {
-		cs.Time = decodeCPU
-		if s.node.cfg.chargeCPU {
-			time.Sleep(decodeCPU)
+	var meter meterCost
+	cs.Time, meter = s.rcpu.take(len(s.frame))
+	if !plain && s.node.cfg.virtual && s.node.cfg.chargeCPU {
+		if d := s.rdebt.due(cs.Time); d > 0 {
+			time.Sleep(d)
 		}
 	}
 	s.frames.Add(1)
@@ -278,7 +316,7 @@ func (s *codecStream) nextFrame() error {
 	if s.node.cfg.recorder != nil {
 		record = func() { s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out) }
 	}
-	s.rside.add(&parts, len(s.frame), cs.WireBytes, cs, record)
+	s.rside.add(&parts, len(s.frame), cs.WireBytes, cs, meter, record)
 	s.pending = out
 	return nil
 }

@@ -90,7 +90,7 @@ func benchFrames(b *testing.B) [][]byte {
 }
 
 // benchNode is a node whose streams the stream benchmarks wrap (its own pubsub idle).
-func benchNode(b *testing.B) *Node {
+func benchNode(b testing.TB) *Node {
 	h, err := (&snet.TCP{}).Host(nil)
 	if err != nil {
 		b.Fatal(err)

@@ -66,7 +66,7 @@ var commonParams = []Param{
 	{ParamTimeout, "string", "", "", "an instance's time budget (a Go duration like 90s or 5m; empty: the slots' duration plus two slots and 4 minutes); an instance that exceeds it fails with a timeout naming it"},
 	{ParamSampleSlots, "float", "slots", "1", "period of the resource samples (heap, goroutines, streams) in slots; 0: none"},
 	{ParamClock, "string", "", "", "real: the machine's clock (timing-shaped figures depend on how busy it is); virtual: the whole embedded run in one synctest bubble on a simulated network (in-process streams or QUIC over simnet: param vnet; links' rates and latencies in simulated time): never late, time_scale ignored; empty: the scenario's choice for streamsim run (streamsim scenarios: \"embedded clock\"), real for Testground and Kubernetes instances, which are processes (docs/running.md)"},
-	{ParamCodecCPU, "bool", "", "true", "clock virtual: charge each frame's measured encode and decode CPU (thread CPU time) as simulated time on the sending and receiving node; false: codecs cost no simulated time. Ignored on the real clock, where CPU takes real time"},
+	{ParamCodecCPU, "bool", "", "true", "clock virtual: charge each frame's measured encode and decode CPU (the codec's own, docs/results-schema.md) as simulated time on the sending and receiving node; false: codecs cost no simulated time. Ignored on the real clock, where CPU takes real time"},
 	{ParamVNet, "string", "", string(network.DefaultVirtualTransport), "clock virtual: what carries connections: quic (go-libp2p's QUIC over marcopolo/simnet) or mem (package memnet's native in-process streams, no noise or yamux, each shaped by package link in simulated time); docs/overhead.md measures both. Ignored on the real clock"},
 }
 

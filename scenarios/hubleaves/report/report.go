@@ -464,20 +464,12 @@ func (r *RunReport) WriteTable(w io.Writer) error {
 			return analysis.MB(cb.WireBytes) + pct(cb.RelativeToPlain)
 		}))
 	}
-	codecCell := func(f func(l *LeafReport) string) []string {
-		return cells(func(l *LeafReport) string {
-			if l.Codec == "plain" {
-				return "-" // no codec work
-			}
-			return f(l)
-		})
-	}
-	row("leaf decode µs/block", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.Decode.USPerBlock) }))
-	row("leaf decode ns/byte", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.Decode.NsPerByte) }))
-	row("leaf decode % core", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.Decode.CorePct) }))
-	row("hub encode µs/block", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.USPerBlock) }))
-	row("hub encode ns/byte", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.NsPerByte) }))
-	row("hub encode % core", codecCell(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.HubEncode.CorePct) }))
+	row("leaf decode µs/block", cells(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.Decode.USPerBlock) }))
+	row("leaf decode ns/byte", cells(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.Decode.NsPerByte) }))
+	row("leaf decode % core", cells(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.Decode.CorePct) }))
+	row("hub encode µs/block", cells(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.USPerBlock) }))
+	row("hub encode ns/byte", cells(func(l *LeafReport) string { return fmt.Sprintf("%.2f", l.CPU.HubEncode.NsPerByte) }))
+	row("hub encode % core", cells(func(l *LeafReport) string { return fmt.Sprintf("%.3f %%", l.CPU.HubEncode.CorePct) }))
 	row("BandwidthCounter in", cells(func(l *LeafReport) string {
 		return fmt.Sprintf("%s (%+d B)", analysis.MB(l.BandwidthIn), l.BandwidthIn-l.WireBytes)
 	}))
@@ -485,6 +477,7 @@ func (r *RunReport) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w, "codec CPU: the codec's own work, the meter's cost apart; plain's is today's per-message Snappy of its messages (docs/results-schema.md)")
 	s := r.Schedule
 	fmt.Fprintf(w, "\nschedule: %d messages published over %.1f s (scheduled %.1f s); lag max %.0f ms, mean %.1f ms; one slot = %.0f ms\n",
 		s.Published, s.ElapsedS, s.ScheduledS, s.MaxLagMs, s.MeanLagMs, s.SlotMs)

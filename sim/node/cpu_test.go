@@ -1,0 +1,271 @@
+package node
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang/snappy"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-msgio"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/streamsim/streamsim/analysis/replay"
+	"github.com/streamsim/streamsim/bench"
+	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
+)
+
+// liveCPU writes frames through an outbound codecStream of spec into memory, as pubsub writes
+// them, reads them back through an inbound one, as pubsub reads them, and returns what the
+// meters report per frame byte: the codec CPU of encoding and of decoding and the meter's own
+// (both directions), in ns. remote names the stream's peer (one per call: the meters add up
+// per peer).
+func liveCPU(t *testing.T, n *Node, spec codec.Spec, remote peer.ID, frames [][]byte) (enc, dec, meter float64) {
+	t.Helper()
+	var wire bytes.Buffer
+	out := newCodecStream(n, &memStream{w: &wire, conn: &memConn{remote: remote}, dir: network.DirOutbound}, spec)
+	for i, f := range frames {
+		if _, err := out.Write(f); err != nil {
+			t.Fatalf("%s: write frame %d: %v", spec, i, err)
+		}
+	}
+	in := newCodecStream(n, &memStream{r: bytes.NewReader(wire.Bytes()), conn: &memConn{remote: remote}, dir: network.DirInbound}, spec)
+	r := msgio.NewVarintReaderSize(in, MaxMessageBytes)
+	for i, f := range frames {
+		msg, err := r.ReadMsg()
+		if err != nil {
+			t.Fatalf("%s: read frame %d: %v", spec, i, err)
+		}
+		if body, _, _ := gossip.FrameBody(f); !bytes.Equal(msg, body) {
+			t.Fatalf("%s: frame %d read back different", spec, i)
+		}
+		r.ReleaseMsg(msg)
+	}
+	var raw [2]int64
+	var ns [2]int64
+	var meterNs int64
+	for _, st := range n.meter.snapshot(nil, false) {
+		if st.Peer != remote.String() {
+			continue
+		}
+		d := 0
+		if st.Direction == "in" {
+			d = 1
+		}
+		raw[d], ns[d] = st.RawBytes, st.CodecStats.TimeNs
+		meterNs += st.CodecStats.MeterNs
+	}
+	if raw[0] == 0 || raw[1] != raw[0] {
+		t.Fatalf("%s: %d bytes out, %d in", spec, raw[0], raw[1])
+	}
+	return float64(ns[0]) / float64(raw[0]), float64(ns[1]) / float64(raw[1]), float64(meterNs) / float64(2*raw[0])
+}
+
+// messagePayloads returns the SSZ payloads of frames' messages (what today's per-message
+// Snappy compresses), as one bench payload.
+func messagePayloads(t *testing.T, frames [][]byte) bench.Payload {
+	t.Helper()
+	p := bench.Payload{Name: "attestation payloads"}
+	for i, f := range frames {
+		body, _, err := gossip.FrameBody(f)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		var rpc pb.RPC
+		if err := proto.Unmarshal(body, &rpc); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		for _, m := range rpc.Publish {
+			ssz, err := snappy.Decode(nil, m.Data)
+			if err != nil {
+				t.Fatalf("frame %d: %v", i, err)
+			}
+			p.Msgs = append(p.Msgs, ssz)
+			p.Raw += len(ssz)
+		}
+	}
+	return p
+}
+
+// TestCodecCPUAgrees holds the three codec CPU figures streamsim reports to each other on the
+// same frames (the workload's attestation frames, ssz_snappy, one stream direction): the live
+// path's meters (codecStream, as a node runs it), streamsim sweep's replay
+// (replay.FramesCPU) and streamsim bench's timing (bench.Measure). All three are the codec's
+// own work per frame byte, their meters' cost taken out (docs/results-schema.md, "codec CPU");
+// for plain it is today's per-message Snappy (bench: golang/snappy on the messages' SSZ). The
+// live path and the sweep, which both run a fresh stream's Writer and Reader and move each
+// unit on, agree within 1.5× encoding and decoding. Bench agrees with both within 1.5× where
+// the codec's state fits this VM's L2 (plain, a 64 KiB window): encoding, and for plain
+// decoding too. Beside a 1 MiB window (a 1 MiB table in a 1 MiB L2, a 2 MiB history) bench's
+// loop, which does nothing between frames, runs up to 1.7× faster than paths that move each
+// unit on, and bench decodes snappy-stream by the block API (no Reader scan, no copy out):
+// logged. Each figure is the least of three alternating measurements. On a machine busier
+// than its cores (load average), where shared caches move the figures apart, a miss is a skip
+// that says so unless STREAMSIM_TIMING_STRICT is set (.ci/run runs it alone, strict).
+func TestCodecCPUAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times codecs on 6 MB of frames three ways")
+	}
+	if _, ok := bench.ThreadCPU(); !ok {
+		t.Skip("no thread CPU clock")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	att, err := bench.Trace(1, 1, "attestation", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads := messagePayloads(t, att.Msgs)
+	var golang bench.Impl
+	for _, im := range bench.Impls() {
+		if im.Name == "golang-snappy" {
+			golang = im
+		}
+	}
+	n := benchNode(t)
+	t.Logf("meter: %v per monotonic span, %v per thread-clock span (empty, median); bench clock %v per read", costOf(false), costOf(true), bench.ClockCost())
+	calls := 0
+	var misses []string
+	for _, name := range cpuAgreeConfigs {
+		spec, err := codec.Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		im, p := bench.SpecImpl(name, spec), att
+		if spec.IsPlain() {
+			im, p = golang, payloads
+		}
+		var least [3][2]float64 // live, sweep, bench × encode, decode ns/B
+		var liveMeter float64
+		for round := range 3 {
+			calls++
+			le, ld, lm := liveCPU(t, n, spec, peer.ID(fmt.Sprintf("peer-%d", calls)), att.Msgs)
+			se, sd, _, err := replay.FramesCPU(name, att.Msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := bench.Measure(im, p, 1, 50*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			perB := float64(len(p.Msgs)) / float64(att.Raw) // bench's per-message times per frame byte
+			got := [3][2]float64{{le, ld}, {se, sd}, {b.EncodeNsPerMsg * perB, b.DecodeNsPerMsg * perB}}
+			for w := range got {
+				for op := range 2 {
+					if round == 0 || got[w][op] < least[w][op] {
+						least[w][op] = got[w][op]
+					}
+				}
+			}
+			if round == 0 || lm < liveMeter {
+				liveMeter = lm
+			}
+		}
+		if liveMeter <= 0 {
+			t.Errorf("%s: the live meter reports no cost of its own", name)
+		}
+		for op, opName := range []string{"encode", "decode"} {
+			l, s, b := least[0][op], least[1][op], least[2][op]
+			msg := fmt.Sprintf("%s %s: live %.3f, sweep %.3f, bench %.3f ns/B (live meter %.3f ns/B apart)", name, opName, l, s, b, liveMeter)
+			t.Log(msg)
+			pairs := [][2]float64{{l, s}}
+			if spec.HistoryBytes() <= 64<<10 && (op == 0 || spec.IsPlain()) {
+				pairs = append(pairs, [2]float64{l, b}, [2]float64{s, b})
+			}
+			for _, pr := range pairs {
+				if r := pr[0] / pr[1]; !(r <= 1.5 && r >= 1/1.5) {
+					misses = append(misses, msg+": outside 1.5× of each other")
+					break
+				}
+			}
+		}
+	}
+	if len(misses) == 0 {
+		return
+	}
+	if load, ok := loadAverage(); ok && load > float64(runtime.NumCPU()) && os.Getenv("STREAMSIM_TIMING_STRICT") == "" {
+		t.Skipf("load average %.1f on %d cores; not held here (STREAMSIM_TIMING_STRICT=1 makes this a failure):\n%s", load, runtime.NumCPU(), strings.Join(misses, "\n"))
+	}
+	for _, m := range misses {
+		t.Error(m)
+	}
+}
+
+// loadAverage is the machine's one-minute load average (Linux).
+func loadAverage() (float64, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return v, err == nil
+}
+
+// cpuMeter: a frame's codec CPU is its spans less the spans' own cost, which is reported
+// apart; the first frame and large encoded frames are timed by the thread clock; a frame
+// whose monotonic spans ran far longer than codec work takes (descheduled) counts at the rate
+// of the direction's frames that were not, and is flagged; one descheduled before there was a
+// rate is added at the first rate.
+func TestCPUMeterTake(t *testing.T) {
+	mono, thread := costOf(false), costOf(true)
+	check := func(what string, m *cpuMeter, n int, wantThread bool, spans []time.Duration, want time.Duration, wantPre bool) {
+		t.Helper()
+		m.begin(n)
+		if m.thread != wantThread {
+			t.Errorf("%s: thread clock %v, want %v", what, m.thread, wantThread)
+		}
+		cost := mono
+		if wantThread {
+			cost = thread
+		}
+		for _, d := range spans {
+			m.add(cost + d)
+		}
+		cpu, meter := m.take(n)
+		if cpu != want || meter.cpu != time.Duration(len(spans))*cost || meter.preempted != wantPre {
+			t.Errorf("%s: codec %v, meter %+v; want %v, %v, preempted %v", what, cpu, meter, want, time.Duration(len(spans))*cost, wantPre)
+		}
+	}
+	var m cpuMeter
+	check("first frame", &m, 100, true, []time.Duration{5 * time.Millisecond}, 5*time.Millisecond, false)
+	check("two spans", &m, 100, false, []time.Duration{1000, 500}, 1500, false)
+	check("descheduled", &m, 200, false, []time.Duration{preemptedAbove(200)}, 3000, true)
+	check("large frame", &m, threadSpanBytes, true, []time.Duration{5 * time.Millisecond}, 5*time.Millisecond, false)
+	check("no spans", &m, 50, false, nil, 0, false)
+
+	var p cpuMeter
+	check("first frame", &p, 100, true, []time.Duration{1000}, 1000, false)
+	check("descheduled, no rate yet", &p, 200, false, []time.Duration{time.Second}, 0, true)
+	check("the first rate", &p, 100, false, []time.Duration{1000}, 3000, false)
+
+	var f cpuMeter
+	for i, want := range []bool{true, false} {
+		f.begin(10)
+		f.add(costOf(f.thread) + 5)
+		if _, mc := f.take(10); mc.first != want {
+			t.Errorf("frame %d: first %v, want %v", i, mc.first, want)
+		}
+	}
+
+	var d chargeDebt
+	if got := d.due(-100); got != 0 {
+		t.Errorf("debt: slept %v for a frame below 0", got)
+	}
+	if got := d.due(300); got != 200 {
+		t.Errorf("debt: slept %v, want the sum 200ns", got)
+	}
+}
+
+var cpuAgreeConfigs = []string{"plain", "snappy-stream:64KiB:fast", "snappy-stream:1MiB:fast", "zstd:3:1MiB"}
