@@ -73,7 +73,8 @@ type BudgetError struct {
 	// Need is the estimate of the smallest pass (Fixed, what every pass holds, and the
 	// largest stream direction) and Fits the smallest budget that holds it.
 	Need, Fixed, Fits int64
-	Unit       string
+	// Unit says what the smallest pass holds.
+	Unit string
 	// AllAtOnce is the estimate with every configuration at once, and AllFits its budget.
 	AllAtOnce, AllFits int64
 }
@@ -82,7 +83,7 @@ type BudgetError struct {
 var ErrMemoryBudget = errors.New("memory budget too small")
 
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("memory budget %s is too small for even one configuration: the smallest pass, one stream direction of %s beside what every pass holds, needs an estimated %s; a budget of %s would fit (%s would replay every configuration at once, estimated %s)",
+	return fmt.Sprintf("memory budget %s is too small for even one configuration: the smallest pass (%s) needs an estimated %s; a budget of %s would fit (%s would replay every configuration at once, estimated %s)",
 		units.FormatBytes(e.Budget), e.Unit, units.FormatBytes(e.Need),
 		units.FormatSize(int(e.Fits)), units.FormatSize(int(e.AllFits)), units.FormatBytes(e.AllAtOnce))
 }
@@ -93,7 +94,10 @@ func (e *BudgetError) Unwrap() error { return ErrMemoryBudget }
 func budgetFor(need int64) int64 {
 	b := int64(float64(need)/planShare) + 1
 	step := int64(64 << 20)
-	if b > 4<<30 {
+	switch {
+	case b > 16<<30:
+		step = 1 << 30
+	case b > 4<<30:
 		step = 256 << 20
 	}
 	return (b + step - 1) / step * step
@@ -290,9 +294,12 @@ func planMemory(budget, heapAfterScan int64, sz *sizes, views []*view, jobs []*j
 	// The smallest pass: what every pass holds and one stream direction.
 	need := max(plan.FixedBytes+worst, plan.TrainingBytes)
 	if need > usable {
-		unit := "any configuration"
+		unit := "what every pass holds"
 		if worstJob != nil {
-			unit = unitName(worstJob, views)
+			unit = "one stream direction of " + unitName(worstJob, views) + " beside what every pass holds"
+		}
+		if plan.TrainingBytes > plan.FixedBytes+worst {
+			unit = fmt.Sprintf("training the zstd dictionaries: %d samples of the training part, then the builder", dictCorpora)
 		}
 		return nil, nil, &BudgetError{Budget: budget, Need: need, Fixed: plan.FixedBytes, Fits: budgetFor(need), Unit: unit,
 			AllAtOnce: plan.AllAtOnceBytes, AllFits: budgetFor(plan.AllAtOnceBytes)}

@@ -138,7 +138,7 @@ func runSweep(args []string, stdout, stderr, progress io.Writer) error {
 	rep, err := replay.Sweep(fs.Args(), opts)
 	var be *replay.BudgetError
 	if errors.As(err, &be) {
-		return fmt.Errorf("--memory-budget %s is too small for even one configuration: the smallest pass (one stream direction of %s beside what every pass holds) needs an estimated %s; --memory-budget %s would fit (--memory-budget %s replays every configuration at once, estimated %s)",
+		return fmt.Errorf("--memory-budget %s is too small for even one configuration: the smallest pass (%s) needs an estimated %s; --memory-budget %s would fit (--memory-budget %s replays every configuration at once, estimated %s)",
 			*budget, be.Unit, units.FormatBytes(be.Need), units.FormatSize(int(be.Fits)), units.FormatSize(int(be.AllFits)), units.FormatBytes(be.AllAtOnce))
 	}
 	if err != nil {
