@@ -103,23 +103,31 @@ func budgetFor(need int64) int64 {
 	return (b + step - 1) / step * step
 }
 
-// streamSize is what the sizing pass learns of one stream direction of a corpus.
+// streamSize is what the counting pass learns of one stream direction of a corpus: the bytes
+// through it, its largest frame and the most bytes it carries in one of the corpus's batches
+// (its feed holds one batch's units).
 type streamSize struct {
-	bytes, maxFrame int64
+	bytes, maxFrame, maxBatch int64
+	batch                     int64 // the batch inBatch counts
+	inBatch                   int64
 }
 
-// corpusSizes are a corpus's stream directions in the order they first carry a frame.
+// corpusSizes are a corpus's stream directions in the order they first carry a frame, with
+// its batches cut as the replay cuts them.
 type corpusSizes struct {
 	order    []string
 	streams  map[string]*streamSize
 	frames   int64
 	maxFrame int64
+	// The batch being filled: its number, frames and bytes.
+	batch                   int64
+	batchFrames, batchBytes int
 }
 
 func (c *corpusSizes) add(stream string, n int) {
 	s := c.streams[stream]
 	if s == nil {
-		s = &streamSize{}
+		s = &streamSize{batch: -1}
 		c.streams[stream] = s
 		c.order = append(c.order, stream)
 	}
@@ -127,6 +135,21 @@ func (c *corpusSizes) add(stream string, n int) {
 	s.maxFrame = max(s.maxFrame, int64(n))
 	c.maxFrame = max(c.maxFrame, int64(n))
 	c.frames++
+	if s.batch != c.batch {
+		s.batch, s.inBatch = c.batch, 0
+	}
+	s.inBatch += int64(n)
+	s.maxBatch = max(s.maxBatch, s.inBatch)
+	c.batchFrames++
+	c.batchBytes += n
+}
+
+// endFrame ends a recorded frame's part of the corpus: the replay cuts its batches there.
+func (c *corpusSizes) endFrame() {
+	if c.batchFrames >= batchFrames || c.batchBytes >= batchBytes {
+		c.batch++
+		c.batchFrames, c.batchBytes = 0, 0
+	}
 }
 
 // sizes is the counting pass's result: every corpus's streams.
@@ -182,6 +205,7 @@ func countPass(paths []string, sc *scan, views []*view, jobs []*job) (*sizes, er
 							for _, f := range l.frames(layout, pi) {
 								c.add(f.stream, len(f.data))
 							}
+							c.endFrame()
 						}
 					}
 				}
@@ -211,9 +235,10 @@ func wanted(views []*view, jobs []*job) (wantSSZ, wantTopics []bool) {
 
 // streamEstimate is the memory one stream direction of a configuration holds: its codecs'
 // measured state at its bytes, buffers for its largest frame, the feed between encoder and
-// decoder (a batch's units at most, as an appended slice) and the replay's bookkeeping.
+// decoder (the stream's units of one batch at most, as an appended slice: up to twice that,
+// with room for units a little larger than their frames) and the replay's bookkeeping.
 func streamEstimate(curve stateCurve, s *streamSize) int64 {
-	feed := 2 * min(s.bytes, batchBytes+s.maxFrame)
+	feed := 2 * (s.maxBatch + s.maxBatch/64 + 64)
 	return curve.of(s.bytes) + frameBufferFactor*s.maxFrame + feed + streamOverhead
 }
 
