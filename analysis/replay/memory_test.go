@@ -103,3 +103,34 @@ func TestMemoryEstimateBoundsMeasured(t *testing.T) {
 		}
 	}
 }
+
+// The measured state grows with the window and holds at least the history at both ends; a
+// stream is estimated at the first measured fill at or above its bytes.
+func TestMeasuredState(t *testing.T) {
+	var prev int64
+	for _, s := range []string{"snappy-stream:4KiB:fast", "snappy-stream:64KiB:fast", "snappy-stream:1MiB:fast", "zstd:3:2MiB"} {
+		c, err := ParseConfig(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		curve := measuredState(c)
+		top := curve.bytes[len(curve.bytes)-1]
+		window := int64(c.Spec.HistoryBytes())
+		t.Logf("%s: %d B at %d B through, %d B at %d B", s, curve.bytes[0], curve.at[0], top, curve.at[len(curve.at)-1])
+		if top <= prev || top < 2*window {
+			t.Errorf("%s: %d bytes past the window: want more than the smaller window's %d and at least both ends' history %d", s, top, prev, 2*window)
+		}
+		prev = top
+		for i := 1; i < len(curve.bytes); i++ {
+			if curve.bytes[i] < curve.bytes[i-1] {
+				t.Errorf("%s: state falls from %d to %d", s, curve.bytes[i-1], curve.bytes[i])
+			}
+		}
+		if got := curve.of(curve.at[1] - 1); got != curve.bytes[1] {
+			t.Errorf("%s: of(%d) = %d, want the next fill's %d", s, curve.at[1]-1, got, curve.bytes[1])
+		}
+		if got := curve.of(1 << 40); got != top {
+			t.Errorf("%s: of(1 TiB) = %d, want the last fill's %d", s, got, top)
+		}
+	}
+}
