@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamsim/streamsim/analysis/replay"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/sim/runner"
 	"github.com/streamsim/streamsim/units"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -122,7 +123,14 @@ func runSweep(args []string, stdout, stderr, progress io.Writer) error {
 	}
 
 	opts := replay.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Direction: dir, Layouts: layouts, Workers: *workers, MemoryBudget: memBudget}
-	opts.Plan = func(p *replay.MemoryPlan) { fmt.Fprintln(stderr, "sweep: "+p.String()) }
+	opts.Plan = func(p *replay.MemoryPlan) {
+		fmt.Fprintln(stderr, "sweep: "+p.String())
+		// The budget is the user's; the machine may have less to give right now.
+		if avail := runner.MemAvailable(); avail > 0 && p.PeakBytes > avail {
+			fmt.Fprintf(stderr, "sweep: warning: the estimated peak %s is above the memory this machine has available now (%s, /proc/meminfo MemAvailable): a smaller --memory-budget replays in more passes within it\n",
+				units.FormatBytes(p.PeakBytes), units.FormatBytes(avail))
+		}
+	}
 	if progress != nil {
 		start := time.Now()
 		opts.Progress = func(done, total int, last string) {
