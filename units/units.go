@@ -41,6 +41,45 @@ func FormatSize(n int) string {
 	return strconv.Itoa(n)
 }
 
+// BytesForms describes what ParseBytes accepts.
+const BytesForms = "a byte count like 8GiB, 512MiB, 64KiB, 1TiB or 1073741824"
+
+// ParseBytes parses a byte count that may be large (a memory budget): a positive integer,
+// optionally with a KiB, MiB, GiB or TiB suffix.
+func ParseBytes(v string) (int64, error) {
+	num, mult := v, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}} {
+		if strings.HasSuffix(v, u.suffix) {
+			num, mult = strings.TrimSuffix(v, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 63)
+	if err != nil || n <= 0 || n > (1<<63-1)/mult {
+		return 0, fmt.Errorf("size %q is not %s", v, BytesForms)
+	}
+	return n * mult, nil
+}
+
+// FormatBytes formats a byte count for people: in the largest of TiB, GiB, MiB, KiB it
+// reaches, with up to two decimals ("1.5GiB", "640MiB"), else in bytes.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.mult || -n >= u.mult {
+			s := strconv.FormatFloat(float64(n)/float64(u.mult), 'f', 2, 64)
+			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+			return s + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
 // ParseBitsPerSec reads a link rate: a non-negative integer with an optional unit kbit,
 // Mbit or Gbit (powers of 1000, as Shadow and tc use them) or bit, e.g. "50Mbit", "1Gbit",
 // "1024Mbit"; "0" or "unlimited" mean no limit.

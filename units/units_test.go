@@ -54,3 +54,25 @@ func TestBitsPerSec(t *testing.T) {
 		}
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for in, want := range map[string]int64{"8GiB": 8 << 30, "512MiB": 512 << 20, "1TiB": 1 << 40, "4096": 4096, "3KiB": 3 << 10} {
+		got, err := ParseBytes(in)
+		if err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+		if back, err := ParseBytes(FormatSize(int(want))); err != nil || back != want {
+			t.Errorf("FormatSize(%d) = %q does not parse back (%d, %v)", want, FormatSize(int(want)), back, err)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1GiB", "8GB", "8 GiB", "1.5GiB", "9999999TiB"} {
+		if _, err := ParseBytes(bad); err == nil || !strings.Contains(err.Error(), "8GiB") {
+			t.Errorf("ParseBytes(%q): error %v, want one naming the forms", bad, err)
+		}
+	}
+	for n, want := range map[int64]string{1536 << 20: "1.5GiB", 640 << 20: "640MiB", 100: "100B", 8 << 30: "8GiB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -209,6 +209,52 @@ func (v *view) prepare(stream string, o *owner, frame []byte, wantSSZ bool, buf 
 	return p, true, nil
 }
 
+// laidOut is one recorded frame as a view's corpora replay it: prepared (filtered, in each
+// payload mode) and, under topic streams, split per payload mode into the control stream's
+// frame and the topic streams' (with the header that opens a stream before its first frame).
+type laidOut struct {
+	p     prepared
+	split [2][]frameIn
+}
+
+// frames returns what a corpus of layout and payload mode (0 ssz_snappy, 1 ssz) replays.
+func (l *laidOut) frames(layout string, payload int) []frameIn {
+	switch {
+	case layout == LayoutTopicStreams:
+		return l.split[payload]
+	case payload == 1:
+		return []frameIn{l.p.ssz}
+	}
+	return []frameIn{l.p.snappy}
+}
+
+// layOut lays one recorded frame out for the view: kept is false when the view keeps
+// nothing of it; an error means the view cannot read it or a layout cannot carry it, and
+// skipped is then the bytes it leaves out of the view.
+func (v *view) layOut(stream string, o *owner, frame []byte, wantSSZ, wantTopics bool, buf *[]byte) (l laidOut, kept bool, skipped int, err error) {
+	l.p, kept, err = v.prepare(stream, o, frame, wantSSZ, buf)
+	if err != nil {
+		return l, false, len(frame), err
+	}
+	if !kept || !wantTopics {
+		return l, kept, 0, nil
+	}
+	l.split[0], err = topicSplit(l.p.snappy)
+	if err == nil && wantSSZ {
+		l.split[1], err = topicSplit(l.p.ssz)
+	}
+	if err != nil {
+		return l, false, len(l.p.snappy.data), err
+	}
+	// Both payload modes carry the same messages: the streams this frame opens get their
+	// header in both.
+	fresh := v.open(l.split[0])
+	for i := range l.split {
+		l.split[i] = withHeaders(l.split[i], fresh)
+	}
+	return l, true, 0, nil
+}
+
 // count adds an evaluated frame to the view's traffic summary.
 func (v *view) count(p *prepared) error {
 	if err := v.ihave.add(p.snappy.stream, p.snappy.data); err != nil {

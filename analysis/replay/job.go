@@ -62,6 +62,10 @@ type streamReplay struct {
 	held     int64
 	enc, dec int64
 	rawBytes int64 // through the stream so far
+	// closeWire is the encoder's closing bytes (zstd's frame end), kept for a job replayed
+	// in groups until its last group attributes them; closed is set once it is closed.
+	closeWire int
+	closed    bool
 }
 
 // heldBytes is the codec state the recording node holds for the stream: the encoder's when
@@ -93,6 +97,19 @@ type job struct {
 	snappied     []byte
 	back         []byte
 	msgSnappy    []gossip.MessageSnappy // plain: the batch's messages (plain.go)
+	// A job whose streams do not fit the memory budget at once replays them in groups, one
+	// pass over the traces each (groupOf: stream → group; planMemory sets both). Every pass
+	// gives it all of its corpus's frames, batch for batch; it replays its group's and keeps
+	// their wire bytes (wires, by the frame's place in the corpus) until its last group, which
+	// attributes every frame's in the corpus's order, so the sums are today's to the bit.
+	groups  int
+	group   int
+	groupOf map[string]int
+	seq     int // frames of the corpus seen this pass
+	batchNo int // batches of the corpus seen this pass
+	wires   []int32
+	sub     []frameIn
+	subAt   []int
 }
 
 func newJob(cfg Config, key corpusKey, viewName string) *job {
@@ -105,19 +122,85 @@ func newJob(cfg Config, key corpusKey, viewName string) *job {
 }
 
 func (j *job) stream(name string, o *owner) *streamReplay {
-	s := j.streams[name]
-	if s == nil {
-		s = &streamReplay{feed: &feed{}, owner: o}
+	s := j.register(name, o)
+	if s.feed == nil {
+		s.feed = &feed{}
 		opts := []codec.Option{codec.WithoutTiming()} // frames times the codecs' loops
 		if j.cfg.Dict {
 			opts = append(opts, codec.WithDict(j.dict))
 		}
 		s.w = j.cfg.Spec.NewWriter(s.feed, opts...)
 		s.rd = j.cfg.Spec.NewReader(s.feed, opts...)
+	}
+	return s
+}
+
+// register returns the stream's entry, added in the order streams first carry a frame.
+func (j *job) register(name string, o *owner) *streamReplay {
+	s := j.streams[name]
+	if s == nil {
+		s = &streamReplay{owner: o}
 		j.streams[name] = s
 		j.order = append(j.order, name)
 	}
 	return s
+}
+
+// startGroup prepares the job for a pass that replays its group g.
+func (j *job) startGroup(g int) {
+	j.group, j.seq, j.batchNo = g, 0, 0
+	j.mem.node = nil // the streams of an earlier group are released
+}
+
+// split tells whether the job replays its streams in groups.
+func (j *job) split() bool { return j.groups > 1 }
+
+// batch replays one batch of the corpus's frames: all of them, or its group's.
+func (j *job) batch(batch []frameIn) error {
+	if !j.split() {
+		return j.frames(batch)
+	}
+	sub, at := j.sub[:0], j.subAt[:0]
+	for i := range batch {
+		f := &batch[i]
+		j.register(f.stream, f.owner)
+		if j.groupOf[f.stream] == j.group {
+			sub, at = append(sub, *f), append(at, j.seq+i)
+		}
+	}
+	j.sub, j.subAt = sub, at
+	if len(sub) > 0 {
+		if err := j.frames(sub); err != nil {
+			return err
+		}
+	}
+	wire := j.batchWire[:len(sub)]
+	if j.group < j.groups-1 {
+		if need := j.seq + len(batch); len(j.wires) < need {
+			j.wires = append(j.wires, make([]int32, need-len(j.wires))...)
+		}
+		for k, i := range at {
+			j.wires[i] = int32(wire[k])
+		}
+	} else {
+		// The last group: every frame's wire bytes, in the corpus's order.
+		k := 0
+		for i := range batch {
+			f := &batch[i]
+			var n int
+			if k < len(at) && at[k] == j.seq+i {
+				n = wire[k]
+				k++
+			} else {
+				n = int(j.wires[j.seq+i])
+			}
+			attribute(&j.r, n, &f.parts, len(f.data), f.owner.dirIndex())
+		}
+	}
+	j.mem.record(j.batchNo)
+	j.seq += len(batch)
+	j.batchNo++
+	return nil
 }
 
 // frames replays a batch: every frame is encoded (its wire bytes attributed like its
@@ -171,7 +254,9 @@ func (j *job) frames(batch []frameIn) error {
 
 	for i := range batch {
 		f, s := &batch[i], ss[i]
-		attribute(&j.r, wire[i], &f.parts, len(f.data), f.owner.dirIndex())
+		if !j.split() { // else batch attributes the frames in order at the last group
+			attribute(&j.r, wire[i], &f.parts, len(f.data), f.owner.dirIndex())
+		}
 		s.lastParts, s.lastLen = f.parts, len(f.data)
 		s.rawBytes += int64(len(f.data))
 		j.mem.touch(s)
@@ -240,13 +325,14 @@ func (j *job) none(batch []frameIn) error {
 }
 
 // finish closes every stream (a stream's closing bytes, zstd's frame end, count with its
-// last frame; its decoder must then end cleanly) and totals the result against plain.
+// last frame; its decoder must then end cleanly) and totals the result against plain. A job
+// replayed in groups closes its group's streams, and totals at its last group.
 func (j *job) finish(plain TrafficSummary) error {
 	j.r.Streams = len(j.order)
 	for _, name := range j.order {
 		s := j.streams[name]
-		if s == nil {
-			continue // none
+		if s == nil || s.feed == nil || s.closed {
+			continue // none; a stream of another group
 		}
 		before := s.feed.len()
 		encStats := s.w.(codec.Meter).Stats()
@@ -259,7 +345,10 @@ func (j *job) finish(plain TrafficSummary) error {
 		j.r.EncodeTime += time.Since(wall0)
 		j.r.encodeCPU += cpu1 - cpu0
 		j.r.batches++
-		attribute(&j.r, s.feed.len()-before, &s.lastParts, s.lastLen, s.owner.dirIndex())
+		s.closeWire = s.feed.len() - before
+		if !j.split() {
+			attribute(&j.r, s.closeWire, &s.lastParts, s.lastLen, s.owner.dirIndex())
+		}
 		s.enc = encStats.StateBytes
 		j.r.EncoderStateBytes = max(j.r.EncoderStateBytes, encStats.StateBytes)
 		s.feed.closed = true
@@ -273,6 +362,20 @@ func (j *job) finish(plain TrafficSummary) error {
 		if err := s.rd.Close(); err != nil {
 			return fmt.Errorf("stream %s: close decoder: %w", name, err)
 		}
+		s.closed = true
+		if j.split() {
+			s.feed, s.w, s.rd = nil, nil, nil // released before the next group
+		}
+	}
+	if j.split() {
+		if j.group < j.groups-1 {
+			return nil
+		}
+		for _, name := range j.order {
+			s := j.streams[name]
+			attribute(&j.r, s.closeWire, &s.lastParts, s.lastLen, s.owner.dirIndex())
+		}
+		j.mem.peak = j.mem.seriesPeak()
 	}
 	j.r.Memory = j.mem.summary(j.streams, j.order, int64(j.cfg.Spec.HistoryBytes()))
 	for _, name := range j.order {

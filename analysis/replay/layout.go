@@ -171,6 +171,35 @@ type memoryMeter struct {
 	node    map[string]int64 // node → encoders + decoders now
 	peak    int64
 	touched []*streamReplay
+	// series is, for a job replayed in groups, each node's state after every batch of the
+	// corpus, summed over the groups: its largest is the peak of the streams held together.
+	series map[string][]int64
+}
+
+// record adds the nodes' state now to the series at batch b.
+func (m *memoryMeter) record(b int) {
+	if m.series == nil {
+		m.series = map[string][]int64{}
+	}
+	for node, t := range m.node {
+		s := m.series[node]
+		if len(s) <= b {
+			s = append(s, make([]int64, b+1-len(s))...)
+		}
+		s[b] += t
+		m.series[node] = s
+	}
+}
+
+// seriesPeak is the largest state any node holds at any batch of the series.
+func (m *memoryMeter) seriesPeak() int64 {
+	var peak int64
+	for _, s := range m.series {
+		for _, t := range s {
+			peak = max(peak, t)
+		}
+	}
+	return peak
 }
 
 // touch marks s for the next sample.

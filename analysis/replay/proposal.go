@@ -233,7 +233,11 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, ". Only %s stream directions", map[string]string{"in": "inbound", "out": "outbound"}[rep.Direction])
 	}
 	fmt.Fprintf(&b, ". The first %.0f %% of each trace's time trains dictionaries only; every configuration is measured on the rest, "+
-		"streams starting empty. Build: %s, %d workers, %.1f s.\n\n", 100*rep.TrainSplit, rep.Build, rep.Workers, rep.Elapsed.Seconds())
+		"streams starting empty. Build: %s, %d workers, %.1f s.", 100*rep.TrainSplit, rep.Build, rep.Workers, rep.Elapsed.Seconds())
+	if rep.Memory != nil {
+		fmt.Fprintf(&b, " Within a %s.", rep.Memory)
+	}
+	b.WriteString("\n\n")
 	for _, n := range rep.Notes {
 		fmt.Fprintf(&b, "**Note:** %s.\n\n", n)
 	}

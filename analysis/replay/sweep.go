@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,6 +113,11 @@ type Options struct {
 	Layouts []string
 	// Workers run configurations in parallel (default GOMAXPROCS).
 	Workers int
+	// MemoryBudget bounds the sweep's memory (default DefaultMemoryBudget): configurations
+	// replay together while their estimated state fits, then in turn (MemoryPlan).
+	MemoryBudget int64
+	// Plan, if set, is called with the memory plan before the replay starts.
+	Plan func(*MemoryPlan)
 	// Progress, if set, is called after each configuration finishes.
 	Progress func(done, total int, last string)
 }
@@ -192,7 +199,9 @@ type Report struct {
 	Origin *result.Origin `json:"origin,omitempty"`
 	// Notes warn about views a trace cannot fully provide (a view wanting topics the trace's
 	// recording profile did not subscribe to).
-	Notes   []string      `json:"notes,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Memory is the plan the sweep ran under: its budget, estimate and passes.
+	Memory  *MemoryPlan   `json:"memory,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
@@ -227,6 +236,12 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.MemoryBudget == 0 {
+		o.MemoryBudget = DefaultMemoryBudget
+	}
+	if o.MemoryBudget < 0 {
+		return nil, fmt.Errorf("memory budget %d: want a positive byte count", o.MemoryBudget)
 	}
 	if len(o.Layouts) == 0 {
 		o.Layouts = []string{LayoutOneStream}
@@ -296,10 +311,50 @@ func Sweep(paths []string, o Options) (*Report, error) {
 			}
 		}
 	}
-	if err := trainDicts(paths, sc, views, jobs); err != nil {
+	// The views are counted, and every corpus's streams sized, in one pass; the memory plan
+	// comes from those sizes and the heap that pass leaves.
+	sz, err := countPass(paths, sc, views, jobs)
+	if err != nil {
 		return nil, err
 	}
-	if err := replayTraces(paths, sc, views, jobs, o); err != nil {
+	for _, v := range views {
+		v.ihave.streams = nil // its figures are counted
+	}
+	passes, plan, err := planMemory(o.MemoryBudget, heapLive(), sz, views, jobs)
+	if err != nil {
+		return nil, err
+	}
+	rep.Memory = plan
+	if o.Plan != nil {
+		o.Plan(plan)
+	}
+	wantSSZ, wantTopics := wanted(views, jobs)
+	err = withMemoryLimit(o.MemoryBudget, func() error {
+		if err := trainDicts(paths, sc, views, jobs); err != nil {
+			return err
+		}
+		var done int64
+		total := sc.frames * int64(len(passes))
+		var progress func(int64)
+		if o.Progress != nil {
+			progress = func(n int64) {
+				done += n
+				if done%20000 == 0 {
+					o.Progress(int(done), int(total), fmt.Sprintf("pass %d of %d", done/max(1, sc.frames)+1, len(passes)))
+				}
+			}
+		}
+		for _, pass := range passes {
+			if err := replayPass(paths, sc, views, pass, wantSSZ, wantTopics, o, progress); err != nil {
+				return err
+			}
+		}
+		if o.Progress != nil {
+			o.Progress(int(total), int(total), "done")
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, v := range views {
@@ -341,28 +396,29 @@ const (
 	batchBytes  = 256 << 10
 )
 
-// replayTraces reads every trace once and hands each evaluated frame, prepared for each
-// view and payload mode, to every job of that corpus. Jobs run on their own goroutines (each
-// on its own OS thread, so thread CPU time measures its codec work), at most o.Workers at a
-// time, a batch at a time.
-func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Options) error {
+// replayPass reads every trace once and hands each evaluated frame, laid out for each view
+// and payload mode, to every unit of the pass replaying that corpus. Jobs run on their own
+// goroutines (each on its own OS thread, so thread CPU time measures its codec work), at most
+// o.Workers at a time, a batch at a time. A corpus's batches are cut by its frames alone, so
+// every pass gives a job the same batches. The views were counted by countPass: a pass lays
+// frames out (opening topic streams afresh) without counting them.
+func replayPass(paths []string, sc *scan, views []*view, pass []unit, wantSSZ, wantTopics []bool, o Options, progress func(int64)) error {
 	byCorpus := map[corpusKey][]int{}
-	wantSSZ := make([]bool, len(views))
-	wantTopics := make([]bool, len(views))
-	for i, j := range jobs {
-		byCorpus[j.key] = append(byCorpus[j.key], i)
-		if j.key.payload == gossip.PayloadSSZ {
-			wantSSZ[j.key.view] = true
-		}
-		if j.key.layout == LayoutTopicStreams {
-			wantTopics[j.key.view] = true
-		}
+	inPass := make([]bool, len(views))
+	for i, u := range pass {
+		byCorpus[u.job.key] = append(byCorpus[u.job.key], i)
+		inPass[u.job.key.view] = true
 	}
-	chans := make([]chan []frameIn, len(jobs))
-	errs := make([]error, len(jobs))
+	for _, v := range views {
+		v.opened = map[string]bool{}
+	}
+	chans := make([]chan []frameIn, len(pass))
+	errs := make([]error, len(pass))
 	tokens := make(chan struct{}, o.Workers)
 	var wg sync.WaitGroup
-	for i, j := range jobs {
+	for i, u := range pass {
+		j := u.job
+		j.startGroup(u.group)
 		chans[i] = make(chan []frameIn, 4)
 		wg.Add(1)
 		go func() {
@@ -374,10 +430,13 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 					continue // drain
 				}
 				tokens <- struct{}{}
-				errs[i] = j.frames(batch)
+				errs[i] = j.batch(batch)
 				<-tokens
 			}
 			if errs[i] == nil {
+				if beforeFinish != nil {
+					beforeFinish()
+				}
 				errs[i] = j.finish(views[j.key.view].sum)
 			}
 			if errs[i] != nil {
@@ -389,70 +448,33 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 	pendingBytes := map[corpusKey]int{}
 	flush := func(k corpusKey) {
 		if b := pending[k]; len(b) > 0 {
-			for _, ji := range byCorpus[k] {
-				chans[ji] <- b // read-only from here on: every job of the corpus shares it
+			for _, ui := range byCorpus[k] {
+				chans[ui] <- b // read-only from here on: every job of the corpus shares it
 			}
 			pending[k], pendingBytes[k] = nil, 0
 		}
 	}
 	readErr := func() error {
-		var done int64
 		var buf []byte
 		for ti, path := range paths {
-			var index int64 // of the frame in its trace
 			err := readTrace(path, nil, func(_ *trace.Reader, f trace.Frame) error {
-				index++
 				if !sc.keep[ti][f.Stream] {
 					return nil
 				}
-				done++
-				if o.Progress != nil && done%20000 == 0 {
-					o.Progress(int(done), int(sc.frames), path)
+				if progress != nil {
+					progress(1)
 				}
 				if f.At < sc.split[ti] {
 					return nil // training part: trainDicts used it
 				}
 				name := sc.names[ti][f.Stream]
 				for vi, v := range views {
-					// A frame the view cannot read (a malformed or cut-short RPC) or a layout
-					// cannot carry is left out of every configuration and of the baseline alike,
-					// counted and, the first few, named.
-					skip := func(n int, err error) {
-						sk := &v.sum.Skipped
-						sk.Frames++
-						sk.Bytes += int64(n)
-						if len(sk.First) < skippedExamples {
-							sk.First = append(sk.First, fmt.Sprintf("trace %s stream %d frame #%d at %v: %v", path, f.Stream, index, f.At, err))
-						}
-					}
-					p, kept, err := v.prepare(name, sc.owners[ti][f.Stream], f.Data, wantSSZ[vi], &buf)
-					if err != nil {
-						skip(len(f.Data), err)
+					if !inPass[vi] {
 						continue
 					}
-					if !kept {
-						continue
-					}
-					var split [2][]frameIn // per payload mode, under topic streams
-					if wantTopics[vi] {
-						var err error
-						split[0], err = topicSplit(p.snappy)
-						if err == nil && wantSSZ[vi] {
-							split[1], err = topicSplit(p.ssz)
-						}
-						if err != nil {
-							skip(len(p.snappy.data), err)
-							continue
-						}
-						// Both payload modes carry the same messages: the streams this frame
-						// opens get their header in both.
-						fresh := v.open(split[0])
-						for i := range split {
-							split[i] = withHeaders(split[i], fresh)
-						}
-					}
-					if err := v.count(&p); err != nil {
-						return err
+					l, kept, _, err := v.layOut(name, sc.owners[ti][f.Stream], f.Data, wantSSZ[vi], wantTopics[vi], &buf)
+					if err != nil || !kept {
+						continue // countPass counted what the view leaves out
 					}
 					for _, layout := range Layouts {
 						for pi, payload := range []string{gossip.PayloadSSZSnappy, gossip.PayloadSSZ} {
@@ -460,17 +482,9 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 							if len(byCorpus[k]) == 0 {
 								continue
 							}
-							if layout == LayoutTopicStreams {
-								pending[k] = append(pending[k], split[pi]...)
-								for _, f := range split[pi] {
-									pendingBytes[k] += len(f.data)
-								}
-							} else if payload == gossip.PayloadSSZ {
-								pending[k] = append(pending[k], p.ssz)
-								pendingBytes[k] += len(p.ssz.data)
-							} else {
-								pending[k] = append(pending[k], p.snappy)
-								pendingBytes[k] += len(p.snappy.data)
+							for _, f := range l.frames(layout, pi) {
+								pending[k] = append(pending[k], f)
+								pendingBytes[k] += len(f.data)
 							}
 							if len(pending[k]) >= batchFrames || pendingBytes[k] >= batchBytes {
 								flush(k)
@@ -484,12 +498,10 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 				return err
 			}
 		}
-		if o.Progress != nil {
-			o.Progress(int(sc.frames), int(sc.frames), "done")
-		}
 		return nil
 	}()
-	for k := range pending {
+	// Every corpus's last batch, in the same order in every pass.
+	for _, k := range sortedCorpora(pending) {
 		flush(k)
 	}
 	for _, c := range chans {
@@ -497,6 +509,22 @@ func replayTraces(paths []string, sc *scan, views []*view, jobs []*job, o Option
 	}
 	wg.Wait()
 	return errors.Join(append([]error{readErr}, errs...)...)
+}
+
+// beforeFinish, if set (tests), runs when a job has replayed its pass's frames and before it
+// closes its streams: its codec state is at its largest.
+var beforeFinish func()
+
+// sortedCorpora returns m's keys in a fixed order.
+func sortedCorpora(m map[corpusKey][]frameIn) []corpusKey {
+	keys := make([]corpusKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b corpusKey) int {
+		return cmp.Or(cmp.Compare(a.view, b.view), cmp.Compare(a.payload, b.payload), cmp.Compare(a.layout, b.layout))
+	})
+	return keys
 }
 
 // trainDicts trains the dictionary of every job that needs one on its corpus's training

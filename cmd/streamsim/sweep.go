@@ -13,6 +13,8 @@ import (
 
 	"github.com/streamsim/streamsim/analysis/replay"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/sim/runner"
+	"github.com/streamsim/streamsim/units"
 	"github.com/streamsim/streamsim/workload"
 )
 
@@ -25,13 +27,14 @@ func runSweepCmd(args []string) error {
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		progress = os.Stderr
 	}
-	return runSweep(args, os.Stdout, progress)
+	return runSweep(args, os.Stdout, os.Stderr, progress)
 }
 
 var sweepFormats = []string{"md", "csv", "json"}
 
-// runSweep runs the sweep command; progress, if not nil, gets a progress line (a terminal).
-func runSweep(args []string, stdout, progress io.Writer) error {
+// runSweep runs the sweep command; stderr gets the memory plan, and progress, if not nil, a
+// progress line (a terminal).
+func runSweep(args []string, stdout, stderr, progress io.Writer) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	codecs := fs.String("codecs", replay.DefaultGridList, "comma-separated configurations: "+replay.ConfigForms)
 	format := fs.String("format", "md", "table format on stdout: "+strings.Join(sweepFormats, ", "))
@@ -43,6 +46,9 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 	layout := fs.String("layout", replay.LayoutOneStream, "stream layouts, comma-separated: "+strings.Join(replay.Layouts, ", ")+
 		" (the Topic Streams extension, libp2p/specs #729: a control stream and one stream per topic per peer and direction); each measured against today's plain bytes on one stream")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "configurations replayed in parallel")
+	budget := fs.String("memory-budget", units.FormatSize(int(replay.DefaultMemoryBudget)), "memory the sweep may use ("+units.BytesForms+
+		"): it estimates each configuration's codec state beforehand and replays configurations together while they fit, then in turn, "+
+		"or a configuration's stream directions in groups; it refuses a budget too small for one stream direction")
 	fs.Usage = func() {
 		out := fs.Output()
 		fmt.Fprintln(out, "usage: streamsim sweep [flags] TRACE...")
@@ -106,13 +112,25 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 	if *workers < 1 {
 		return usageError{fmt.Errorf("--workers %d: want at least 1", *workers)}
 	}
+	memBudget, err := units.ParseBytes(*budget)
+	if err != nil {
+		return usageError{fmt.Errorf("--memory-budget: %w", err)}
+	}
 	for _, c := range grid {
 		if c.Dict && *split == 0 {
 			return usageError{fmt.Errorf("--codecs has %s but --train-split is 0: a dictionary needs a training part", c.Name)}
 		}
 	}
 
-	opts := replay.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Direction: dir, Layouts: layouts, Workers: *workers}
+	opts := replay.Options{Grid: grid, Payloads: modes, Profiles: views, TrainSplit: *split, Direction: dir, Layouts: layouts, Workers: *workers, MemoryBudget: memBudget}
+	opts.Plan = func(p *replay.MemoryPlan) {
+		fmt.Fprintln(stderr, "sweep: "+p.String())
+		// The budget is the user's; the machine may have less to give right now.
+		if avail := runner.MemAvailable(); avail > 0 && p.PeakBytes > avail {
+			fmt.Fprintf(stderr, "sweep: warning: the estimated peak %s is above the memory this machine has available now (%s, /proc/meminfo MemAvailable): a smaller --memory-budget replays in more passes within it\n",
+				units.FormatBytes(p.PeakBytes), units.FormatBytes(avail))
+		}
+	}
 	if progress != nil {
 		start := time.Now()
 		opts.Progress = func(done, total int, last string) {
@@ -126,6 +144,11 @@ func runSweep(args []string, stdout, progress io.Writer) error {
 		}
 	}
 	rep, err := replay.Sweep(fs.Args(), opts)
+	var be *replay.BudgetError
+	if errors.As(err, &be) {
+		return fmt.Errorf("--memory-budget %s is too small for even one configuration: the smallest pass (%s) needs an estimated %s; --memory-budget %s would fit (--memory-budget %s replays every configuration at once, estimated %s)",
+			*budget, be.Unit, units.FormatBytes(be.Need), units.FormatSize(int(be.Fits)), units.FormatSize(int(be.AllFits)), units.FormatBytes(be.AllAtOnce))
+	}
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,7 +34,7 @@ func TestSweepOutputs(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	var stdout, progress bytes.Buffer
 	err := runSweep([]string{"--codecs", "none,plain,snappy-stream:4KiB,snappy-stream:64KiB,zstd:1:64KiB", "--format", "json",
-		"--out", out, path}, &stdout, &progress)
+		"--out", out, path}, &stdout, &bytes.Buffer{}, &progress)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +143,39 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"--direction", "inbound", "t"}, "--direction"},
 		{[]string{"--layout", "per-topic", "t"}, "--layout: layout \"per-topic\": allowed one-stream, topic-streams"},
 		{[]string{"--train-split", "0", "--codecs", "zstd+dict", "t"}, "--train-split is 0"},
+		{[]string{"--memory-budget", "8GB", "t"}, "--memory-budget: size \"8GB\" is not a byte count like 8GiB, 512MiB"},
+		{[]string{"--memory-budget", "0", "t"}, "--memory-budget: size \"0\" is not a byte count like 8GiB"},
+		{[]string{"--memory-budget", "1.5GiB", "t"}, "--memory-budget"},
 	} {
-		err := runSweep(tc.args, &bytes.Buffer{}, nil)
+		err := runSweep(tc.args, &bytes.Buffer{}, &bytes.Buffer{}, nil)
 		var ue usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error naming %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// A budget too small for one stream direction is refused before the replay, with the
+// estimate and a budget that fits; that budget then runs, and says its plan on stderr.
+func TestSweepMemoryBudgetRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := sweepTrace(t, dir)
+	args := []string{"--codecs", "plain,zstd:3:2MiB", "--payload", "ssz_snappy", "--profile", "all-subnets", "--format", "json"}
+	var stdout, stderr bytes.Buffer
+	err := runSweep(append(args, "--memory-budget", "8MiB", path), &stdout, &stderr, nil)
+	re := regexp.MustCompile(`^--memory-budget 8MiB is too small for even one configuration: the smallest pass \(one stream direction of zstd:3:2MiB \(view all-subnets, payload ssz_snappy, layout one-stream\) beside what every pass holds\) needs an estimated ([0-9.]+MiB); --memory-budget ([0-9]+MiB) would fit \(--memory-budget [0-9]+MiB replays every configuration at once, estimated [0-9.]+MiB\)$`)
+	m := re.FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("error %v, want the refusal with the estimate and the budget that fits", err)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("a refused sweep wrote %d bytes of report", stdout.Len())
+	}
+	stdout.Reset()
+	if err := runSweep(append(args, "--memory-budget", m[2], path), &stdout, &stderr, nil); err != nil {
+		t.Fatalf("the budget the refusal suggests (%s): %v", m[2], err)
+	}
+	if !strings.Contains(stderr.String(), "sweep: memory budget "+m[2]+": estimated peak") {
+		t.Errorf("stderr %q: no memory plan", stderr.String())
 	}
 }
