@@ -40,3 +40,17 @@ func nodeFraming(forced gossip.Framing, cl topology.Client) gossip.Framing {
 	}
 	return cl.Framing()
 }
+
+// framingLabel is the report's words for ParamFraming.
+func framingLabel(forced gossip.Framing) string {
+	if forced != "" {
+		return fmt.Sprintf("every node as %s (param %s)", forced, ParamFraming)
+	}
+	var by []string
+	for _, name := range topology.ClientNames {
+		if cl, err := topology.ClientProfile(name); err == nil && name != "spec" {
+			by = append(by, name+" "+string(cl.Framing()))
+		}
+	}
+	return fmt.Sprintf("each node as its client's library (%s; param %s)", strings.Join(by, ", "), ParamFraming)
+}

@@ -45,3 +45,12 @@ func TestFramingParam(t *testing.T) {
 		}
 	}
 }
+
+func TestFramingLabel(t *testing.T) {
+	if l := framingLabel(""); !strings.Contains(l, "lighthouse rust") || !strings.Contains(l, "teku jvm") || !strings.Contains(l, "prysm go") {
+		t.Errorf("client framing reads %q", l)
+	}
+	if l := framingLabel(gossip.FramingRust); !strings.Contains(l, "every node as rust") {
+		t.Errorf("rust framing reads %q", l)
+	}
+}
