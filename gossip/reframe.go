@@ -97,13 +97,21 @@ type Reframer struct {
 	subs, pubs, other [][]byte // top-level fields (tag included)
 	ctrl              []Field  // ControlMessage fields, in order
 	groups            []group
+	pieces            [][]byte // the groups' fields, in groups' order
 }
 
-// group is one output frame: top-level fields, then control entries wrapped in one
-// ControlMessage.
-type group struct {
-	top  [][]byte
-	ctrl [][]byte
+// group is one output frame: pieces[top:ctrl] are top-level fields, pieces[ctrl:end] control
+// entries wrapped in one ControlMessage.
+type group struct{ top, ctrl, end int }
+
+// add appends a group of top-level fields top and control entries ctrl.
+func (r *Reframer) add(top [][]byte, ctrl ...[]byte) {
+	g := group{top: len(r.pieces)}
+	r.pieces = append(r.pieces, top...)
+	g.ctrl = len(r.pieces)
+	r.pieces = append(r.pieces, ctrl...)
+	g.end = len(r.pieces)
+	r.groups = append(r.groups, g)
 }
 
 // Append appends frame (one length-prefixed RPC as go-libp2p-pubsub writes it) re-framed as
@@ -124,7 +132,7 @@ func (r *Reframer) Append(dst []byte, ends []int, f Framing, frame []byte) ([]by
 	if err != nil {
 		return dst, ends, err
 	}
-	r.subs, r.pubs, r.other, r.ctrl, r.groups = r.subs[:0], r.pubs[:0], r.other[:0], r.ctrl[:0], r.groups[:0]
+	r.subs, r.pubs, r.other, r.ctrl, r.groups, r.pieces = r.subs[:0], r.pubs[:0], r.other[:0], r.ctrl[:0], r.groups[:0], r.pieces[:0]
 	for fl, err := range Fields(body) {
 		if err != nil {
 			return dst, ends, err
@@ -157,7 +165,7 @@ func (r *Reframer) Append(dst []byte, ends []int, f Framing, frame []byte) ([]by
 		return dst, append(ends, len(dst)), nil
 	}
 	for _, g := range r.groups {
-		dst, ends = appendGroup(dst, ends, g)
+		dst, ends = appendGroup(dst, ends, r.pieces[g.top:g.ctrl], r.pieces[g.ctrl:g.end])
 	}
 	return dst, ends, nil
 }
@@ -165,84 +173,90 @@ func (r *Reframer) Append(dst []byte, ends []int, f Framing, frame []byte) ([]by
 // rust groups the fields as rust-libp2p's queue sends them (FramingRust).
 func (r *Reframer) rust() {
 	if len(r.subs) > 0 {
-		r.groups = append(r.groups, group{top: r.subs})
+		r.add(r.subs)
 	}
 	// The priority queue: extensions; then the control queue: GRAFT, PRUNE, IDONTWANT.
 	for _, c := range r.ctrl {
 		if c.Num == ctrlExtensions {
-			r.groups = append(r.groups, group{ctrl: [][]byte{c.All}})
+			r.add(nil, c.All)
 		}
 	}
 	for _, c := range r.ctrl {
 		if c.Num == ctrlGraft || c.Num == ctrlPrune || c.Num == ctrlIDontWant {
-			r.groups = append(r.groups, group{ctrl: [][]byte{c.All}})
+			r.add(nil, c.All)
 		}
 	}
 	// The non-priority queue, in the order pubsub built the RPC: messages, then IHAVE,
 	// IWANT and any other control entry.
-	for _, p := range r.pubs {
-		r.groups = append(r.groups, group{top: [][]byte{p}})
+	for i := range r.pubs {
+		r.add(r.pubs[i : i+1])
 	}
 	for _, c := range r.ctrl {
 		switch c.Num {
 		case ctrlExtensions, ctrlGraft, ctrlPrune, ctrlIDontWant:
 		default:
-			r.groups = append(r.groups, group{ctrl: [][]byte{c.All}})
+			r.add(nil, c.All)
 		}
 	}
-	for _, o := range r.other {
-		r.groups = append(r.groups, group{top: [][]byte{o}})
+	for i := range r.other {
+		r.add(r.other[i : i+1])
 	}
 }
 
 // nim groups the fields as nim-libp2p sends them (FramingNim).
 func (r *Reframer) nim() {
 	if len(r.subs) > 0 {
-		r.groups = append(r.groups, group{top: r.subs})
+		r.add(r.subs)
 	}
 	// GRAFT, PRUNE and IDONTWANT one entry per RPC; then the rest of the control in one RPC
 	// (the heartbeat's IHAVEs, an IWANT); then the messages in one RPC.
-	var rest [][]byte
 	for _, c := range r.ctrl {
 		switch c.Num {
 		case ctrlGraft, ctrlPrune, ctrlIDontWant:
-			r.groups = append(r.groups, group{ctrl: [][]byte{c.All}})
-		default:
-			rest = append(rest, c.All)
+			r.add(nil, c.All)
 		}
 	}
-	if len(rest) > 0 {
-		r.groups = append(r.groups, group{ctrl: rest})
+	rest := group{top: len(r.pieces), ctrl: len(r.pieces)}
+	for _, c := range r.ctrl {
+		switch c.Num {
+		case ctrlGraft, ctrlPrune, ctrlIDontWant:
+		default:
+			r.pieces = append(r.pieces, c.All)
+		}
+	}
+	if rest.end = len(r.pieces); rest.end > rest.ctrl {
+		r.groups = append(r.groups, rest)
 	}
 	if len(r.pubs) > 0 {
-		r.groups = append(r.groups, group{top: r.pubs})
+		r.add(r.pubs)
 	}
 	if len(r.other) > 0 {
-		r.groups = append(r.groups, group{top: r.other})
+		r.add(r.other)
 	}
 }
 
-// appendGroup appends g as one length-prefixed RPC.
-func appendGroup(dst []byte, ends []int, g group) ([]byte, []int) {
+// appendGroup appends one length-prefixed RPC of top-level fields top and control entries
+// ctrl (in one ControlMessage).
+func appendGroup(dst []byte, ends []int, top, ctrl [][]byte) ([]byte, []int) {
 	ctrlLen := 0
-	for _, c := range g.ctrl {
+	for _, c := range ctrl {
 		ctrlLen += len(c)
 	}
 	size := 0
-	for _, t := range g.top {
+	for _, t := range top {
 		size += len(t)
 	}
-	if len(g.ctrl) > 0 {
+	if len(ctrl) > 0 {
 		size += protowire.SizeTag(FieldControl) + protowire.SizeBytes(ctrlLen)
 	}
 	dst = binary.AppendUvarint(dst, uint64(size))
-	for _, t := range g.top {
+	for _, t := range top {
 		dst = append(dst, t...)
 	}
-	if len(g.ctrl) > 0 {
+	if len(ctrl) > 0 {
 		dst = protowire.AppendTag(dst, FieldControl, protowire.BytesType)
 		dst = protowire.AppendVarint(dst, uint64(ctrlLen))
-		for _, c := range g.ctrl {
+		for _, c := range ctrl {
 			dst = append(dst, c...)
 		}
 	}
