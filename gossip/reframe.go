@@ -118,8 +118,9 @@ func (r *Reframer) add(top [][]byte, ctrl ...[]byte) {
 // f to dst, and the end offset in dst of each frame it appended to ends. The frames carry
 // exactly the fields of frame (each message, subscription and control entry once, byte for
 // byte), so merged back in order they are the same RPC (protobuf merge: repeated fields
-// concatenate). A frame that f would not split is appended unchanged. A malformed frame is an
-// error and nothing is appended.
+// concatenate). A frame that f would not split is appended unchanged, and a framing that never
+// splits (go, jvm, js) does not read it. For rust and nim a malformed frame is an error and
+// nothing is appended; an unknown framing is an error for any frame.
 func (r *Reframer) Append(dst []byte, ends []int, f Framing, frame []byte) ([]byte, []int, error) {
 	if !f.Splits() {
 		if _, err := ParseFraming(string(f)); err != nil {
