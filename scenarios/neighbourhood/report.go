@@ -251,6 +251,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "outside: %d boundary peers and %d outside grafters (param %s), re-graft %v after a backoff, churn %s; observed client %s (%s)\n",
 		r.Plan.BoundaryTotal, r.Plan.GraftersTotal, ParamGrafters, cfg.Regraft, churn, r.Plan.ObservedClient.Name, idontwantLabel(r.Plan.ObservedClient.IDontWantThresholdBytes))
+	fmt.Fprintf(w, "framing: %s\n", framingLabel(cfg.Framing))
 	wallMin, cpuMin := r.costPerSimMinute()
 	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v\n",
 		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), 60/wallMin, r.CPU.Round(time.Second))

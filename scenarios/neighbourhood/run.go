@@ -179,6 +179,9 @@ type Config struct {
 	// ObservedIDontWant overrides the observed node's IDONTWANT threshold in bytes
 	// (ParseObservedIDontWant); 0: its client profile's.
 	ObservedIDontWant int
+	// Framing, when set, is the outbound framing of the observed node and every real peer
+	// (ParamFraming, framing.go); "": each its client's.
+	Framing gossip.Framing
 }
 
 // DefaultConfig is the calibration form.
@@ -507,7 +510,7 @@ func (r *run) nodeOptions(cl topology.Client, pos int, extra ...node.Option) []n
 	stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(r.plan.Peers)+1)
 	opts := []node.Option{node.WithClient(cl), node.WithTimeScale(cfg.TimeScale), node.WithValidationDelay(cfg.Validation),
 		node.WithNodeSeed(cfg.Seed, pos), node.WithFlowControl(false), node.WithQueueSize(cfg.Queue), node.WithHeartbeatDelay(stagger),
-		node.WithLogger(cfg.Log), node.WithCodecCPUCharge(cfg.CodecCPU)}
+		node.WithLogger(cfg.Log), node.WithCodecCPUCharge(cfg.CodecCPU), node.WithFraming(nodeFraming(cfg.Framing, cl))}
 	return append(opts, extra...)
 }
 

@@ -95,6 +95,7 @@ func params() []runner.Param {
 		{Name: topology.ParamObservedPeers, Type: "int", Unit: "peers", Default: strconv.Itoa(pop.Peers), Desc: "the observed node's real peers (the recorded node had about 45)"},
 		{Name: topology.ParamObservedClient, Type: "string", Default: pop.ObservedClient, Desc: "client profile of the observed node: " + strings.Join(topology.ClientNames, ", ")},
 		{Name: ParamObservedIDontWant, Type: "string", Default: IDontWantClient, Desc: "the observed node's IDONTWANT threshold: " + IDontWantClient + " (its client profile's; Teku 16 KiB), " + IDontWantOff + " (never sends IDONTWANT, as before gossipsub v1.2) or a message size in bytes"},
+		{Name: ParamFraming, Type: "string", Default: FramingClient, Desc: "how the observed node and its real peers frame their outbound RPCs: " + FramingClient + " (each as its client's library: Lighthouse rust-libp2p, every message and control entry its own frame; Nimbus nim-libp2p, control apart from messages; Prysm, Teku, Lodestar as go-libp2p-pubsub) or one for all: " + gossip.FramingNames()},
 		{Name: ParamSubnets, Type: "int", Unit: "subnets", Default: strconv.Itoa(pop.Subnets), Desc: "attestation subnets the observed node subscribes to and the workload carries (the first n; 64: the full form); per-subnet figures are scaled to 64 in the calibration table"},
 		{Name: topology.ParamMix, Type: "string", Default: topology.FormatShares(pop.Mix, topology.MixKinds), Desc: "the peers' population by kind: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, summing to 1)"},
 		{Name: topology.ParamClients, Type: "string", Default: topology.FormatShares(pop.Clients, topology.ClientNames), Desc: "the peers' client mix (client:share, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
@@ -143,6 +144,9 @@ func parse(p *runner.Params) (any, error) {
 		return nil, err
 	}
 	if cfg.ObservedIDontWant, err = ParseObservedIDontWant(p.Values[ParamObservedIDontWant]); err != nil {
+		return nil, err
+	}
+	if cfg.Framing, err = ParseFraming(p.Values[ParamFraming]); err != nil {
 		return nil, err
 	}
 	if cfg.Bandwidth, err = ParseBandwidth(p.Values[ParamBandwidth], p.Values[runner.ParamOrdinaryBandwidth], p.Values[runner.ParamSupernodeBandwidth], p.Values[ParamAllSubnetsBandwidth]); err != nil {

@@ -41,6 +41,7 @@ var maxFrameBytes = MaxMessageBytes + binary.MaxVarintLen64
 // config is what Options set; a Node never changes it after NewNode.
 type config struct {
 	codecs      []codec.Spec
+	framing     gossip.Framing // how outbound RPCs are framed (framing.go)
 	payloadSSZ  bool
 	timeScale   float64
 	client      topology.Client

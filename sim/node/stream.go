@@ -133,8 +133,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Write sends one RPC frame.
-func (s *codecStream) Write(frame []byte) (int, error) {
+// writeFrame sends one RPC frame as one codec unit; Write (framing.go) calls it per frame of
+// the node's framing.
+func (s *codecStream) writeFrame(frame []byte) (int, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.wclosed {
