@@ -307,7 +307,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 			return nil, fmt.Errorf("view %s: no frames left to evaluate", v.name)
 		}
 		v.sum.Duration = evalDuration
-		v.sum.IHave = v.ihave.sum
+		v.sum.IHave = v.ihave.r.Sum()
 		if evalDuration > 0 {
 			for c := range v.sum.Bytes {
 				v.sum.PerHour[c] = float64(v.sum.Bytes[c]) / (1 << 20) / evalDuration.Hours()
