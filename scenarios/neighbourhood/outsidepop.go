@@ -167,8 +167,8 @@ func drawOutside(np *NeighbourPeer, n int, p NeighbourhoodParams, fd string, glo
 		}
 		if have < floor {
 			_, name, _ := gossip.ParseTopic(t)
-			return fmt.Errorf("param %s: a %s peer of degree %d has %d subscribed peers on %s, fewer than the %d it needs to fill its mesh (max(%d, its D %d)): want a degree of at least %d",
-				ParamDegrees, np.Client.Name, np.Degree, have, name, floor, SubnetSearchPeers, np.Client.D, floor)
+			return fmt.Errorf("param %s or %s: a %s peer of degree %d with %d outside peers has %d subscribed peers on %s, fewer than the %d it needs to fill its mesh (max(%d, its D %d))",
+				ParamDegrees, ParamBoundary, np.Client.Name, np.Degree, n, have, name, floor, SubnetSearchPeers, np.Client.D)
 		}
 	}
 	for j := range np.Outside {

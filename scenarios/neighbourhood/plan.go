@@ -308,11 +308,12 @@ func (p NeighbourhoodParams) Validate() error {
 			return fmt.Errorf("param %s: %s: %d-%d: a peer count must exceed the neighbourhood's own links of a peer (%d: the observed node), want at least %d", ParamDegrees, c, d[0], d[1], OwnLinks, OwnLinks+1)
 		case ok && p.Clients[c] > 0:
 			cl, _ := topology.ClientProfile(c)
-			if d[0] < meshFloor(cl) {
-				return fmt.Errorf("param %s: %s: %d-%d: a %s peer cannot find its %d mesh peers on a topic (max(%d, its D %d)) among fewer peers: want at least %d", ParamDegrees, c, d[0], d[1], c, meshFloor(cl), SubnetSearchPeers, cl.D, meshFloor(cl))
+			// On a topic the observed node is not on, all its mesh peers are outside peers.
+			if d[0]-OwnLinks < meshFloor(cl) {
+				return fmt.Errorf("param %s: %s: %d-%d: a %s peer cannot find its %d mesh peers on a topic (max(%d, its D %d)) among %d outside peers: want at least %d", ParamDegrees, c, d[0], d[1], c, meshFloor(cl), SubnetSearchPeers, cl.D, d[0]-OwnLinks, meshFloor(cl)+OwnLinks)
 			}
-			if p.Boundary != BoundaryOfDegree && p.Boundary+OwnLinks < meshFloor(cl) {
-				return fmt.Errorf("param %s: %d: a %s peer with %d outside peers and the observed node cannot fill its mesh of %d: want at least %d", ParamBoundary, p.Boundary, c, p.Boundary, meshFloor(cl), meshFloor(cl)-OwnLinks)
+			if p.Boundary != BoundaryOfDegree && p.Boundary < meshFloor(cl) {
+				return fmt.Errorf("param %s: %d: a %s peer with %d outside peers cannot fill its mesh of %d (max(%d, its D %d)) on a topic the observed node is not on: want at least %d", ParamBoundary, p.Boundary, c, p.Boundary, meshFloor(cl), SubnetSearchPeers, cl.D, meshFloor(cl))
 			}
 		}
 	}

@@ -88,10 +88,10 @@ func TestNeighbourhoodRejects(t *testing.T) {
 		{map[string]string{ParamDegrees: DefaultDegrees + ",teku:100-64"}, "param degrees: teku: 100-64: want min ≤ max"},
 		{map[string]string{ParamDegrees: "lighthouse:100-200"}, "param degrees: no degree for client prysm"},
 		{map[string]string{ParamBoundary: "-1"}, `param boundary: "-1": want degree`},
-		{map[string]string{ParamBoundary: "3"}, "param boundary: 3: a prysm peer with 3 outside peers and the observed node cannot fill its mesh of 8: want at least 7"},
+		{map[string]string{ParamBoundary: "3"}, "param boundary: 3: a prysm peer with 3 outside peers cannot fill its mesh of 8 (max(6, its D 8)) on a topic the observed node is not on: want at least 8"},
 		// A peer count at the neighbourhood's own links, and one that cannot give D mesh peers.
 		{map[string]string{ParamDegrees: strings.Replace(DefaultDegrees, "prysm:70-70", "prysm:1-70", 1)}, "param degrees: prysm: 1-70: a peer count must exceed the neighbourhood's own links of a peer (1: the observed node), want at least 2"},
-		{map[string]string{ParamDegrees: strings.Replace(DefaultDegrees, "lighthouse:200-200", "lighthouse:5-200", 1)}, "param degrees: lighthouse: 5-200: a lighthouse peer cannot find its 6 mesh peers on a topic (max(6, its D 5)) among fewer peers: want at least 6"},
+		{map[string]string{ParamDegrees: strings.Replace(DefaultDegrees, "lighthouse:200-200", "lighthouse:5-200", 1)}, "param degrees: lighthouse: 5-200: a lighthouse peer cannot find its 6 mesh peers on a topic (max(6, its D 5)) among 4 outside peers: want at least 7"},
 		{map[string]string{ParamOutsideAllSubnets: "1.5"}, "param outside_all_subnets: 1.5: want a share in 0..1"},
 		{map[string]string{ParamOutsideSupernodes: "-0.2"}, "param outside_supernodes: -0.2: want a share in 0..1"},
 		{map[string]string{ParamOutsideAllSubnets: "0.6", ParamOutsideSupernodes: "0.5"}, "param outside_all_subnets 0.6 and param outside_supernodes 0.5: want shares summing to at most 1"},

@@ -179,7 +179,8 @@ func TestRunRejects(t *testing.T) {
 }
 
 // smallPopulation is the small neighbourhood of TestSmallNeighbourhood and its virtual-clock
-// twin: 8 real peers on one attestation subnet, 14 boundary peers and 10 grafters each.
+// twin: 8 real peers on one attestation subnet, 24 outside peers each, 80 % of them on every
+// subnet (so a peer's ~20 subscribers on the subnet exceed its Dhi and it prunes).
 // Pressure on the attestation subnet only: with 4 subscribers per sync subnet and the observed
 // node pushed out of their meshes, a sync message reaches it only by IHAVE, which a peer sends
 // each heartbeat to a random quarter of its ~20 non-mesh subscribers, so over 800 sync messages
@@ -190,7 +191,7 @@ func smallPopulation(t *testing.T) NeighbourhoodParams {
 	t.Helper()
 	pop, err := ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", ParamSubnets: "1",
 		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", ParamBoundary: "24", ParamDialledShare: "1",
-		ParamPressure: TopicsAttestation})
+		ParamPressure: TopicsAttestation, ParamOutsideAllSubnets: "0.8", ParamOutsideSupernodes: "0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
