@@ -10,6 +10,7 @@ import (
 	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"google.golang.org/protobuf/proto"
 
@@ -65,6 +66,9 @@ type Mechanism struct {
 	// Recurrence is the IHAVE id recurrence on the observed node's inbound streams over the
 	// measured slots (ids the warm-up carried count as earlier mentions).
 	Recurrence gossip.IHaveRecurrence `json:"ihave_recurrence"`
+	// RepeatShares[i] is Recurrence's share of mentions repeating one within
+	// Recurrence.Distances[i] bytes.
+	RepeatShares []float64 `json:"repeat_share_within"`
 	// Expected is pubsub's rule at the run's inputs (ExpectedRepeat): the repeat share and
 	// each client's q a real peer on an attestation subnet picks the observed node with.
 	ExpectedRepeat float64            `json:"expected_repeat_share"`
@@ -106,13 +110,15 @@ func (m *mechanism) begin(now time.Time) {
 }
 
 // recv accounts one RPC the observed node received (in stream order per peer).
-func (m *mechanism) recv(rpc *pubsub.RPC) {
-	size := int64(proto.Size(&rpc.RPC))
+func (m *mechanism) recv(rpc *pubsub.RPC) { m.recvFrom(rpc.From(), &rpc.RPC, time.Now()) }
+
+func (m *mechanism) recvFrom(from peer.ID, rpc *pb.RPC, now time.Time) {
+	size := int64(proto.Size(rpc))
 	size += int64(len(protoVarint(uint64(size))))
 	ihave := rpc.GetControl().GetIhave()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.rec.Frame(string(rpc.From()), size, func(yield func(string) bool) {
+	m.rec.Frame(string(from), size, func(yield func(string) bool) {
 		for _, ih := range ihave {
 			for _, id := range ih.GetMessageIDs() {
 				if !yield(id) {
@@ -124,13 +130,13 @@ func (m *mechanism) recv(rpc *pubsub.RPC) {
 	if !m.measuring || len(ihave) == 0 {
 		return
 	}
-	hb := m.heartbeat[rpc.From()]
+	hb := m.heartbeat[from]
 	if hb <= 0 {
 		return
 	}
-	beat := int64(time.Since(m.start) / hb)
+	beat := int64(now.Sub(m.start) / hb)
 	for _, ih := range ihave {
-		k := pairKey{rpc.From(), ih.GetTopicID()}
+		k := pairKey{from, ih.GetTopicID()}
 		if last, ok := m.last[k]; ok && last == beat {
 			continue
 		}
@@ -180,6 +186,9 @@ func (m *mechanism) result(plan *NeighbourhoodPlan, names map[peer.ID]int, p Nei
 	defer m.mu.Unlock()
 	var out Mechanism
 	out.Recurrence = m.rec.Sum()
+	for _, d := range out.Recurrence.Distances {
+		out.RepeatShares = append(out.RepeatShares, out.Recurrence.RepeatShare(d))
+	}
 	out.ExpectedRepeat, out.ExpectedQ = ExpectedRepeat(p, p.OutsideAllSubnets)
 	shares := map[string][]float64{}
 	byIndex := map[int]peer.ID{}
@@ -251,4 +260,37 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// writeMechanismSpread prints the mechanism over several runs: per topic kind the eligible
+// targets' and the IHAVE heartbeat share's means, and the IHAVE id repeat share by distance,
+// each as mean ± sd (min–max) over the runs.
+func writeMechanismSpread(w io.Writer, runs []Summary) {
+	fmt.Fprintln(w, "\nIHAVE mechanism over the runs, mean ± sd (min–max):")
+	for _, k := range TopicKinds {
+		var el, sh []float64
+		for _, r := range runs {
+			for _, mk := range r.Mechanism.Kinds {
+				if mk.Kind == k {
+					el, sh = append(el, mk.Eligible.Mean), append(sh, mk.IHaveShare.Mean)
+				}
+			}
+		}
+		if len(el) > 0 {
+			fmt.Fprintf(w, "  %s: eligible gossip targets per peer and topic %s; share of heartbeats with IHAVE to the observed node %s\n", k, spreadOf(el).String("%.1f"), spreadOf(sh).String("%.2f"))
+		}
+	}
+	fmt.Fprint(w, "  IHAVE id mentions repeating one the same stream carried:")
+	for i, d := range gossip.RecurrenceDistances {
+		var v []float64
+		for _, r := range runs {
+			if i < len(r.Mechanism.RepeatShares) {
+				v = append(v, 100*r.Mechanism.RepeatShares[i])
+			}
+		}
+		if len(v) > 0 {
+			fmt.Fprintf(w, " ≤ %s %s %%;", distanceLabel(d), spreadOf(v).String("%.1f"))
+		}
+	}
+	fmt.Fprintln(w, " the recording implies ≈ 38 % in all")
 }

@@ -223,6 +223,24 @@ func TestOutsidePopulation(t *testing.T) {
 			t.Errorf("%s: %.3f of %d outside peers, want %.3f", k, got, total, share)
 		}
 	}
+	// Subscribers per attestation subnet at the Lighthouse peers (199 outside peers): the
+	// population's 199 × (0.20 + 0.80 × 2/64) ≈ 44.8 on average (the default nodes' subnets
+	// drawn at random, so within a tenth of it over the pairs), hence ≈ 45 − D eligible.
+	var sum, pairs float64
+	for _, pr := range plan.Peers {
+		if pr.Client.Name != "lighthouse" {
+			continue
+		}
+		for _, tp := range pr.Topics {
+			if TopicKind(tp) == TopicsAttestation {
+				sum += float64(len(pr.Subs[tp]))
+				pairs++
+			}
+		}
+	}
+	if want := 199 * (p.OutsideAllSubnets + (1-p.OutsideAllSubnets)*2/64); pairs < 10 || math.Abs(sum/pairs-want) > want/10 {
+		t.Errorf("lighthouse peers: %.1f subscribers per attestation subnet over %.0f pairs, want %.1f", sum/pairs, pairs, want)
+	}
 	again, _ := Plan(p)
 	if !reflect.DeepEqual(plan.Peers[0].Outside, again.Peers[0].Outside) {
 		t.Error("the same seed drew other outside peers")

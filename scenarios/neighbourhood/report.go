@@ -423,6 +423,7 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 	fmt.Fprintf(tw, "IHAVE M ids/h\t%.0f\t%s\t%.2f\t%v\t\t\t\n", first.RecordingIDsH/1e6, is.String("%.1f"), is.mean*1e6/first.RecordingIDsH, math.Abs(is.mean*1e6/first.RecordingIDsH-1) <= 0.25)
 	tw.Flush()
 	fmt.Fprintf(w, "\nGRAFT received per hour: %s; PRUNE received per hour: %s\n", spreadOf(graft).String("%.0f"), spreadOf(prune).String("%.0f"))
+	writeMechanismSpread(w, runs)
 	fmt.Fprintln(w, "\ncontrol received by kind per simulated hour (measured, not scaled to 64 subnets):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\tMiB/h: mean ± sd (min–max)\tids per hour: mean (min–max)\t")
