@@ -58,6 +58,10 @@ type MechanismKind struct {
 	// IHaveShare: per (real peer, topic) pair, the share of the peer's heartbeats over the
 	// measured slots in which it sent the observed node IHAVE on the topic.
 	IHaveShare Distribution `json:"ihave_heartbeat_share"`
+	// IHaveShareOut is IHaveShare over only the heartbeats the observed node spent outside the
+	// peer's mesh of the topic (pairs where it was out at least a tenth of the time): q, less
+	// the heartbeats without ids to advertise.
+	IHaveShareOut Distribution `json:"ihave_heartbeat_share_out_of_mesh"`
 }
 
 // Mechanism is the run's IHAVE mechanism.
@@ -181,16 +185,18 @@ func (r *run) sampleEligible() {
 }
 
 // result turns the collected figures into the report's Mechanism over measured time.
-func (m *mechanism) result(plan *NeighbourhoodPlan, names map[peer.ID]int, p NeighbourhoodParams, measured time.Duration) Mechanism {
+// inMesh[i][t] is the time the observed node spent in real peer i's mesh of t over the
+// measured time (nil: unknown).
+func (m *mechanism) result(plan *NeighbourhoodPlan, names map[peer.ID]int, p NeighbourhoodParams, measured time.Duration, inMesh []map[string]time.Duration) Mechanism {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out Mechanism
-	out.Recurrence = m.rec.Sum()
-	for _, d := range out.Recurrence.Distances {
-		out.RepeatShares = append(out.RepeatShares, out.Recurrence.RepeatShare(d))
+	var res Mechanism
+	res.Recurrence = m.rec.Sum()
+	for _, d := range res.Recurrence.Distances {
+		res.RepeatShares = append(res.RepeatShares, res.Recurrence.RepeatShare(d))
 	}
-	out.ExpectedRepeat, out.ExpectedQ = ExpectedRepeat(p, p.OutsideAllSubnets)
-	shares := map[string][]float64{}
+	res.ExpectedRepeat, res.ExpectedQ = ExpectedRepeat(p, p.OutsideAllSubnets)
+	shares, out := map[string][]float64{}, map[string][]float64{}
 	byIndex := map[int]peer.ID{}
 	for id, i := range names {
 		byIndex[i] = id
@@ -210,8 +216,16 @@ func (m *mechanism) result(plan *NeighbourhoodPlan, names map[peer.ID]int, p Nei
 			continue
 		}
 		for _, t := range pr.Topics {
-			if obs[t] {
-				shares[TopicKind(t)] = append(shares[TopicKind(t)], math.Min(1, float64(m.count[pairKey{id, t}])/beats))
+			if !obs[t] {
+				continue
+			}
+			n := float64(m.count[pairKey{id, t}])
+			shares[TopicKind(t)] = append(shares[TopicKind(t)], math.Min(1, n/beats))
+			if i < len(inMesh) && inMesh[i] != nil {
+				outside := 1 - math.Min(1, float64(inMesh[i][t])/float64(measured))
+				if outside >= 0.1 {
+					out[TopicKind(t)] = append(out[TopicKind(t)], math.Min(1, n/(beats*outside)))
+				}
 			}
 		}
 	}
@@ -219,19 +233,19 @@ func (m *mechanism) result(plan *NeighbourhoodPlan, names map[peer.ID]int, p Nei
 		if len(m.eligible[k]) == 0 && len(shares[k]) == 0 {
 			continue
 		}
-		out.Kinds = append(out.Kinds, MechanismKind{Kind: k, Eligible: distributionOf(m.eligible[k]), IHaveShare: distributionOf(shares[k])})
+		res.Kinds = append(res.Kinds, MechanismKind{Kind: k, Eligible: distributionOf(m.eligible[k]), IHaveShare: distributionOf(shares[k]), IHaveShareOut: distributionOf(out[k])})
 	}
-	return out
+	return res
 }
 
 // printMechanism writes the mechanism's section of the text report.
 func (mc Mechanism) print(w io.Writer) {
 	fmt.Fprintln(w, "\nIHAVE mechanism (issue 35): per topic kind of the observed node's topics, eligible gossip targets at its real peers (sampled each measured slot) and the share of a peer's heartbeats in which it sent the observed node IHAVE on a topic (per peer and topic)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "topic kind\teligible mean\tp10\tp50\tp90\tIHAVE share mean\tp10\tp50\tp90\tpairs\t")
+	fmt.Fprintln(tw, "topic kind\teligible mean\tp10\tp50\tp90\tIHAVE share mean\tp10\tp50\tp90\tpairs\tout of its mesh: mean\tp50\tpairs\t")
 	for _, k := range mc.Kinds {
-		e, s := k.Eligible, k.IHaveShare
-		fmt.Fprintf(tw, "%s\t%.1f\t%.0f\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t\n", k.Kind, e.Mean, e.P10, e.P50, e.P90, s.Mean, s.P10, s.P50, s.P90, s.N)
+		e, s, o := k.Eligible, k.IHaveShare, k.IHaveShareOut
+		fmt.Fprintf(tw, "%s\t%.1f\t%.0f\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.2f\t%.2f\t%d\t\n", k.Kind, e.Mean, e.P10, e.P50, e.P90, s.Mean, s.P10, s.P50, s.P90, s.N, o.Mean, o.P50, o.N)
 	}
 	tw.Flush()
 	r := mc.Recurrence
@@ -268,16 +282,17 @@ func sortedKeys[V any](m map[string]V) []string {
 func writeMechanismSpread(w io.Writer, runs []Summary) {
 	fmt.Fprintln(w, "\nIHAVE mechanism over the runs, mean ± sd (min–max):")
 	for _, k := range TopicKinds {
-		var el, sh []float64
+		var el, sh, so []float64
 		for _, r := range runs {
 			for _, mk := range r.Mechanism.Kinds {
 				if mk.Kind == k {
-					el, sh = append(el, mk.Eligible.Mean), append(sh, mk.IHaveShare.Mean)
+					el, sh, so = append(el, mk.Eligible.Mean), append(sh, mk.IHaveShare.Mean), append(so, mk.IHaveShareOut.Mean)
 				}
 			}
 		}
 		if len(el) > 0 {
-			fmt.Fprintf(w, "  %s: eligible gossip targets per peer and topic %s; share of heartbeats with IHAVE to the observed node %s\n", k, spreadOf(el).String("%.1f"), spreadOf(sh).String("%.2f"))
+			fmt.Fprintf(w, "  %s: eligible gossip targets per peer and topic %s; share of heartbeats with IHAVE to the observed node %s (while out of the peer's mesh %s)\n",
+				k, spreadOf(el).String("%.1f"), spreadOf(sh).String("%.2f"), spreadOf(so).String("%.2f"))
 		}
 	}
 	fmt.Fprint(w, "  IHAVE id mentions repeating one the same stream carried:")

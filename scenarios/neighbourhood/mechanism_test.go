@@ -35,15 +35,16 @@ func TestMechanismCounts(t *testing.T) {
 	for _, at := range []time.Duration{100 * time.Millisecond, 600 * time.Millisecond, 1500 * time.Millisecond, 6400 * time.Millisecond} {
 		m.recvFrom(a, ihave("w", "x"), start.Add(at))
 	}
-	got := m.result(plan, names, DefaultNeighbourhoodParams(), 7*time.Second)
-	var share float64
+	// The observed node was in peer a's mesh of the topic for 2 of the 7 s.
+	got := m.result(plan, names, DefaultNeighbourhoodParams(), 7*time.Second, []map[string]time.Duration{{topic: 2 * time.Second}})
+	var share, out float64
 	for _, k := range got.Kinds {
 		if k.Kind == TopicKind(topic) {
-			share = k.IHaveShare.Max
+			share, out = k.IHaveShare.Max, k.IHaveShareOut.Max
 		}
 	}
-	if share != 0.3 { // 3 heartbeats of 10
-		t.Errorf("IHAVE heartbeat share %v, want 3 of 10", share)
+	if share != 0.3 || math.Abs(out-0.3*7/5) > 1e-9 { // 3 heartbeats of 10; of the 5/7 out of the mesh
+		t.Errorf("IHAVE heartbeat share %v (out of the mesh %v), want 3 of 10 (%v)", share, out, 0.3*7/5)
 	}
 	// 8 mentions over the measured slots, all but the first x repeats (w from the warm-up).
 	if r := got.Recurrence; r.Mentions != 8 || r.Within[len(r.Within)-1] != 7 || math.Abs(got.RepeatShares[3]-7.0/8) > 1e-9 {

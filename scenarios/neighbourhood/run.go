@@ -757,10 +757,19 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 	rep.Timing.DropsToObserved = r.dropsTo() - m.dropsToBefore
 	rep.ObservedPeers = len(r.obs.Host().Network().Peers())
 	end := time.Now()
+	var inMesh []map[string]time.Duration
 	if m.inMesh != nil {
-		rep.MeshShares = meshShares(r.plan, m.inMesh, r.inMesh(end), end.Sub(m.measureStart))
+		after := r.inMesh(end)
+		rep.MeshShares = meshShares(r.plan, m.inMesh, after, end.Sub(m.measureStart))
+		for i := range after {
+			d := map[string]time.Duration{}
+			for t, v := range after[i] {
+				d[t] = v - m.inMesh[i][t]
+			}
+			inMesh = append(inMesh, d)
+		}
 	}
-	rep.Mechanism = r.mech.result(r.plan, r.ct.names, r.cfg.Population, end.Sub(m.measureStart))
+	rep.Mechanism = r.mech.result(r.plan, r.ct.names, r.cfg.Population, end.Sub(m.measureStart), inMesh)
 	for _, rn := range r.reals {
 		rn.mu.RLock()
 		stats := append([]periphery.Stats(nil), rn.retired...)
