@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/holiman/uint256"
 
@@ -233,7 +232,3 @@ func ExpectedRepeat(p NeighbourhoodParams, s float64) (share float64, q map[stri
 	return num / den, q
 }
 
-// formatShare is a share for the report.
-func formatShare(v float64) string {
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
-}
