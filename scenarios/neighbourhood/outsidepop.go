@@ -231,4 +231,3 @@ func ExpectedRepeat(p NeighbourhoodParams, s float64) (share float64, q map[stri
 	}
 	return num / den, q
 }
-
