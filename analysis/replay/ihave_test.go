@@ -49,7 +49,7 @@ func TestIHaveRecurrence(t *testing.T) {
 	add("a", ihaveFrame(t, att, "id-3", "id-4")) // ~210 KiB back: within 1 MiB; id-4 new
 	add("a", padFrame(t, 17<<20))
 	add("a", ihaveFrame(t, att, "id-1")) // 17 MiB back: beyond tracking, new
-	s := r.sum
+	s := r.r.Sum()
 	if s.Mentions != 9 {
 		t.Fatalf("mentions %d, want 9", s.Mentions)
 	}
@@ -73,7 +73,7 @@ func TestIHaveRecurrence(t *testing.T) {
 		t.Error("a truncated frame was accepted")
 	}
 	var none strings.Builder
-	writeRecurrence(&none, newRecurrence().sum)
+	writeRecurrence(&none, newRecurrence().r.Sum())
 	if none.Len() != 0 {
 		t.Errorf("no IHAVE: wrote %q", none.String())
 	}

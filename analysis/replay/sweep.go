@@ -318,7 +318,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 		return nil, err
 	}
 	for _, v := range views {
-		v.ihave.streams = nil // its figures are counted
+		v.ihave.r.Forget() // its figures are counted
 	}
 	passes, plan, err := planMemory(o.MemoryBudget, heapLive(), sz, views, jobs)
 	if err != nil {
@@ -362,7 +362,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 			return nil, fmt.Errorf("view %s: no frames left to evaluate", v.name)
 		}
 		v.sum.Duration = evalDuration
-		v.sum.IHave = v.ihave.sum
+		v.sum.IHave = v.ihave.r.Sum()
 		if evalDuration > 0 {
 			for c := range v.sum.Bytes {
 				v.sum.PerHour[c] = float64(v.sum.Bytes[c]) / (1 << 20) / evalDuration.Hours()

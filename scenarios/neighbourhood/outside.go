@@ -22,9 +22,10 @@ import (
 	"github.com/streamsim/streamsim/topology"
 )
 
-// The outside of the neighbourhood: each real peer's boundary peers (they deliver the
-// workload and press) and outside grafters (they only press, on the topics under pressure),
-// both periphery.Peers, and their churn. Issue 27's inputs 1 and 3; docs/neighbourhood.md.
+// The outside of the neighbourhood: each real peer's outside peers (periphery.Peers whose
+// subscriptions are drawn from the outside population, outsidepop.go: they deliver the
+// workload when the real peer meshes them, and press on the topics under pressure), and their
+// churn. docs/neighbourhood.md.
 
 // Parameters of the outside beside ParamGrafters.
 const (
@@ -75,20 +76,17 @@ func CheckOutside(regraft, churn time.Duration) error {
 	return nil
 }
 
-// outsideConfig is the periphery configuration of an outside peer of real peer i: its
-// topics (all the peer's for a boundary peer, the pressed ones for a grafter), pubsub's
+// outsideConfig is the periphery configuration of outside peer j of real peer i: its
+// drawn topics, pubsub's
 // timings dilated, the re-graft delay, and a seed of its own. The peers started with the run
 // spread their first GRAFTs over one backoff (so peers started together are not pruned
 // together and back in a wave); a peer that churn brings in (joined) grafts at once, as a
 // newly connected node below Dlo does.
-func (r *run) outsideConfig(i int, grafter, joined bool, serial uint64) periphery.Config {
+func (r *run) outsideConfig(i, j int, joined bool, serial uint64) periphery.Config {
 	cfg := r.cfg
 	spec, _ := topology.ClientProfile("spec")
 	dil := node.Dilate(spec, cfg.TimeScale)
-	topics := r.plan.Peers[i].Topics
-	if grafter {
-		topics = r.plan.Peers[i].GrafterTopics
-	}
+	topics := r.plan.Peers[i].Outside[j].Topics
 	h := sha256.New()
 	var b [24]byte
 	binary.LittleEndian.PutUint64(b[:8], uint64(cfg.Seed))
@@ -107,12 +105,11 @@ func btoi(b bool) int {
 	return 0
 }
 
-// outsidePeer is one slot of a real peer's outside: a boundary peer or a grafter, replaced
-// by a new one (a new identity) when it churns.
+// outsidePeer is one slot of a real peer's outside, replaced by a new peer (a new identity,
+// the same kind and subscriptions) when it churns.
 type outsidePeer struct {
-	real    int
-	grafter bool
-	index   int // in the real node's boundary or grafters
+	real  int
+	index int // in the real node's boundary
 }
 
 // churn replaces outside peers until the run ends: sessions are exponential with mean
@@ -151,7 +148,7 @@ func (r *run) replace(s outsidePeer, serial uint64) error {
 	r.closeMu.Lock()
 	r.closers = append(r.closers, func() { h.Close() })
 	r.closeMu.Unlock()
-	bp, err := periphery.New(h.Host, r.outsideConfig(s.real, s.grafter, true, serial))
+	bp, err := periphery.New(h.Host, r.outsideConfig(s.real, s.index, true, serial))
 	if err != nil {
 		return err
 	}
@@ -163,12 +160,8 @@ func (r *run) replace(s outsidePeer, serial uint64) error {
 		return err
 	}
 	rn.mu.Lock()
-	list := rn.boundary
-	if s.grafter {
-		list = rn.grafters
-	}
-	old := list[s.index]
-	list[s.index] = bp
+	old := rn.boundary[s.index]
+	rn.boundary[s.index] = bp
 	rn.retired = append(rn.retired, old.Stats())
 	rn.mu.Unlock()
 	r.churned.Add(1)
@@ -181,9 +174,6 @@ func (r *run) outsideSlots() []outsidePeer {
 	for i, rn := range r.reals {
 		for j := range rn.boundary {
 			out = append(out, outsidePeer{real: i, index: j})
-		}
-		for j := range rn.grafters {
-			out = append(out, outsidePeer{real: i, grafter: true, index: j})
 		}
 	}
 	return out

@@ -25,16 +25,10 @@ const (
 	ParamSubnets      = "subnets"       // attestation subnets of the observed node: the first n (64: the full form)
 	ParamDegrees      = "degrees"       // each client's own peer count on mainnet, client:min-max
 	ParamDialledShare = "dialled_share" // share of the observed node's links it dialled
-	ParamBoundary     = "boundary"      // boundary peers per real peer, at most its degree − 1
+	ParamBoundary     = "boundary"      // outside peers per real peer: degree (its degree − its link to the observed node) or a cap
 	ParamPressure     = "pressure"      // topic kinds the boundary keeps grafting (TopicKinds)
 	ParamLatency      = "latency"       // link latency between the observed node and its peers: regions or off
-	ParamGrafters     = "grafters"      // outside grafters per real peer: degree (its degree − its other links) or a cap
 )
-
-// GraftersByDegree is ParamGrafters' default: each real peer gets as many outside grafters as
-// its own degree leaves once its links inside the neighbourhood (the observed node) and its
-// boundary peers are counted.
-const GraftersByDegree = "degree"
 
 // Bandwidth classes: gossipsub-interop's network model's two (link.DefaultClasses,
 // docs/inputs.md §7: ordinary nodes 50 Mbit/s up and down, supernodes 1 Gbit/s) and a third for
@@ -118,10 +112,17 @@ func parsePressure(v string) (map[string]bool, error) {
 	return out, nil
 }
 
-// DefaultDegrees are the clients' own peer counts (docs/inputs.md §7): Lighthouse target peers
-// 200 (its nodes run 100–200), Prysm max peers 70, Teku 64–100. Lodestar 100 and Nimbus 160
-// are their default targets as remembered, unverified; spec stands for a go node at Prysm's.
-const DefaultDegrees = "lighthouse:100-200,prysm:70-70,teku:64-100,lodestar:100-100,nimbus:160-160,spec:70-70"
+// BoundaryByDegree is ParamBoundary's default: each real peer gets as many outside peers as
+// its degree leaves once its link inside the neighbourhood (to the observed node) is counted.
+const BoundaryByDegree = "degree"
+
+// OwnLinks is how many of a real peer's peers are inside the neighbourhood: the observed node.
+const OwnLinks = 1
+
+// DefaultDegrees are the clients' target peer counts (docs/inputs.md §13): Lighthouse 200
+// (since August 2025, sigp/lighthouse#7877), Prysm 70, Teku 64–100, Lodestar 100, Nimbus 160;
+// spec stands for a go node at Prysm's.
+const DefaultDegrees = "lighthouse:200-200,prysm:70-70,teku:64-100,lodestar:100-100,nimbus:160-160,spec:70-70"
 
 // NeighbourhoodParams describe the observed node's neighbourhood.
 type NeighbourhoodParams struct {
@@ -138,22 +139,23 @@ type NeighbourhoodParams struct {
 	// DialledShare is the share of the observed node's links it dialled (the peer at Dhi
 	// refuses GRAFTs on links it did not dial).
 	DialledShare float64
-	// Boundary is the number of boundary peers of each real peer (capped at its degree − 1).
+	// Boundary caps each real peer's outside peers (BoundaryOfDegree: no cap, its degree −
+	// OwnLinks).
 	Boundary int
+	// OutsideAllSubnets and OutsideSupernodes are the outside population's shares of
+	// all-subnets nodes and supernodes (the rest are default nodes).
+	OutsideAllSubnets, OutsideSupernodes float64
 	// Pressure is the set of topic kinds (TopicKinds) the boundary peers keep grafting
 	// (DefaultPressure); on the others they subscribe and let the real peer graft them.
 	Pressure map[string]bool
 	// Latency is the link latency model between the observed node and its peers
 	// (LatencyRegions or LatencyOff).
-	Latency string
-	// Grafters caps each real peer's outside grafters (GraftersOfDegree: no cap, as many as
-	// its degree leaves; 0: none). Grafters press only on the topics of Pressure.
-	Grafters   int
+	Latency    string
 	ForkDigest string
 }
 
-// GraftersOfDegree is Grafters without a cap: every link a real peer's degree leaves.
-const GraftersOfDegree = -1
+// BoundaryOfDegree is Boundary without a cap: every link a real peer's degree leaves.
+const BoundaryOfDegree = -1
 
 // Presses reports whether the boundary keeps grafting topic (by its kind).
 func (p NeighbourhoodParams) Presses(topic string) bool {
@@ -170,13 +172,13 @@ func DefaultNeighbourhoodParams() NeighbourhoodParams {
 	return NeighbourhoodParams{
 		Pressure: pr, Latency: LatencyRegions,
 		Seed: 1, Peers: 45, ObservedClient: "teku", Subnets: 4,
-		Mix:          map[string]float64{topology.KindDefault: 0.6, topology.KindAllSubnets: 0.3, topology.KindSupernode: 0.1},
-		Clients:      topology.DefaultMeshParams().Clients,
-		Degrees:      d,
-		DialledShare: 0.5,
-		Boundary:     16,
-		Grafters:     GraftersOfDegree,
-		ForkDigest:   workload.DefaultParams().ForkDigest,
+		Mix:               map[string]float64{topology.KindDefault: 0.6, topology.KindAllSubnets: 0.3, topology.KindSupernode: 0.1},
+		Clients:           topology.DefaultMeshParams().Clients,
+		Degrees:           d,
+		DialledShare:      0.5,
+		Boundary:          BoundaryOfDegree,
+		OutsideAllSubnets: DefaultOutsideAllSubnets, OutsideSupernodes: DefaultOutsideSupernodes,
+		ForkDigest: workload.DefaultParams().ForkDigest,
 	}
 }
 
@@ -192,7 +194,7 @@ func ParseNeighbourhoodParams(m map[string]string) (NeighbourhoodParams, error) 
 	for _, f := range []struct {
 		name string
 		dst  *int
-	}{{topology.ParamObservedPeers, &p.Peers}, {ParamSubnets, &p.Subnets}, {ParamBoundary, &p.Boundary}} {
+	}{{topology.ParamObservedPeers, &p.Peers}, {ParamSubnets, &p.Subnets}} {
 		if v, ok := get(f.name); ok {
 			if *f.dst, err = strconv.Atoi(v); err != nil {
 				return p, fmt.Errorf("param %s: %q is not an integer", f.name, v)
@@ -212,9 +214,19 @@ func ParseNeighbourhoodParams(m map[string]string) (NeighbourhoodParams, error) 
 	if v, ok := get(ParamLatency); ok {
 		p.Latency = strings.TrimSpace(v)
 	}
-	if v, ok := get(ParamGrafters); ok {
-		if p.Grafters, err = parseGrafters(v); err != nil {
+	if v, ok := get(ParamBoundary); ok {
+		if p.Boundary, err = parseBoundary(v); err != nil {
 			return p, err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *float64
+	}{{ParamOutsideAllSubnets, &p.OutsideAllSubnets}, {ParamOutsideSupernodes, &p.OutsideSupernodes}} {
+		if v, ok := get(f.name); ok {
+			if *f.dst, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+				return p, fmt.Errorf("param %s: %q is not a share in 0..1", f.name, v)
+			}
 		}
 	}
 	if v, ok := get(ParamDialledShare); ok {
@@ -225,15 +237,15 @@ func ParseNeighbourhoodParams(m map[string]string) (NeighbourhoodParams, error) 
 	return p, p.Validate()
 }
 
-// parseGrafters reads ParamGrafters: "degree" or a non-negative cap.
-func parseGrafters(v string) (int, error) {
+// parseBoundary reads ParamBoundary: "degree" or a positive cap.
+func parseBoundary(v string) (int, error) {
 	v = strings.TrimSpace(v)
-	if v == GraftersByDegree {
-		return GraftersOfDegree, nil
+	if v == BoundaryByDegree {
+		return BoundaryOfDegree, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("param %s: %q: want %s (each real peer's degree minus its other links) or a non-negative cap (0: none)", ParamGrafters, v, GraftersByDegree)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("param %s: %q: want %s (each real peer's degree minus its link to the observed node) or a cap of at least 1 outside peer", ParamBoundary, v, BoundaryByDegree)
 	}
 	return n, nil
 }
@@ -292,18 +304,27 @@ func (p NeighbourhoodParams) Validate() error {
 			return fmt.Errorf("param %s: %s: %d-%d: degrees must not be negative", ParamDegrees, c, d[0], d[1])
 		case d[1] < d[0]:
 			return fmt.Errorf("param %s: %s: %d-%d: want min ≤ max", ParamDegrees, c, d[0], d[1])
-		case ok && d[0] < 1 && p.Clients[c] > 0:
-			return fmt.Errorf("param %s: %s: %d-%d: a peer of the observed node has at least 1 peer", ParamDegrees, c, d[0], d[1])
+		case ok && d[0] <= OwnLinks && p.Clients[c] > 0:
+			return fmt.Errorf("param %s: %s: %d-%d: a peer count must exceed the neighbourhood's own links of a peer (%d: the observed node), want at least %d", ParamDegrees, c, d[0], d[1], OwnLinks, OwnLinks+1)
+		case ok && p.Clients[c] > 0:
+			cl, _ := topology.ClientProfile(c)
+			// On a topic the observed node is not on, all its mesh peers are outside peers.
+			if d[0]-OwnLinks < meshFloor(cl) {
+				return fmt.Errorf("param %s: %s: %d-%d: a %s peer cannot find its %d mesh peers on a topic (max(%d, its D %d)) among %d outside peers: want at least %d", ParamDegrees, c, d[0], d[1], c, meshFloor(cl), SubnetSearchPeers, cl.D, d[0]-OwnLinks, meshFloor(cl)+OwnLinks)
+			}
+			if p.Boundary != BoundaryOfDegree && p.Boundary < meshFloor(cl) {
+				return fmt.Errorf("param %s: %d: a %s peer with %d outside peers cannot fill its mesh of %d (max(%d, its D %d)) on a topic the observed node is not on: want at least %d", ParamBoundary, p.Boundary, c, p.Boundary, meshFloor(cl), SubnetSearchPeers, cl.D, meshFloor(cl))
+			}
 		}
 	}
 	if !(p.DialledShare >= 0 && p.DialledShare <= 1) {
 		return fmt.Errorf("param %s: %v: want 0..1", ParamDialledShare, p.DialledShare)
 	}
-	if p.Boundary < 0 {
-		return fmt.Errorf("param %s: %d: must not be negative", ParamBoundary, p.Boundary)
+	if p.Boundary < BoundaryOfDegree || p.Boundary == 0 {
+		return fmt.Errorf("param %s: %d: want %s or a cap of at least 1", ParamBoundary, p.Boundary, BoundaryByDegree)
 	}
-	if p.Grafters < GraftersOfDegree {
-		return fmt.Errorf("param %s: %d: want %s or a non-negative cap", ParamGrafters, p.Grafters, GraftersByDegree)
+	if err := checkOutsideShares(p.OutsideAllSubnets, p.OutsideSupernodes); err != nil {
+		return err
 	}
 	if p.Latency != LatencyRegions && p.Latency != LatencyOff {
 		return fmt.Errorf("param %s: %q: allowed %s, %s", ParamLatency, p.Latency, LatencyRegions, LatencyOff)
@@ -324,15 +345,14 @@ type NeighbourPeer struct {
 	Dialled bool
 	// Topics it subscribes to (within the form's subnets), sorted.
 	Topics []string
-	// Boundary is its number of boundary peers: min(param boundary, Degree − 1).
+	// Boundary is its number of outside peers: Degree − OwnLinks, capped by param boundary.
 	Boundary int
-	// Grafters is its number of outside grafters: the links its Degree leaves after the
-	// observed node and its boundary peers (Degree − 1 − Boundary), capped by param
-	// grafters, and 0 when none of its topics is under pressure. They subscribe to
-	// GrafterTopics only (its topics under pressure) and graft it again whenever their
-	// backoff and re-graft delay allow.
-	Grafters      int
-	GrafterTopics []string
+	// Outside are its outside peers (Boundary of them), kinds and subscriptions drawn from
+	// the outside population (outsidepop.go); Subs maps each of its topics to the outside
+	// peers subscribed to it. ToppedUp counts the subscriptions its subnet search added.
+	Outside  []OutsidePeer
+	Subs     map[string][]int
+	ToppedUp int
 	// Bandwidth is its class by kind: BandwidthFullNode (default nodes), BandwidthSupernode
 	// or BandwidthAllSubnets.
 	Bandwidth string
@@ -345,9 +365,8 @@ type NeighbourhoodPlan struct {
 	Peers          []NeighbourPeer
 	// Subscribers maps each of the observed node's topics to the peers subscribed to it.
 	Subscribers map[string][]int
-	// BoundaryTotal is the number of boundary peers over all real peers; GraftersTotal the
-	// number of outside grafters.
-	BoundaryTotal, GraftersTotal int
+	// BoundaryTotal is the number of outside peers over all real peers.
+	BoundaryTotal int
 	// ObservedBandwidth is the observed node's bandwidth class: BandwidthAllSubnets, as every
 	// node subscribed to all subnets (the recording does not say its link; an assumption).
 	ObservedBandwidth string
@@ -441,7 +460,10 @@ func Plan(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 		}
 		topics = slices.DeleteFunc(topics, func(t string) bool { return !keep(t) })
 		slices.Sort(topics)
-		b := min(p.Boundary, max(deg-1, 0))
+		b := deg - OwnLinks
+		if p.Boundary != BoundaryOfDegree {
+			b = min(b, p.Boundary)
+		}
 		np := NeighbourPeer{Kind: kinds[i], Client: cl, Degree: deg, Dialled: i < dialled, Topics: topics, Boundary: b, Bandwidth: BandwidthFullNode}
 		switch kinds[i] {
 		case topology.KindSupernode:
@@ -449,20 +471,12 @@ func Plan(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 		case topology.KindAllSubnets:
 			np.Bandwidth = BandwidthAllSubnets
 		}
-		for _, t := range topics {
-			if p.Presses(t) {
-				np.GrafterTopics = append(np.GrafterTopics, t)
-			}
-		}
-		if len(np.GrafterTopics) > 0 {
-			np.Grafters = max(deg-1-b, 0)
-			if p.Grafters != GraftersOfDegree {
-				np.Grafters = min(np.Grafters, p.Grafters)
-			}
+		if err := drawOutside(&np, b, p, fd, global, func(t string) bool { return slices.Contains(plan.ObservedTopics, t) },
+			rand.New(rand.NewPCG(uint64(p.Seed), 1000+uint64(i)))); err != nil {
+			return nil, err
 		}
 		plan.Peers = append(plan.Peers, np)
 		plan.BoundaryTotal += b
-		plan.GraftersTotal += np.Grafters
 	}
 	for i, pr := range plan.Peers {
 		for _, t := range pr.Topics {
@@ -485,12 +499,12 @@ func Plan(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 // real nodes × bytes each must stay within available bytes. The error names param boundary
 // and says what the run would need.
 func (pl *NeighbourhoodPlan) PeripheryCapacity(perBoundary, perReal, available int64) error {
-	outside := int64(pl.BoundaryTotal + pl.GraftersTotal)
+	outside := int64(pl.BoundaryTotal)
 	need := outside*perBoundary + int64(len(pl.Peers)+1)*perReal
 	if need > available {
-		return fmt.Errorf("param %s: %d boundary peers and %d outside grafters (%.0f MiB) and %d real nodes (%.0f MiB) need %.0f MiB, this machine has %.0f MiB available: lower %s, %s (a cap) or %s",
-			ParamBoundary, pl.BoundaryTotal, pl.GraftersTotal, float64(outside*perBoundary)/(1<<20), len(pl.Peers)+1,
-			float64(int64(len(pl.Peers)+1)*perReal)/(1<<20), float64(need)/(1<<20), float64(available)/(1<<20), ParamBoundary, ParamGrafters, topology.ParamObservedPeers)
+		return fmt.Errorf("param %s: %d outside peers (%.0f MiB) and %d real nodes (%.0f MiB) need %.0f MiB, this machine has %.0f MiB available: lower %s (a cap), %s or %s",
+			ParamBoundary, pl.BoundaryTotal, float64(outside*perBoundary)/(1<<20), len(pl.Peers)+1,
+			float64(int64(len(pl.Peers)+1)*perReal)/(1<<20), float64(need)/(1<<20), float64(available)/(1<<20), ParamBoundary, ParamDegrees, topology.ParamObservedPeers)
 	}
 	return nil
 }

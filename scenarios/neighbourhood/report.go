@@ -54,9 +54,9 @@ type Report struct {
 	}
 	// BoundaryErrors counts deliveries a boundary peer could not make (its link failed).
 	BoundaryErrors int64
-	// Grafters: GRAFTs the outside grafters sent and PRUNEs they received (the live ones;
-	// the Boundary counts include them and the churned peers').
-	Grafters struct{ GraftsSent, PrunesIn int64 }
+	// Mechanism is how IHAVE reaches the observed node: eligible targets, heartbeats with
+	// IHAVE, id recurrence (mechanism.go).
+	Mechanism Mechanism
 	// Churned counts outside peers replaced by churn; ChurnErrors replacements that failed.
 	Churned, ChurnErrors int64
 	// MeshShares: per topic category of the observed node's topics, the share of the
@@ -249,8 +249,9 @@ func (r *Report) Print(w io.Writer) {
 	if cfg.Churn > 0 {
 		churn = fmt.Sprintf("mean session %v (%d outside peers replaced, %d failed)", cfg.Churn, r.Churned, r.ChurnErrors)
 	}
-	fmt.Fprintf(w, "outside: %d boundary peers and %d outside grafters (param %s), re-graft %v after a backoff, churn %s; observed client %s (%s)\n",
-		r.Plan.BoundaryTotal, r.Plan.GraftersTotal, ParamGrafters, cfg.Regraft, churn, r.Plan.ObservedClient.Name, idontwantLabel(r.Plan.ObservedClient.IDontWantThresholdBytes))
+	fmt.Fprintf(w, "outside: %d outside peers (%s), all-subnets share %g (fitted, param %s), supernodes %g, %d subscriptions added by subnet search; re-graft %v after a backoff, churn %s; observed client %s (%s)\n",
+		r.Plan.BoundaryTotal, outsideKindsLine(r.Plan), cfg.Population.OutsideAllSubnets, ParamOutsideAllSubnets, cfg.Population.OutsideSupernodes, r.Plan.toppedUp(),
+		cfg.Regraft, churn, r.Plan.ObservedClient.Name, idontwantLabel(r.Plan.ObservedClient.IDontWantThresholdBytes))
 	fmt.Fprintf(w, "framing: %s\n", framingLabel(cfg.Framing))
 	wallMin, cpuMin := r.costPerSimMinute()
 	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v\n",
@@ -270,6 +271,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "IHAVE ids/h\t%.3g\t%.3g\t%.2f\t%v\t\t\t\t\n", Recording.IHAVEIDsPerHour, r.IHaveIDsPerHour(), r.IHaveIDsPerHour()/Recording.IHAVEIDsPerHour,
 		math.Abs(r.IHaveIDsPerHour()/Recording.IHAVEIDsPerHour-1) <= 0.25)
 	tw.Flush()
+	r.Mechanism.print(w)
 	r.printWire(w)
 	r.printTiming(w)
 	fmt.Fprintln(w, "\ncontrol received by kind (measured, not scaled):")
@@ -316,8 +318,32 @@ func (r *Report) Print(w io.Writer) {
 	g, p := r.Control["graft"].Entries, r.Control["prune"].Entries
 	fmt.Fprintf(w, "GRAFT received %.0f/h, PRUNE received %.0f/h\n", float64(g)*perHour, float64(p)*perHour)
 	b := r.Boundary
-	fmt.Fprintf(w, "periphery: %d messages delivered (%d of them on IWANT), %d IHAVE ids, %d GRAFTs sent, %d PRUNEs received, %d forwards discarded, %d failed deliveries; of these the outside grafters sent %d GRAFTs and received %d PRUNEs\n",
-		b.Published, b.IWantAnswered, b.IHaveIDs, b.GraftsSent, b.PrunesIn, b.MessagesIn, r.BoundaryErrors, r.Grafters.GraftsSent, r.Grafters.PrunesIn)
+	fmt.Fprintf(w, "periphery: %d messages delivered (%d of them on IWANT), %d IHAVE ids, %d GRAFTs sent, %d PRUNEs received, %d forwards discarded, %d failed deliveries\n",
+		b.Published, b.IWantAnswered, b.IHaveIDs, b.GraftsSent, b.PrunesIn, b.MessagesIn, r.BoundaryErrors)
+}
+
+// outsideKindsLine counts the outside peers by kind.
+func outsideKindsLine(pl *NeighbourhoodPlan) string {
+	k := map[string]int{}
+	for _, p := range pl.Peers {
+		for _, o := range p.Outside {
+			k[o.Kind]++
+		}
+	}
+	var parts []string
+	for _, name := range topology.MixKinds {
+		parts = append(parts, fmt.Sprintf("%s %d", name, k[name]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// toppedUp counts the subscriptions the real peers' subnet search added.
+func (pl *NeighbourhoodPlan) toppedUp() int {
+	n := 0
+	for _, p := range pl.Peers {
+		n += p.ToppedUp
+	}
+	return n
 }
 
 func kindsLine(pl *NeighbourhoodPlan) string {
@@ -409,6 +435,7 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 	fmt.Fprintf(tw, "IHAVE M ids/h\t%.0f\t%s\t%.2f\t%v\t\t\t\n", first.RecordingIDsH/1e6, is.String("%.1f"), is.mean*1e6/first.RecordingIDsH, math.Abs(is.mean*1e6/first.RecordingIDsH-1) <= 0.25)
 	tw.Flush()
 	fmt.Fprintf(w, "\nGRAFT received per hour: %s; PRUNE received per hour: %s\n", spreadOf(graft).String("%.0f"), spreadOf(prune).String("%.0f"))
+	writeMechanismSpread(w, runs)
 	fmt.Fprintln(w, "\ncontrol received by kind per simulated hour (measured, not scaled to 64 subnets):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\tMiB/h: mean ± sd (min–max)\tids per hour: mean (min–max)\t")

@@ -220,8 +220,7 @@ type realNode struct {
 	node *node.Node
 	// mu guards the outside peers, which churn replaces while the schedule delivers.
 	mu       sync.RWMutex
-	boundary []*periphery.Peer
-	grafters []*periphery.Peer
+	boundary []*periphery.Peer // its outside peers, as plan.Peers[i].Outside
 	retired  []periphery.Stats // of the outside peers churn replaced
 	share    *meshShare
 }
@@ -270,6 +269,7 @@ type run struct {
 	net   *Hosts
 	rep   *Report
 	ct    *controlTracer
+	mech  *mechanism
 	// outside is the arrival model's mainnet beyond the neighbourhood (nil: independent
 	// draws); peerRegion each real peer's region index in it.
 	outside    *outsideMesh
@@ -287,8 +287,7 @@ type run struct {
 type hostSet struct {
 	observed *network.Host
 	reals    []*network.Host
-	boundary [][]*network.Host // per real peer
-	grafters [][]*network.Host // per real peer
+	boundary [][]*network.Host // per real peer: its outside peers'
 }
 
 // Run runs the neighbourhood and reports the observed node's view. Its phases: plan (every
@@ -363,8 +362,10 @@ func newRun(cfg Config) (*run, error) {
 		return nil, err
 	}
 	for i, p := range plan.Peers {
-		if p.Boundary < cfg.Copies {
-			return nil, fmt.Errorf("param %s: peer %d has %d boundary peers, fewer than the %d copies each message arrives with", ParamBoundary, i, p.Boundary, cfg.Copies)
+		for _, t := range p.Topics {
+			if n := len(p.Subs[t]); n < cfg.Copies {
+				return nil, fmt.Errorf("param %s: %d: peer %d has %d outside peers on %s, fewer than the copies each message arrives with", ParamCopies, cfg.Copies, i, n, t)
+			}
 		}
 	}
 	wp := workload.DefaultParams()
@@ -388,7 +389,8 @@ func newRun(cfg Config) (*run, error) {
 	}
 	ct := newControlTracer()
 	ct.obs = newObserver(cfg.TimeScale)
-	r := &run{cfg: cfg, plan: plan, gen: gen, place: place, net: net, ct: ct,
+	ct.mech = newMechanism()
+	r := &run{cfg: cfg, plan: plan, gen: gen, place: place, net: net, ct: ct, mech: ct.mech,
 		rep: &Report{Config: cfg, Plan: plan, Network: net.Name()}}
 	if cfg.Arrival.MeshNodes > 0 {
 		if r.outside, err = newOutsideMesh(cfg, cfg.Arrival.MeshNodes); err != nil {
@@ -429,7 +431,6 @@ func (r *run) hosts() (hostSet, error) {
 	}
 	hs.reals = make([]*network.Host, len(r.plan.Peers))
 	hs.boundary = make([][]*network.Host, len(r.plan.Peers))
-	hs.grafters = make([][]*network.Host, len(r.plan.Peers))
 	for i, p := range r.plan.Peers {
 		if hs.reals[i], err = mk(r.place.peers[i]); err != nil {
 			return hs, err
@@ -440,13 +441,6 @@ func (r *run) hosts() (hostSet, error) {
 				return hs, err
 			}
 			hs.boundary[i] = append(hs.boundary[i], h)
-		}
-		for range p.Grafters {
-			h, err := mk(r.place.boundary)
-			if err != nil {
-				return hs, err
-			}
-			hs.grafters[i] = append(hs.grafters[i], h)
 		}
 	}
 	return hs, nil
@@ -481,6 +475,7 @@ func (r *run) nodes(hs hostSet) error {
 		r.closers = append(r.closers, func() { n.Close() })
 		r.reals[i] = &realNode{node: n, share: share}
 		r.ct.names[n.ID()] = i
+		r.mech.heartbeat[n.ID()] = node.Dilate(p.Client, cfg.TimeScale).Heartbeat
 	}
 	for i, p := range plan.Peers {
 		var err error
@@ -542,31 +537,20 @@ func (r *run) subscribe(n *node.Node, topics []string) error {
 func (r *run) periphery(hs hostSet) error {
 	cfg := r.cfg
 	for i := range r.plan.Peers {
-		for k, hosts := range [][]*network.Host{hs.boundary[i], hs.grafters[i]} {
-			grafter := k == 1
-			for j, h := range hosts {
-				serial := uint64(j)
-				if grafter {
-					serial += 1 << 20
-				}
-				bp, err := periphery.New(h.Host, r.outsideConfig(i, grafter, false, serial))
-				if err != nil {
-					return err
-				}
-				if err := r.reals[i].node.Host().Connect(r.ctx, h.AddrInfo()); err != nil {
-					return fmt.Errorf("peer %d to its outside peer: %w", i, err)
-				}
-				if grafter {
-					r.reals[i].grafters = append(r.reals[i].grafters, bp)
-				} else {
-					r.reals[i].boundary = append(r.reals[i].boundary, bp)
-				}
+		for j, h := range hs.boundary[i] {
+			bp, err := periphery.New(h.Host, r.outsideConfig(i, j, false, uint64(j)))
+			if err != nil {
+				return err
 			}
+			if err := r.reals[i].node.Host().Connect(r.ctx, h.AddrInfo()); err != nil {
+				return fmt.Errorf("peer %d to its outside peer: %w", i, err)
+			}
+			r.reals[i].boundary = append(r.reals[i].boundary, bp)
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // the real peers' streams to the boundary open
 	for _, rn := range r.reals {
-		for _, bp := range append(append([]*periphery.Peer(nil), rn.boundary...), rn.grafters...) {
+		for _, bp := range rn.boundary {
 			if err := bp.Start(r.ctx, rn.node.ID()); err != nil {
 				return err
 			}
@@ -623,7 +607,7 @@ func (r *run) schedule() (<-chan []event, <-chan error) {
 				for _, i := range peers {
 					rng := drawRng(cfg.Seed, mid, i)
 					if r.outside != nil {
-						offset := rng.IntN(len(r.reals[i].boundary))
+						offset := rng.IntN(len(r.plan.Peers[i].Subs[m.Topic]))
 						// The peer's other mesh peers on the topic: its client's D but the
 						// observed node (wire bytes: the payload, topic and framing).
 						ats := r.outside.copies(m.Category, mid, len(m.Data)+len(m.Topic)+16, r.peerRegion[i], r.plan.Peers[i].Client.D-1, cfg.Copies, rng)
@@ -633,7 +617,7 @@ func (r *run) schedule() (<-chan []event, <-chan error) {
 						continue
 					}
 					at := m.At + draw(rng, cfg.Arrival.First)
-					offset := rng.IntN(len(r.reals[i].boundary))
+					offset := rng.IntN(len(r.plan.Peers[i].Subs[m.Topic]))
 					for k := range cfg.Copies {
 						evs = append(evs, event{at: at, peer: i, offset: offset, k: k, m: m, id: string(mid[:])})
 						at += draw(rng, cfg.Arrival.Spread)
@@ -703,9 +687,11 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			r.ct.measuring.Store(true)
 			m.cpuBefore, m.measureStart, m.measureWall, m.dropsToBefore = processCPU(), time.Now(), network.WallNow(), r.dropsTo()
 			m.inMesh = r.inMesh(m.measureStart)
+			r.mech.begin(m.measureStart)
 		}
 		if slot >= cfg.Warmup && evs != nil {
 			r.ct.obs.sampleMesh(r.obs.PubsubStats().MeshPeers, r.plan.ObservedTopics)
+			r.sampleEligible()
 		}
 		if evs == nil { // drain
 			time.Sleep(scaled(workload.SlotDuration))
@@ -730,8 +716,8 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			// counts it (delivery completeness says whether the observed node lost anything).
 			rn := r.reals[e.peer]
 			rn.mu.RLock()
-			bps := rn.boundary
-			bp := bps[deliverer(len(bps), func(i int) bool { return bps[i].InMesh(e.m.Topic) }, e.offset, e.k)]
+			bps, subs := rn.boundary, r.plan.Peers[e.peer].Subs[e.m.Topic]
+			bp := bps[subs[deliverer(len(subs), func(i int) bool { return bps[subs[i]].InMesh(e.m.Topic) }, e.offset, e.k)]]
 			rn.mu.RUnlock()
 			if err := bp.PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
 				if r.rep.BoundaryErrors == 0 {
@@ -774,20 +760,24 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 	rep.Timing.DropsToObserved = r.dropsTo() - m.dropsToBefore
 	rep.ObservedPeers = len(r.obs.Host().Network().Peers())
 	end := time.Now()
+	var inMesh []map[string]time.Duration
 	if m.inMesh != nil {
-		rep.MeshShares = meshShares(r.plan, m.inMesh, r.inMesh(end), end.Sub(m.measureStart))
+		after := r.inMesh(end)
+		rep.MeshShares = meshShares(r.plan, m.inMesh, after, end.Sub(m.measureStart))
+		for i := range after {
+			d := map[string]time.Duration{}
+			for t, v := range after[i] {
+				d[t] = v - m.inMesh[i][t]
+			}
+			inMesh = append(inMesh, d)
+		}
 	}
+	rep.Mechanism = r.mech.result(r.plan, r.ct.names, r.cfg.Population, end.Sub(m.measureStart), inMesh)
 	for _, rn := range r.reals {
 		rn.mu.RLock()
 		stats := append([]periphery.Stats(nil), rn.retired...)
 		for _, bp := range rn.boundary {
 			stats = append(stats, bp.Stats())
-		}
-		for _, bp := range rn.grafters {
-			st := bp.Stats()
-			stats = append(stats, st)
-			rep.Grafters.GraftsSent += st.GraftsSent
-			rep.Grafters.PrunesIn += st.PrunesIn
 		}
 		rn.mu.RUnlock()
 		for _, st := range stats {
@@ -828,6 +818,7 @@ func draw(r *rand.Rand, d node.DelayRange) time.Duration {
 type controlTracer struct {
 	measuring atomic.Bool
 	obs       *observer
+	mech      *mechanism
 	names     map[peer.ID]int
 	mu        sync.Mutex
 	ihaveIDs  [gossip.NumCategories]int64
@@ -863,6 +854,7 @@ func newControlTracer() *controlTracer {
 }
 
 func (c *controlTracer) RecvRPC(rpc *pubsub.RPC) {
+	c.mech.recv(rpc)
 	if !c.measuring.Load() {
 		return
 	}

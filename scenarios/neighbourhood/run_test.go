@@ -52,11 +52,22 @@ func TestSmallNeighbourhood(t *testing.T) {
 	if r.ObservedPeers != 8 {
 		t.Errorf("the observed node has %d peers, want its 8 real peers only", r.ObservedPeers)
 	}
-	// The outside: grafters on the peers with a pressed topic (the attestation subnet or a
-	// sync subnet), 10 each, grafting; churn replaced some outside peers and delivery stayed
-	// complete (checked above).
-	if r.Plan.GraftersTotal == 0 || r.Grafters.GraftsSent == 0 || r.Churned == 0 || r.ChurnErrors != 0 {
-		t.Errorf("outside: %d grafters sent %d GRAFTs; churn replaced %d (%d failed)", r.Plan.GraftersTotal, r.Grafters.GraftsSent, r.Churned, r.ChurnErrors)
+	// The outside: 24 outside peers per real peer, those on the pressed attestation subnet
+	// grafting; churn replaced some outside peers and delivery stayed complete (checked above).
+	if r.Plan.BoundaryTotal != 8*24 || r.Boundary.GraftsSent == 0 || r.Churned == 0 || r.ChurnErrors != 0 {
+		t.Errorf("outside: %d outside peers sent %d GRAFTs; churn replaced %d (%d failed)", r.Plan.BoundaryTotal, r.Boundary.GraftsSent, r.Churned, r.ChurnErrors)
+	}
+	// The mechanism is reported: eligible targets and IHAVE heartbeats on the attestation
+	// subnet, and the recurrence counts the IHAVE ids the observed node's control meter counted.
+	mk := map[string]MechanismKind{}
+	for _, k := range r.Mechanism.Kinds {
+		mk[k.Kind] = k
+	}
+	if a := mk[TopicsAttestation]; a.Eligible.N == 0 || a.IHaveShare.N == 0 || a.IHaveShare.Max > 1 || a.Eligible.Min < 0 {
+		t.Errorf("mechanism on attestation subnets: %+v", a)
+	}
+	if rec := r.Mechanism.Recurrence; rec.Mentions != r.Control["ihave"].IDs || rec.Within[len(rec.Within)-1] > rec.Mentions {
+		t.Errorf("recurrence %+v against %d IHAVE ids received", rec, r.Control["ihave"].IDs)
 	}
 	// The observed node's share of its peers' meshes, from their pubsub's own mesh events:
 	// a share of time, and on a topic at most as many meshes as subscribed peers.
@@ -146,12 +157,12 @@ func TestSmallNeighbourhood(t *testing.T) {
 // Bad configurations are refused before any node starts.
 func TestRunRejects(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Copies = 20 // more than the 16 boundary peers
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "param boundary") {
+	cfg.Copies = 20 // more than the subscribers a peer has on a subnet
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "param copies: 20: peer") {
 		t.Errorf("copies above the boundary: %v", err)
 	}
 	cfg = DefaultConfig()
-	cfg.MemoryBytes = 64 << 20 // 720 boundary peers and ~1 700 outside grafters need about 950 MiB
+	cfg.MemoryBytes = 64 << 20 // ~6 700 outside peers need about 2.6 GiB
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "MiB available") {
 		t.Errorf("a periphery larger than the machine: %v", err)
 	}
@@ -168,7 +179,8 @@ func TestRunRejects(t *testing.T) {
 }
 
 // smallPopulation is the small neighbourhood of TestSmallNeighbourhood and its virtual-clock
-// twin: 8 real peers on one attestation subnet, 14 boundary peers and 10 grafters each.
+// twin: 8 real peers on one attestation subnet, 24 outside peers each, 80 % of them on every
+// subnet (so a peer's ~20 subscribers on the subnet exceed its Dhi and it prunes).
 // Pressure on the attestation subnet only: with 4 subscribers per sync subnet and the observed
 // node pushed out of their meshes, a sync message reaches it only by IHAVE, which a peer sends
 // each heartbeat to a random quarter of its ~20 non-mesh subscribers, so over 800 sync messages
@@ -178,8 +190,8 @@ func TestRunRejects(t *testing.T) {
 func smallPopulation(t *testing.T) NeighbourhoodParams {
 	t.Helper()
 	pop, err := ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", ParamSubnets: "1",
-		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", ParamBoundary: "14", ParamDialledShare: "1",
-		ParamGrafters: "10", ParamPressure: TopicsAttestation})
+		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", ParamBoundary: "24", ParamDialledShare: "1",
+		ParamPressure: TopicsAttestation, ParamOutsideAllSubnets: "0.8", ParamOutsideSupernodes: "0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,10 +101,11 @@ func params() []runner.Param {
 		{Name: topology.ParamClients, Type: "string", Default: topology.FormatShares(pop.Clients, topology.ClientNames), Desc: "the peers' client mix (client:share, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
 		{Name: ParamDegrees, Type: "string", Default: DefaultDegrees, Desc: "each client's own peer count on mainnet, client:min-max for every client"},
 		{Name: ParamDialledShare, Type: "float", Default: strconv.FormatFloat(pop.DialledShare, 'g', -1, 64), Desc: "share of the observed node's links it dialled (a peer at Dhi refuses GRAFTs on links it did not dial)"},
-		{Name: ParamBoundary, Type: "int", Unit: "peers", Default: strconv.Itoa(pop.Boundary), Desc: "boundary peers of each real peer, standing for mainnet beyond the neighbourhood (at most its degree − 1)"},
+		{Name: ParamBoundary, Type: "string", Default: BoundaryByDegree, Desc: "outside peers of each real peer, standing for its own peers on mainnet: " + BoundaryByDegree + " (its degree minus its link to the observed node) or a cap"},
+		{Name: ParamOutsideAllSubnets, Type: "float", Default: strconv.FormatFloat(pop.OutsideAllSubnets, 'g', -1, 64), Desc: "share of the real peers' own peers on every attestation subnet (unpublished: fitted to the IHAVE id recurrence the recording implies; docs/neighbourhood.md)"},
+		{Name: ParamOutsideSupernodes, Type: "float", Default: strconv.FormatFloat(pop.OutsideSupernodes, 'g', -1, 64), Desc: "share of supernodes (custody 128) among the real peers' own peers (mainnet ENRs, June 2026)"},
 		{Name: ParamArrival, Type: "string", Default: DefaultArrival.String(), Desc: "the periphery's arrival model: mesh[:nodes] (each real peer's copies arrive when its client's D − 1 mesh peers in a random mesh of that many outside nodes forward them; docs/neighbourhood.md) or first:min-max,spread:min-max (independent draws per peer: first copy after first, further ones spread apart)"},
 		{Name: ParamPressure, Type: "string", Default: DefaultPressure, Desc: "topic kinds the boundary peers keep grafting (" + strings.Join(TopicKinds, ", ") + ", or all, none); on the others they only accept the real peer's grafts"},
-		{Name: ParamGrafters, Type: "string", Default: GraftersByDegree, Desc: "outside grafters of each real peer, pressing on its topics under pressure: " + GraftersByDegree + " (its degree minus the observed node and its boundary peers) or a cap (0: none)"},
 		{Name: ParamRegraft, Type: "string", Default: d.Regraft.String(), Desc: "mean further delay (exponential) of an outside peer's GRAFT after a PRUNE's backoff; 0s: as the backoff ends"},
 		{Name: ParamChurn, Type: "string", Default: d.Churn.String(), Desc: "mean session of an outside peer before a new one replaces it (ProbeLab's Hermes study; docs/neighbourhood.md); off: none"},
 		{Name: ParamBandwidth, Type: "string", Default: BandwidthClasses, Desc: "access links of the observed node and its real peers: " + BandwidthClasses + " (uplink and downlink at " + runner.ParamOrdinaryBandwidth + ", " + runner.ParamSupernodeBandwidth + " for supernodes, " + ParamAllSubnetsBandwidth + " for all-subnets nodes and the observed node, in simulated time; boundary peers unshaped) or " + BandwidthOff},
@@ -121,7 +122,7 @@ func parse(p *runner.Params) (any, error) {
 	m := map[string]string{}
 	for _, k := range []string{topology.ParamTopologySeed, topology.ParamObservedPeers, topology.ParamObservedClient, ParamSubnets,
 		topology.ParamMix, topology.ParamClients, ParamDegrees, ParamDialledShare, ParamBoundary, ParamPressure, ParamLatency,
-		ParamGrafters} {
+		ParamOutsideAllSubnets, ParamOutsideSupernodes} {
 		m[k] = p.Values[k]
 	}
 	var err error
@@ -259,8 +260,10 @@ type Summary struct {
 	Subnet          []SubnetView `json:"subnets_view"`
 	SyncSubnet      []SubnetView `json:"sync_subnets_view,omitempty"`
 	MeshShares      []MeshShare  `json:"mesh_shares,omitempty"`
-	Grafters        int          `json:"outside_grafters"`
-	Churned         int64        `json:"outside_churned"`
+	Outside         int          `json:"outside_peers"`
+	// Mechanism: eligible gossip targets, heartbeats with IHAVE, IHAVE id recurrence.
+	Mechanism Mechanism `json:"ihave_mechanism"`
+	Churned   int64     `json:"outside_churned"`
 	// EchoesPerMsg: per category, copies per delivered message from peers the observed
 	// node had already sent the message to (the all-go bias).
 	EchoesPerMsg map[string]float64 `json:"echo_copies_per_message,omitempty"`
@@ -298,7 +301,7 @@ type CategorySummary struct {
 func (r *Report) Summary() Summary {
 	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale, Network: r.Network, Bandwidth: r.Config.Bandwidth.String(),
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control, ControlOut: r.ControlOut,
-		Subnet: r.Subnets, SyncSubnet: r.SyncSubnets, MeshShares: r.MeshShares, Grafters: r.Plan.GraftersTotal, Churned: r.Churned, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
+		Subnet: r.Subnets, SyncSubnet: r.SyncSubnets, MeshShares: r.MeshShares, Outside: r.Plan.BoundaryTotal, Mechanism: r.Mechanism, Churned: r.Churned, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	s.WallPerSimMin, s.CPUPerSimMin = r.costPerSimMinute()
 	var delivered int64
 	for c, v := range r.Delivered {

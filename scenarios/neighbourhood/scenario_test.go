@@ -38,10 +38,10 @@ func TestScenarioRegistered(t *testing.T) {
 	if _, err := sc.ParseGroups(nil, []runner.Group{{ID: GroupName, Instances: 2}}); err == nil {
 		t.Error("two instances were accepted")
 	}
-	if p, err := sc.ParseParams(map[string]string{ParamChurn: "off", ParamRegraft: "20s", ParamGrafters: "12"}); err != nil {
-		t.Errorf("churn off, regraft 20s, grafters 12: %v", err)
-	} else if c := runner.Own[*Config](p); c.Churn != 0 || c.Regraft != 20*time.Second || c.Population.Grafters != 12 {
-		t.Errorf("churn off, regraft 20s, grafters 12: %v %v %d", c.Churn, c.Regraft, c.Population.Grafters)
+	if p, err := sc.ParseParams(map[string]string{ParamChurn: "off", ParamRegraft: "20s", ParamBoundary: "12", ParamOutsideAllSubnets: "0.1"}); err != nil {
+		t.Errorf("churn off, regraft 20s, boundary 12, outside_all_subnets 0.1: %v", err)
+	} else if c := runner.Own[*Config](p); c.Churn != 0 || c.Regraft != 20*time.Second || c.Population.Boundary != 12 || c.Population.OutsideAllSubnets != 0.1 {
+		t.Errorf("churn off, regraft 20s, boundary 12, outside_all_subnets 0.1: %v %v %d %v", c.Churn, c.Regraft, c.Population.Boundary, c.Population.OutsideAllSubnets)
 	}
 	if p, err := sc.ParseParams(map[string]string{ParamBandwidth: BandwidthClasses, runner.ParamOrdinaryBandwidth: "20Mbit"}); err != nil {
 		t.Errorf("ordinary_bandwidth 20Mbit: %v", err)
@@ -77,12 +77,12 @@ func TestScenarioRegistered(t *testing.T) {
 	if b := cfg.Bandwidth; !b.On() || b.FullNode != 50e6 || b.Supernode != 1024e6 || b.AllSubnets != 1024e6 {
 		t.Errorf("default bandwidth %+v, want gossipsub-interop's classes", b)
 	}
-	if c := cfg; c.Churn != DefaultChurn || c.Regraft != 0 || c.Population.Grafters != GraftersOfDegree {
-		t.Errorf("defaults: churn %v, regraft %v, grafters %d", c.Churn, c.Regraft, c.Population.Grafters)
+	if c := cfg; c.Churn != DefaultChurn || c.Regraft != 0 || c.Population.Boundary != BoundaryOfDegree {
+		t.Errorf("defaults: churn %v, regraft %v, boundary %d", c.Churn, c.Regraft, c.Population.Boundary)
 	}
 	for _, c := range []struct{ name, v string }{{ParamCopies, "0"}, {ParamSubnets, "65"}, {topology.ParamMix, "default:0.5"},
 		{ParamValidationDelay, "block:9-1ms"}, {ParamChurn, "10s"}, {ParamChurn, "soon"}, {ParamChurn, "-5m"}, {ParamRegraft, "-1s"},
-		{ParamRegraft, "later"}, {ParamGrafters, "-3"}, {ParamBandwidth, "on"}, {runner.ParamOrdinaryBandwidth, "-1Mbit"},
+		{ParamRegraft, "later"}, {ParamBoundary, "-3"}, {ParamOutsideAllSubnets, "1.2"}, {ParamOutsideSupernodes, "-0.1"}, {ParamBandwidth, "on"}, {runner.ParamOrdinaryBandwidth, "-1Mbit"},
 		{runner.ParamSupernodeBandwidth, "fast"}, {ParamAllSubnetsBandwidth, "-2Gbit"}, {ParamObservedIDontWant, "0"},
 		{ParamObservedIDontWant, "-1"}, {ParamObservedIDontWant, "16KiB"}, {ParamObservedIDontWant, "2147483647"}} {
 		name, v := c.name, c.v

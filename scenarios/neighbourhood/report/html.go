@@ -92,6 +92,8 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 	s.Bars(page.BarChart{Title: "Observed node, inbound control wire bytes by kind", YLabel: "MB", Groups: kinds, Series: ctl},
 		"Control's wire bytes shared out across control kinds (figures.control_in.<kind>.wire_bytes).")
 
+	mechanismSection(s, runs)
+
 	s.H3("Latency, CPU and memory")
 	var lat [][]page.Cell
 	for _, r := range runs {
@@ -200,4 +202,35 @@ func seedCalibration(s *page.Section, runs []analysis.SectionRun) error {
 		s.Pre(fmt.Sprintf("Codec %s over %d seeds: the calibration table with its spread (mean ± sd, min–max), as streamsim report prints it", c, len(idx)), b.String())
 	}
 	return nil
+}
+
+// mechanismSection is the IHAVE mechanism per run: per topic kind the eligible gossip targets at
+// the real peers and the share of their heartbeats in which they sent the observed node IHAVE,
+// and the IHAVE id recurrence by distance on its inbound streams.
+func mechanismSection(s *page.Section, runs []analysis.SectionRun) {
+	s.H3("The IHAVE mechanism")
+	var rows, rec [][]page.Cell
+	for _, r := range runs {
+		rep := r.Report.(*Report)
+		m := rep.Figures.Mechanism
+		for i, k := range m.Kinds {
+			b := fmt.Sprintf("figures.ihave_mechanism.kinds.%d.", i)
+			rows = append(rows, []page.Cell{page.T(r.Label), page.T(k.Kind),
+				page.F(r.Src.Fig(b+"eligible_targets.mean", page.Ratio)), page.F(r.Src.Fig(b+"eligible_targets.p10", page.Count)),
+				page.F(r.Src.Fig(b+"eligible_targets.p50", page.Count)), page.F(r.Src.Fig(b+"eligible_targets.p90", page.Count)),
+				page.F(r.Src.Fig(b+"ihave_heartbeat_share.mean", page.Share)), page.F(r.Src.Fig(b+"ihave_heartbeat_share.p10", page.Share)),
+				page.F(r.Src.Fig(b+"ihave_heartbeat_share.p50", page.Share)), page.F(r.Src.Fig(b+"ihave_heartbeat_share.p90", page.Share)),
+				page.F(r.Src.Fig(b+"ihave_heartbeat_share_out_of_mesh.mean", page.Share))})
+		}
+		row := []page.Cell{page.T(r.Label), page.F(r.Src.Fig("figures.ihave_mechanism.ihave_recurrence.mentions", page.Count))}
+		for i := range m.RepeatShares {
+			row = append(row, page.F(r.Src.Fig(fmt.Sprintf("figures.ihave_mechanism.repeat_share_within.%d", i), page.Share)))
+		}
+		row = append(row, page.F(r.Src.Fig("figures.ihave_mechanism.expected_repeat_share", page.Share)))
+		rec = append(rec, row)
+	}
+	s.Table("Eligible gossip targets (subscribed peers outside the mesh) at the observed node's real peers on its topics, sampled each measured slot, and the share of a peer's heartbeats in which it sent the observed node IHAVE on a topic (per peer and topic)",
+		[]string{"run", "topic kind", "eligible mean", "p10", "p50", "p90", "IHAVE share mean", "p10", "p50", "p90", "while out of its mesh, mean"}, rows)
+	s.Table("IHAVE id mentions on the observed node's inbound streams repeating an id the same stream carried within a distance (the recording implies ≈ 38 %), and pubsub's rule at the run's inputs",
+		[]string{"run", "mentions", "≤ 4 KiB", "≤ 64 KiB", "≤ 1 MiB", "≤ 16 MiB", "pubsub's rule expects"}, rec)
 }
