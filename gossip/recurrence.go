@@ -112,7 +112,7 @@ func (r *Recurrence) Reset() {
 
 // Forget drops every stream's ids once the counting is over (Sum still answers), so a
 // finished count holds no memory.
-func (r *Recurrence) Forget() { r.streams = nil }
+func (r *Recurrence) Forget() { r.streams = map[string]*idStream{} }
 
 // RepeatShareOf is pubsub's rule turned into the share of IHAVE id mentions on one stream
 // that repeat an earlier mention of the same id: a sender advertises each id in history (3)
