@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -95,21 +96,50 @@ func ProposalTable() []ProposalRow {
 	return out
 }
 
-// ProposalLiveCheckPct is the proposal's live check (docs/inputs.md §1): the snappy-stream
-// node's bytes on the wire as a percentage of the plain node's, both direct peers of a hub on
-// mainnet, raw SSZ payloads, no control.
-const ProposalLiveCheckPct = 44.1
+// ProposalLiveCheck is one run of the proposal's live check (docs/inputs.md §1): the
+// snappy-stream node's bytes on the wire as a percentage of the plain node's, both direct
+// peers of a hub on mainnet (all subnets, inbound, no control), with the payloads the stream
+// carried.
+type ProposalLiveCheck struct {
+	Payload string  `json:"payload"`
+	Pct     float64 `json:"pct"`
+	Minutes int     `json:"minutes"`
+}
+
+// ProposalLiveChecks are the proposal's two live-check runs: raw SSZ inside the stream
+// (40 minutes), then payloads kept Snappy-compressed (10 minutes).
+var ProposalLiveChecks = []ProposalLiveCheck{{gossip.PayloadSSZ, 44.1, 40}, {gossip.PayloadSSZSnappy, 43.1, 10}}
+
+// ResultsPayloadNotStated is the results table's payload mode: the proposal does not state
+// which payloads its replay put inside the streams.
+const ResultsPayloadNotStated = "not stated"
 
 // Proposal is the proposal's published figures as one JSON document (the HTML report's
 // source for its first section).
 type Proposal struct {
-	Rows         []ProposalRow `json:"rows"`
-	LiveCheckPct float64       `json:"live_check_snappy_stream_pct"`
+	Rows []ProposalRow `json:"rows"`
+	// The results table is inbound, per view; its payload mode is not stated.
+	ResultsDirection string              `json:"results_direction"`
+	ResultsPayload   string              `json:"results_payload"`
+	LiveChecks       []ProposalLiveCheck `json:"live_checks"`
+	// Traffic is the recording's inbound MiB per hour per view and category: the shares the
+	// sweep's "at the proposal's mix" weights with.
+	Traffic map[string]map[string]float64 `json:"traffic_mib_per_hour"`
 }
 
 // PublishedFigures returns the proposal's figures.
 func PublishedFigures() Proposal {
-	return Proposal{Rows: ProposalTable(), LiveCheckPct: ProposalLiveCheckPct}
+	tr := map[string]map[string]float64{}
+	for view, mix := range proposalTraffic {
+		tr[view] = map[string]float64{}
+		for c, v := range mix {
+			if v > 0 {
+				tr[view][gossip.Category(c).String()] = v
+			}
+		}
+	}
+	return Proposal{Rows: ProposalTable(), ResultsDirection: "in", ResultsPayload: ResultsPayloadNotStated,
+		LiveChecks: ProposalLiveChecks, Traffic: tr}
 }
 
 // ProposalIndex is the ProposalTable row a configuration stands beside (-1: none).
@@ -183,23 +213,39 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 			}
 			groups = append(groups, "total")
 			var bars []page.BarSeries
-			var rows, cpu [][]page.Cell
+			var rows, cpu, mix [][]page.Cell
 			for _, i := range idx {
 				res := rep.Results[i]
 				b := fmt.Sprintf("results.%d.", i)
 				se := page.BarSeries{Name: res.Config}
 				row := []page.Cell{page.T(res.Config)}
+				cells := map[string]page.AnswerCell{}
 				for _, c := range cats {
-					f := r.Src.Fig(fmt.Sprintf("%srelative.%d", b, c), page.Pct)
 					if res.PlainBytes[c] == 0 {
-						f.Found = false
+						// A category this view's traffic never had is not measured: no figure.
+						se.Values = append(se.Values, page.Figure{})
+						row = append(row, page.T("not in the trace"))
+						continue
 					}
+					f := r.Src.Fig(fmt.Sprintf("%srelative.%d", b, c), page.Pct)
 					se.Values = append(se.Values, f)
 					row = append(row, page.F(f))
+					cells[c.String()] = page.AnswerCell{Value: f}
 				}
-				se.Values = append(se.Values, r.Src.Fig(b+"relative_total", page.Pct))
-				row = append(row, page.F(r.Src.Fig(b+"relative_total", page.Pct)), page.F(r.Src.Fig(b+"proposal.total.low", page.Pct)),
-					page.Cell{Fig: ptr(r.Src.Fig(b+"proposal.total.diff", pp)), Diff: true}, page.F(r.Src.Fig(b+"at_proposal_mix", page.Pct)))
+				total := r.Src.Fig(b+"relative_total", page.Pct)
+				cells["total"] = page.AnswerCell{Value: total}
+				se.Values = append(se.Values, total)
+				row = append(row, page.F(total))
+				if cmp, ok := res.Proposal["total"]; ok {
+					row = append(row, page.F(r.Src.Fig(b+"proposal.total.low", page.Pct)))
+					if cmp.Diff != nil {
+						row = append(row, page.Cell{Fig: ptr(r.Src.Fig(b+"proposal.total.diff", pp)), Diff: true})
+					} else {
+						row = append(row, page.T(cmp.Reason))
+					}
+				} else {
+					row = append(row, page.T("not published"), page.T(""))
+				}
 				if res.Config != "plain" {
 					bars = append(bars, se)
 				}
@@ -207,23 +253,38 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 				cpu = append(cpu, []page.Cell{page.T(res.Config), page.F(r.Src.Fig(b+"encode_thread_cpu_ns_per_byte", page.NsB)), page.F(r.Src.Fig(b+"decode_thread_cpu_ns_per_byte", page.NsB)),
 					page.F(r.Src.Fig(b+"encode_mb_per_s", mbs)), page.F(r.Src.Fig(b+"decode_mb_per_s", mbs)),
 					page.F(r.Src.Fig(b+"encoder_state_bytes", page.KiB)), page.F(r.Src.Fig(b+"decoder_state_bytes", page.KiB))})
-				// The answer takes the total at the proposal's mix: the traffic's own mix (a
-				// workload trace has no control) is not the proposal's. The total with its own
-				// comparison is in the table below.
-				if res.Proposal["total"] != (Comparison{}) && res.Config != "plain" && res.AtProposalMix > 0 {
-					s.Answer(page.AnswerRow{Config: res.Config, View: res.View, Value: r.Src.Fig(b+"at_proposal_mix", page.Pct),
-						Column:   fmt.Sprintf("sweep %s, %s", r.Label, payloadLabel(res.Payload)),
-						Measured: fmt.Sprintf("the view's streams replayed offline (payload %s), each category weighted by the proposal's traffic, control at the proposal's own figure", payloadLabel(res.Payload))})
+				if res.AtProposalMix > 0 {
+					mix = append(mix, []page.Cell{page.T(res.Config), page.F(total), page.F(r.Src.Fig(b+"at_proposal_mix", page.Pct)), page.F(r.Src.Fig(b+"proposal.total.low", page.Pct))})
+				}
+				// The answer takes what the replay measured: the total of this traffic and
+				// each category it has. Its total stands beside nothing where the traffic
+				// lacks one of the proposal's categories (a workload trace has no control).
+				if res.Config != "plain" && res.Config != "none" {
+					dir := rep.Direction
+					if dir == "" {
+						dir = "in+out"
+					}
+					row := page.AnswerRow{Config: res.Config, View: res.View, Direction: dir, Payload: payloadLabel(res.Payload),
+						By: "sweep " + r.Label, Of: page.OfPlain, Seeds: page.T(seedsOf(rep.Traces)), Cells: cells, Runs: []*page.Source{r.Src},
+						Measured: "the view's streams replayed offline through the codec, against today's per-message Snappy on the same frames"}
+					if cmp, ok := res.Proposal["total"]; ok && cmp.Reason != "" {
+						row.NotComparable = map[string]string{"total": cmp.Reason}
+					}
+					s.Answer(row)
 				}
 			}
 			head := []string{"configuration"}
 			for _, c := range cats {
 				head = append(head, c.String())
 			}
-			head = append(head, "total", "proposal total", "difference", "at the proposal's mix")
+			head = append(head, "total", "proposal total", "difference")
 			s.Bars(page.BarChart{Title: "Wire bytes, % of plain: view " + scope, YLabel: "% of plain", Groups: groups, Series: bars, RefY: 100, RefYLabel: "plain"},
 				"Each configuration's wire bytes per category as a percentage of today's per-message Snappy on the same frames (results.<i>.relative, relative_total).")
-			s.Table("Relative to plain, beside the proposal (difference: measured minus published, percentage points; 0 inside a published range)", head, rows)
+			s.Table("Relative to plain, beside the proposal (difference: measured minus published, percentage points; 0 inside a published range; none where the trace lacks what the proposal's figure includes)", head, rows)
+			if len(mix) > 0 {
+				s.Table("Arithmetic on published shares, not a measurement: this sweep's per-category figures weighted by the proposal's MiB/h per category, control at the proposal's own control figure (results.<i>.at_proposal_mix); never in the answer",
+					[]string{"configuration", "measured total (this traffic)", "at the proposal's mix", "proposal total"}, mix)
+			}
 			s.Table("Codec CPU (thread CPU per input byte) and memory per stream direction (largest over the view's streams)",
 				[]string{"configuration", "encode", "decode", "encode (wall)", "decode (wall)", "encoder state", "decoder state"}, cpu)
 		}
@@ -246,3 +307,27 @@ func payloadLabel(p string) string {
 }
 
 func ptr(f page.Figure) *page.Figure { return &f }
+
+// seedsOf says what a sweep's figures come from: its traces, with their workload seeds.
+func seedsOf(traces []TraceInfo) string {
+	var seeds []string
+	for _, t := range traces {
+		if sd := cmp.Or(t.Params["seed"], t.Params["Seed"]); sd != "" {
+			seeds = append(seeds, sd)
+		}
+	}
+	out := fmt.Sprintf("%d trace(s), one replay", len(traces))
+	if len(seeds) > 0 {
+		out += ", workload seed " + strings.Join(seeds, ", ")
+	}
+	return out
+}
+
+// WriteJSON writes the sweep with its checks (ok, problems) at the top level, as every
+// report's JSON has them.
+func (s *SweepReport) WriteJSON(w io.Writer) error {
+	return analysis.WriteJSON(w, struct {
+		*Report
+		analysis.Checks
+	}{s.Report, s.verdict.Checks})
+}

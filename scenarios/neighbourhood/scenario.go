@@ -281,7 +281,9 @@ type CategorySummary struct {
 	// within ±25 %.
 	VsRecording     float64 `json:"vs_recording_pct"`
 	Within          bool    `json:"within_25_pct"`
-	Copies          float64 `json:"copies"`
+	// Copies is received copies per delivered message; null (not measured) when the observed
+	// node delivered no message of the category (control has none).
+	Copies          *float64 `json:"copies"`
 	RecordingCopies float64 `json:"recording_copies,omitempty"`
 }
 
@@ -308,13 +310,21 @@ func (r *Report) Summary() Summary {
 	for _, c := range orderedCategories() {
 		rec := Recording.MiBh[c]
 		got := finite(r.MiBh(c))
-		cs := CategorySummary{Category: c.String(), MiBh: got, RecordingMiBh: rec, Copies: finite(r.Copies(c)), RecordingCopies: Recording.Copies[c]}
+		cs := CategorySummary{Category: c.String(), MiBh: got, RecordingMiBh: rec, Copies: ratioOrNil(r.Copies(c)), RecordingCopies: Recording.Copies[c]}
 		if pct, ok := result.PercentOf(got, rec); ok {
 			cs.VsRecording, cs.Within = pct, pct >= 75 && pct <= 125
 		}
 		s.Categories = append(s.Categories, cs)
 	}
 	return s
+}
+
+// ratioOrNil is v, or nil where a ratio had nothing to divide by: not measured, never 0.
+func ratioOrNil(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 // finite is v, or 0 where a ratio had nothing to divide by (JSON has no NaN).

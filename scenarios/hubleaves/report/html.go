@@ -55,12 +55,19 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 				page.F(r.Src.Fig(e+"core_pct", page.Pct)), page.F(r.Src.Fig(e+"state_bytes", page.KiB)),
 				page.F(r.Src.Fig(d+"us_per_block", page.Micro)), page.F(r.Src.Fig(d+"ns_per_byte", page.NsB)),
 				page.F(r.Src.Fig(d+"core_pct", page.Pct)), page.F(r.Src.Fig(d+"state_bytes", page.KiB))})
-			// The proposal's live check had its two nodes on every subnet.
-			if l.Codec != "plain" && l.RelativeToPlain != nil && rep.Profile == "all-subnets" {
+			// Every compressed leaf is an answer row; the page sets it beside the proposal's
+			// live check run with the same payloads and profile, or beside nothing.
+			if l.Codec != "plain" && l.RelativeToPlain != nil {
 				if spec, err := codec.Parse(l.Codec); err == nil {
-					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, LiveCheck: true, Value: r.Src.Fig(b+"relative_to_plain", page.Pct),
-						Column:   "live check " + r.Label,
-						Measured: fmt.Sprintf("a direct-peer leaf's inbound wire, %% of the plain leaf's (payload %s, no control), beside the proposal's live check", rep.Payload)})
+					cells := map[string]page.AnswerCell{"total": {Value: r.Src.Fig(b+"relative_to_plain", page.Pct)}}
+					for _, c := range cats {
+						if f := r.Src.Fig(b+"categories."+c+".relative_to_plain", page.Pct); f.Found {
+							cells[c] = page.AnswerCell{Value: f}
+						}
+					}
+					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, Direction: "in", Payload: rep.Payload, LiveCheck: true,
+						By: "live check " + r.Label, Of: page.OfPlain, Seeds: page.T("1 run"), Cells: cells, Runs: []*page.Source{r.Src},
+						Measured: "a direct-peer leaf's inbound wire bytes, % of the plain leaf's in the same run (no control)"})
 				}
 			}
 		}

@@ -45,7 +45,7 @@ var cdfCategories = []gossip.Category{gossip.Attestation, gossip.Aggregate, goss
 // compared, then the runs side by side (bytes, control by kind, latency CDFs, copies, CPU).
 func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.SectionRun) error {
 	if joined != nil {
-		if err := abSection(s, joined); err != nil {
+		if err := abSection(s, joined, runs); err != nil {
 			return err
 		}
 	}
@@ -182,11 +182,22 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 
 // abSection is the mesh A/B: each codec's wire bytes relative to plain in the same seed, mean
 // and range over seeds, and latency against plain's.
-func abSection(s *page.Section, ab *analysis.SectionRun) error {
+func abSection(s *page.Section, ab *analysis.SectionRun, runs []analysis.SectionRun) error {
 	rep, ok := ab.Report.(*ABReport)
 	if !ok {
 		return fmt.Errorf("comparison: not an A/B report")
 	}
+	var sources []*page.Source
+	payload := gossip.PayloadSSZSnappy
+	for _, r := range runs {
+		sources = append(sources, r.Src)
+		if m, ok := r.Report.(*MeshReport); ok && len(m.nodes) > 0 && m.nodes[0].Payload != "" {
+			payload = m.nodes[0].Payload
+		}
+	}
+	type akey struct{ bw, codec string }
+	answers := map[akey]*page.AnswerRow{}
+	var answerOrder []akey
 	s.H3("A/B: wire bytes relative to plain, same seed")
 	type key struct{ bw, codec, scope string }
 	var order []key
@@ -216,13 +227,28 @@ func abSection(s *page.Section, ab *analysis.SectionRun) error {
 		series[k].Low[ci], series[k].High[ci] = ab.Src.Fig(b+"min_pct", page.Pct), ab.Src.Fig(b+"max_pct", page.Pct)
 		rows = append(rows, []page.Cell{page.T(linksLabel(row.Bandwidth)), page.T(row.Codec), page.T(row.Scope), page.T(row.Category), page.F(ab.Src.Fig(b+"seeds", page.Count)),
 			page.F(ab.Src.Fig(b+"mean_pct", page.Pct)), page.F(ab.Src.Fig(b+"min_pct", page.Pct)), page.F(ab.Src.Fig(b+"max_pct", page.Pct))})
-		if row.Scope == "observed in" && row.Category == "total" {
+		// The observed all-subnets node's inbound rows are the answer's: % of the plain run's
+		// wire bytes in the same seed, every category and the total.
+		if row.Scope == "observed in" {
 			if spec, err := codec.Parse(row.Codec); err == nil {
-				s.Answer(page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Value: ab.Src.Fig(b+"mean_pct", page.Pct),
-					Column:   "mesh A/B, " + linksLabel(row.Bandwidth),
-					Measured: fmt.Sprintf("the observed all-subnets node's inbound wire, %% of the plain run's of the same seed (mean over %d seed(s))", row.Seeds)})
+				ak := akey{row.Bandwidth, row.Codec}
+				a := answers[ak]
+				if a == nil {
+					a = &page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Direction: "in", Payload: payload, By: "mesh A/B, " + linksLabel(row.Bandwidth),
+						Of: page.OfPlain, Cells: map[string]page.AnswerCell{}, Runs: sources,
+						Measured: "the observed all-subnets node's inbound wire bytes, % of the plain run's of the same seed"}
+					answers[ak] = a
+					answerOrder = append(answerOrder, ak)
+				}
+				if row.Category == "total" {
+					a.Seeds = page.F(ab.Src.Fig(b+"seeds", page.Count))
+				}
+				a.Cells[row.Category] = page.AnswerCell{Value: ab.Src.Fig(b+"mean_pct", page.Pct), Low: ptr(ab.Src.Fig(b+"min_pct", page.Pct)), High: ptr(ab.Src.Fig(b+"max_pct", page.Pct))}
 			}
 		}
+	}
+	for _, k := range answerOrder {
+		s.Answer(*answers[k])
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].scope > order[j].scope })
 	var bars []page.BarSeries
@@ -297,3 +323,5 @@ func regionLatency(s *page.Section, runs []analysis.SectionRun) {
 	}
 	s.Table("Delivery latency by region", []string{"run", "region", "category", "deliveries", "p50", "p90", "p99"}, rows)
 }
+
+func ptr(f page.Figure) *page.Figure { return &f }

@@ -44,7 +44,7 @@ type ABRun struct {
 	In        map[string]neighbourhood.WireLine `json:"in"`
 	CPUPerMin float64                           `json:"cpu_s_per_simulated_minute"`
 	MaxLagMs  float64                           `json:"max_lag_ms"`
-	Copies    float64                           `json:"attestation_copies"`
+	Copies    *float64                          `json:"attestation_copies"` // null: not measured
 	Dir       string                            `json:"dir"`
 }
 
@@ -200,7 +200,11 @@ func (ab *AB) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "seed\tcodec\tcomplete\tin raw MiB/h\tin wire MiB/h\tattestation copies\tCPU s per sim. minute\tmax lag\t")
 	for _, r := range ab.Runs {
 		t := r.In["total"]
-		fmt.Fprintf(tw, "%d\t%s\t%v\t%.0f\t%.0f\t%.2f\t%.1f\t%.0f ms\t\n", r.Seed, r.Codec, r.Complete, t.RawMiBh, t.WireMiBh, r.Copies, r.CPUPerMin, r.MaxLagMs)
+		copies := "not measured"
+		if r.Copies != nil {
+			copies = fmt.Sprintf("%.2f", *r.Copies)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%v\t%.0f\t%.0f\t%s\t%.1f\t%.0f ms\t\n", r.Seed, r.Codec, r.Complete, t.RawMiBh, t.WireMiBh, copies, r.CPUPerMin, r.MaxLagMs)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nthe observed node's inbound wire bytes, mean [min–max] over seeds: of the same run's raw bytes, and of the plain run's wire bytes (same seed)")

@@ -27,7 +27,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 		if !ok {
 			return fmt.Errorf("comparison: not a neighbourhood A/B")
 		}
-		abSection(s, ab, joined.Src)
+		abSection(s, ab, joined.Src, runs)
 	}
 	s.H3("Calibration against the recording (docs/inputs.md §1)")
 	if err := seedCalibration(s, runs); err != nil {
@@ -123,7 +123,17 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 	return nil
 }
 
-func abSection(s *page.Section, ab *AB, src *page.Source) {
+func abSection(s *page.Section, ab *AB, src *page.Source, runs []analysis.SectionRun) {
+	var sources []*page.Source
+	payload := gossip.PayloadSSZSnappy
+	for _, r := range runs {
+		sources = append(sources, r.Src)
+		if rep, ok := r.Report.(*Report); ok {
+			payload = rep.payload
+		}
+	}
+	answers := map[string]*page.AnswerRow{}
+	var answerOrder []string
 	s.H3("Live A/B on the observed node's links")
 	var cats []string
 	for _, r := range ab.Rows {
@@ -146,13 +156,30 @@ func abSection(s *page.Section, ab *AB, src *page.Source) {
 		rows = append(rows, []page.Cell{page.T(r.Codec), page.T(r.Category), page.F(src.Fig(b+"seeds", page.Count)), page.F(src.Fig(b+"wire_of_raw_pct.mean", page.Pct)),
 			page.F(src.Fig(b+"wire_of_raw_pct.min", page.Pct)), page.F(src.Fig(b+"wire_of_raw_pct.max", page.Pct)),
 			page.F(src.Fig(b+"wire_of_plain_run_pct.mean", page.Pct)), page.F(src.Fig(b+"cpu_of_plain_run_pct.mean", page.Pct))})
-		if r.Category == MixLabel && r.Codec != "plain" {
+		// Every codec's inbound wire, % of its raw bytes, is an answer row; the proposal's
+		// figures are % of today's wire bytes, so it stands beside none of them.
+		// The total at the recording's mix is arithmetic on the recording's shares: never an
+		// answer cell.
+		if r.Codec != "plain" && r.Category != MixLabel {
 			if spec, err := codec.Parse(r.Codec); err == nil {
-				s.Answer(page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Value: src.Fig(b+"wire_of_raw_pct.mean", page.Pct),
-					Column:   "neighbourhood A/B, recording's mix",
-					Measured: fmt.Sprintf("the observed node's inbound wire, %% of its raw bytes, each category weighted by the recording's traffic (mean over %d seed(s))", r.Seeds)})
+				a := answers[r.Codec]
+				if a == nil {
+					a = &page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Direction: "in", Payload: payload, By: "neighbourhood A/B", Of: page.OfRaw,
+						Cells: map[string]page.AnswerCell{}, Runs: sources,
+						Measured: "the observed node's inbound wire bytes, % of the same run's raw bytes (runs of different codecs carry different traffic)"}
+					answers[r.Codec] = a
+					answerOrder = append(answerOrder, r.Codec)
+				}
+				key := r.Category
+				if key == "total" {
+					a.Seeds = page.F(src.Fig(b+"seeds", page.Count))
+				}
+				a.Cells[key] = page.AnswerCell{Value: src.Fig(b+"wire_of_raw_pct.mean", page.Pct), Low: ptr(src.Fig(b+"wire_of_raw_pct.min", page.Pct)), High: ptr(src.Fig(b+"wire_of_raw_pct.max", page.Pct))}
 			}
 		}
+	}
+	for _, c := range answerOrder {
+		s.Answer(*answers[c])
 	}
 	var bars []page.BarSeries
 	for _, c := range order {
@@ -200,3 +227,5 @@ func seedCalibration(s *page.Section, runs []analysis.SectionRun) error {
 	}
 	return nil
 }
+
+func ptr(f page.Figure) *page.Figure { return &f }

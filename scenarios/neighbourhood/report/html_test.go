@@ -59,5 +59,7 @@ func TestSection(t *testing.T) {
 }
 
 func neighbourhoodCategory(c string, mib float64) neighbourhood.CategorySummary {
-	return neighbourhood.CategorySummary{Category: c, MiBh: mib, RecordingMiBh: 3188, Copies: 2, RecordingCopies: 1.6}
+	return neighbourhood.CategorySummary{Category: c, MiBh: mib, RecordingMiBh: 3188, Copies: fptr(2), RecordingCopies: 1.6}
 }
+
+func fptr(v float64) *float64 { return &v }
