@@ -171,6 +171,15 @@ func (s *Source) Fig(path string, f Format) Figure {
 // NotMeasured is how a figure its JSON holds as null is shown.
 const NotMeasured = "not measured"
 
+// Cell is the figure at path as a table cell, or the text absent where the JSON has no
+// such path (a figure its report leaves out: never a dash bound to nothing).
+func (s *Source) Cell(path string, f Format, absent string) Cell {
+	if _, there := Present(s.tree, path); !there {
+		return T(absent)
+	}
+	return F(s.Fig(path, f))
+}
+
 // Const is a number that is not a measured figure (a percentile's rank on a CDF's axis).
 func Const(v float64, f Format) Figure { return Figure{Value: v, Found: true, Format: f} }
 

@@ -217,7 +217,7 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 			for _, i := range idx {
 				res := rep.Results[i]
 				b := fmt.Sprintf("results.%d.", i)
-				se := page.BarSeries{Name: res.Config}
+				se := page.BarSeries{Name: res.Config, Codec: res.Config}
 				row := []page.Cell{page.T(res.Config)}
 				cells := map[string]page.AnswerCell{}
 				for _, c := range cats {

@@ -295,7 +295,7 @@ func answerSection(p *page.Page) error {
 			case why != "":
 				cell.Sub = append(cell.Sub, page.Cell{Text: "proposal: none (" + why + ")"})
 			case len(reasons) > 0:
-				cell.Sub = append(cell.Sub, page.Cell{Fig: &low, High: &high, Prefix: prefix, Text: "(no difference: the run has problems)"})
+				cell.Sub = append(cell.Sub, page.Cell{Fig: &low, High: &high, Prefix: prefix, Text: "(not compared: the run has problems)"})
 			default:
 				pc := page.Cell{Fig: &low, High: &high, Prefix: prefix}
 				switch {

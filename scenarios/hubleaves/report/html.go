@@ -37,8 +37,8 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 		for i, l := range rep.Leaves {
 			b := fmt.Sprintf("leaves.%d.", i)
 			name := l.Codec
-			w := page.BarSeries{Name: name}
-			rs := page.BarSeries{Name: name}
+			w := page.BarSeries{Name: name, Codec: explicit(l.Codec)}
+			rs := page.BarSeries{Name: name, Codec: explicit(l.Codec)}
 			for _, c := range cats {
 				w.Values = append(w.Values, r.Src.Fig(b+"categories."+c+".wire_bytes", page.MB))
 				rs.Values = append(rs.Values, r.Src.Fig(b+"categories."+c+".relative_to_plain", page.Pct))
@@ -83,4 +83,12 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 			page.F(r.Src.Fig("schedule.kept_up", page.Count)), page.F(r.Src.Fig("drops", page.Count))}})
 	}
 	return nil
+}
+
+// explicit is a codec's explicit form (its colour on the page), or the name as given.
+func explicit(c string) string {
+	if s, err := codec.Parse(c); err == nil {
+		return s.Explicit()
+	}
+	return c
 }

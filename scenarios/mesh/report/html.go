@@ -54,8 +54,8 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 		var series []page.BarSeries
 		groups := presentIn(runs, "observed."+dir.key+".", gossip.Categories())
 		for _, r := range runs {
-			se := page.BarSeries{Name: r.Label + " wire"}
-			raw := page.BarSeries{Name: r.Label + " raw"}
+			se := page.BarSeries{Name: r.Label + " wire", Codec: runCodec(r)}
+			raw := page.BarSeries{Name: r.Label + " raw", Codec: runCodec(r), Variant: "raw"}
 			for _, g := range groups {
 				se.Values = append(se.Values, r.Src.Fig("observed."+dir.key+"."+g+".wire_bytes", page.MB))
 				raw.Values = append(raw.Values, r.Src.Fig("observed."+dir.key+"."+g+".raw_bytes", page.MB))
@@ -74,7 +74,7 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 	var ctl []page.BarSeries
 	var ctlRows [][]page.Cell
 	for _, r := range runs {
-		se := page.BarSeries{Name: r.Label}
+		se := page.BarSeries{Name: r.Label, Codec: runCodec(r)}
 		for _, k := range kinds {
 			p := "observed.control_in." + k
 			se.Values = append(se.Values, r.Src.Fig(p+".wire_bytes", page.MB))
@@ -97,7 +97,7 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 				continue
 			}
 			n := len(cdf.([]any))
-			se := page.LineSeries{Name: r.Label}
+			se := page.LineSeries{Name: r.Label, Codec: runCodec(r)}
 			for i := 0; i < n; i++ {
 				se.Points = append(se.Points, page.Point{X: r.Src.Fig(fmt.Sprintf("%s.cdf_ms.%d", base, i), page.Ms1), Y: page.Const(float64(i*CDFStepPct), page.Pct)})
 			}
@@ -129,7 +129,7 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 	groups := presentIn(runs, "copies_observed.", gossip.Categories())
 	var cp []page.BarSeries
 	for _, r := range runs {
-		obs, all := page.BarSeries{Name: r.Label + " observed"}, page.BarSeries{Name: r.Label + " all nodes"}
+		obs, all := page.BarSeries{Name: r.Label + " observed", Codec: runCodec(r)}, page.BarSeries{Name: r.Label + " all nodes", Codec: runCodec(r), Variant: "all nodes"}
 		for _, g := range groups {
 			obs.Values = append(obs.Values, r.Src.Fig("copies_observed."+g, page.Ratio))
 			all.Values = append(all.Values, r.Src.Fig("copies_all."+g, page.Ratio))
@@ -147,7 +147,7 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 		for i, k := range rep.Kinds {
 			row := []page.Cell{page.T(r.Label), page.T(k.Kind), page.F(r.Src.Fig(fmt.Sprintf("kinds.%d.nodes", i), page.Count))}
 			for _, c := range []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn} {
-				row = append(row, page.F(r.Src.Fig(fmt.Sprintf("kinds.%d.copies.%s", i, c), page.Ratio)))
+				row = append(row, r.Src.Cell(fmt.Sprintf("kinds.%d.copies.%s", i, c), page.Ratio, "none delivered"))
 			}
 			kindRows = append(kindRows, row)
 		}
@@ -218,7 +218,11 @@ func abSection(s *page.Section, ab *analysis.SectionRun, runs []analysis.Section
 			if row.Bandwidth != "" {
 				name += ", " + row.Bandwidth
 			}
-			series[k] = &page.BarSeries{Name: name, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
+			variant := ""
+			if row.Scope != "observed in" {
+				variant = row.Scope
+			}
+			series[k] = &page.BarSeries{Name: name, Codec: explicit(row.Codec), Variant: variant, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
 			order = append(order, k)
 		}
 		b := fmt.Sprintf("rows.%d.", i)
@@ -306,7 +310,7 @@ func regionLatency(s *page.Section, runs []analysis.SectionRun) {
 	for _, c := range []gossip.Category{gossip.Attestation, gossip.Block} {
 		var series []page.BarSeries
 		for _, r := range runs {
-			p50, p99 := page.BarSeries{Name: r.Label + " p50"}, page.BarSeries{Name: r.Label + " p99"}
+			p50, p99 := page.BarSeries{Name: r.Label + " p50", Codec: runCodec(r)}, page.BarSeries{Name: r.Label + " p99", Codec: runCodec(r), Variant: "p99"}
 			for _, region := range regions {
 				b := "latency_by_region." + region + "." + c.String()
 				p50.Values = append(p50.Values, r.Src.Fig(b+".p50_ms", page.Ms1))
@@ -325,3 +329,19 @@ func regionLatency(s *page.Section, runs []analysis.SectionRun) {
 }
 
 func ptr(f page.Figure) *page.Figure { return &f }
+
+// explicit is a codec's explicit form (its colour on the page), or the name as given.
+func explicit(c string) string {
+	if s, err := codec.Parse(c); err == nil {
+		return s.Explicit()
+	}
+	return c
+}
+
+// runCodec is the codec of a mesh run's compressed nodes, explicit.
+func runCodec(r analysis.SectionRun) string {
+	if m, ok := r.Report.(*MeshReport); ok {
+		return explicit(m.ABLabel().Codec)
+	}
+	return ""
+}

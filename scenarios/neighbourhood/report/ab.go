@@ -161,7 +161,12 @@ func compare(runs []analysis.ABRun, reports []analysis.Report) (analysis.Report,
 // inbound MiB/h, false unless every recorded category was measured.
 func atRecordingMix(in map[string]neighbourhood.WireLine) (float64, bool) {
 	var num, den float64
-	for c, mibh := range neighbourhood.Recording.MiBh {
+	// In category order: a sum over a map's order differs in its last bits from run to run.
+	for _, c := range gossip.Categories() {
+		mibh, recorded := neighbourhood.Recording.MiBh[c]
+		if !recorded {
+			continue
+		}
 		l, ok := in[c.String()]
 		if !ok || l.RawBytes == 0 {
 			return 0, false

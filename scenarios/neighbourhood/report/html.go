@@ -43,7 +43,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 			b := fmt.Sprintf("figures.categories.%d.", i)
 			rows = append(rows, []page.Cell{page.T(r.Label), page.T(c.Category), page.F(r.Src.Fig(b+"recording_mib_per_hour", page.MiBh)),
 				page.F(r.Src.Fig(b+"mib_per_hour", page.MiBh)), page.F(r.Src.Fig(b+"vs_recording_pct", page.Pct)), page.T(fmt.Sprint(c.Within)),
-				page.F(r.Src.Fig(b+"copies", page.Ratio)), page.F(r.Src.Fig(b+"recording_copies", page.Ratio))})
+				page.F(r.Src.Fig(b+"copies", page.Ratio)), r.Src.Cell(b+"recording_copies", page.Ratio, "not in the recording")})
 		}
 		rows = append(rows, []page.Cell{page.T(r.Label), page.T("IHAVE ids per hour"), page.F(r.Src.Fig("figures.recording_ihave_ids_per_hour", page.Count)),
 			page.F(r.Src.Fig("figures.ihave_ids_per_hour", page.Count))})
@@ -56,7 +56,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 		var series []page.BarSeries
 		for ri, r := range runs {
 			rep := r.Report.(*Report)
-			se := page.BarSeries{Name: r.Label}
+			se := page.BarSeries{Name: r.Label, Codec: explicit(rep.Figures.Codec)}
 			for i, w := range rep.Figures.Wire {
 				if w.Direction != dir || w.Category == "total" {
 					continue
@@ -83,7 +83,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 	}
 	var ctl []page.BarSeries
 	for _, r := range runs {
-		se := page.BarSeries{Name: r.Label}
+		se := page.BarSeries{Name: r.Label, Codec: explicit(r.Report.(*Report).Figures.Codec)}
 		for _, k := range kinds {
 			se.Values = append(se.Values, r.Src.Fig("figures.control_in."+k+".wire_bytes", page.MB))
 		}
@@ -112,7 +112,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 		cpu = append(cpu, []page.Cell{page.T(r.Label), page.F(r.Src.Fig("figures.cpu_s", page.Sec)), page.F(r.Src.Fig("figures.simulated_s", page.Sec)),
 			page.F(r.Src.Fig("figures.wall_s", page.Sec)), page.F(r.Src.Fig("figures.timing.cpu_utilization", page.Share)),
 			page.F(r.Src.Fig("figures.timing.peak_rss_bytes", page.MB)), page.F(r.Src.Fig("figures.timing.lag_p99_ms", page.Ms)), page.F(r.Src.Fig("figures.max_lag_ms", page.Ms))})
-		se := page.LineSeries{Name: r.Label}
+		se := page.LineSeries{Name: r.Label, Codec: explicit(rep.Figures.Codec)}
 		for i := range rep.Figures.Timing.RSSBySlot {
 			se.Points = append(se.Points, page.Point{X: page.Const(float64(i), page.Count), Y: r.Src.Fig(fmt.Sprintf("figures.timing.rss_bytes_by_slot.%d", i), page.MB)})
 		}
@@ -147,7 +147,7 @@ func abSection(s *page.Section, ab *AB, src *page.Source, runs []analysis.Sectio
 	for i, r := range ab.Rows {
 		b := fmt.Sprintf("rows.%d.", i)
 		if series[r.Codec] == nil {
-			series[r.Codec] = &page.BarSeries{Name: r.Codec, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
+			series[r.Codec] = &page.BarSeries{Name: r.Codec, Codec: explicit(r.Codec), Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
 			order = append(order, r.Codec)
 		}
 		ci := slices.Index(cats, r.Category)
@@ -155,7 +155,7 @@ func abSection(s *page.Section, ab *AB, src *page.Source, runs []analysis.Sectio
 		se.Values[ci], se.Low[ci], se.High[ci] = src.Fig(b+"wire_of_raw_pct.mean", page.Pct), src.Fig(b+"wire_of_raw_pct.min", page.Pct), src.Fig(b+"wire_of_raw_pct.max", page.Pct)
 		rows = append(rows, []page.Cell{page.T(r.Codec), page.T(r.Category), page.F(src.Fig(b+"seeds", page.Count)), page.F(src.Fig(b+"wire_of_raw_pct.mean", page.Pct)),
 			page.F(src.Fig(b+"wire_of_raw_pct.min", page.Pct)), page.F(src.Fig(b+"wire_of_raw_pct.max", page.Pct)),
-			page.F(src.Fig(b+"wire_of_plain_run_pct.mean", page.Pct)), page.F(src.Fig(b+"cpu_of_plain_run_pct.mean", page.Pct))})
+			src.Cell(b+"wire_of_plain_run_pct.mean", page.Pct, "no plain run of this seed"), src.Cell(b+"cpu_of_plain_run_pct.mean", page.Pct, "not measured")})
 		// Every codec's inbound wire, % of its raw bytes, is an answer row; the proposal's
 		// figures are % of today's wire bytes, so it stands beside none of them.
 		// The total at the recording's mix is arithmetic on the recording's shares: never an
@@ -229,3 +229,11 @@ func seedCalibration(s *page.Section, runs []analysis.SectionRun) error {
 }
 
 func ptr(f page.Figure) *page.Figure { return &f }
+
+// explicit is a codec's explicit form (its colour on the page), or the name as given.
+func explicit(c string) string {
+	if s, err := codec.Parse(c); err == nil {
+		return s.Explicit()
+	}
+	return c
+}
