@@ -143,10 +143,10 @@ var (
 
 // Figure is one number on the page: where it came from, and how it is shown.
 type Figure struct {
-	Src    *Source // nil for a constant (an axis position, not a measured figure)
-	Path   string
-	Value  float64
-	Found  bool
+	Src   *Source // nil for a constant (an axis position, not a measured figure)
+	Path  string
+	Value float64
+	Found bool
 	// Null: the report's JSON holds null at Path, its way of saying "not measured".
 	Null   bool
 	Format Format

@@ -87,7 +87,7 @@ type BarSeries struct {
 	// Codec, when the series is one codec's (explicit form), colours it as that codec on
 	// every chart; Variant marks a second series of the same codec (drawn lighter).
 	Codec, Variant string
-	Values []Figure
+	Values         []Figure
 	// Low and High, when set, draw each bar's range (min and max over seeds).
 	Low, High []Figure
 }
@@ -109,7 +109,7 @@ type Point struct{ X, Y Figure }
 type LineSeries struct {
 	Name           string
 	Codec, Variant string
-	Points []Point
+	Points         []Point
 }
 
 // Mark is a vertical reference line at a figure's value (a percentile), in a series' color.

@@ -279,12 +279,12 @@ type CategorySummary struct {
 	RecordingMiBh float64 `json:"recording_mib_per_hour"`
 	// VsRecording is MiBh as a percentage of the recording's; Within says whether it is
 	// within ±25 %.
-	VsRecording     float64 `json:"vs_recording_pct"`
-	Within          bool    `json:"within_25_pct"`
+	VsRecording float64 `json:"vs_recording_pct"`
+	Within      bool    `json:"within_25_pct"`
 	// Copies is received copies per delivered message; null (not measured) when the observed
 	// node delivered no message of the category (control has none).
 	Copies          *float64 `json:"copies"`
-	RecordingCopies float64 `json:"recording_copies,omitempty"`
+	RecordingCopies float64  `json:"recording_copies,omitempty"`
 }
 
 // Summary is the report's figures for JSON.

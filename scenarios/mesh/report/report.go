@@ -120,13 +120,13 @@ type CalibrationRow struct {
 
 // MeshKind is the nodes of one kind, summed.
 type MeshKind struct {
-	Kind   string                                   `json:"kind"`
-	Nodes  int                                      `json:"nodes"`
-	In     map[gossip.Category]result.CategoryBytes `json:"in"`
-	Out    map[gossip.Category]result.CategoryBytes `json:"out"`
+	Kind  string                                   `json:"kind"`
+	Nodes int                                      `json:"nodes"`
+	In    map[gossip.Category]result.CategoryBytes `json:"in"`
+	Out   map[gossip.Category]result.CategoryBytes `json:"out"`
 	// Copies is received copies (first plus duplicates) per delivered message over the
 	// kind's nodes, per category they delivered.
-	Copies map[gossip.Category]float64 `json:"copies"`
+	Copies          map[gossip.Category]float64 `json:"copies"`
 	delivered, dups [gossip.NumCategories]int64
 }
 
