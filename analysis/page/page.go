@@ -280,6 +280,8 @@ type Cell struct {
 	Sub      []Cell
 	Prefix   string
 	SubClass string
+	// Details folds the Sub lines under a summary naming how many there are.
+	Details bool
 }
 
 // writeFig writes a figure as a span bound to its JSON.
@@ -327,10 +329,16 @@ func writeCell(b *strings.Builder, c Cell) {
 			b.WriteString(" " + esc(c.Text))
 		}
 	}
+	if c.Details && len(c.Sub) > 0 {
+		fmt.Fprintf(b, `<details><summary>%d reason(s)</summary>`, len(c.Sub))
+	}
 	for _, sub := range c.Sub {
 		b.WriteString(`<div class="sub ` + esc(sub.SubClass) + `">`)
 		writeCell(b, sub)
 		b.WriteString("</div>")
+	}
+	if c.Details && len(c.Sub) > 0 {
+		b.WriteString("</details>")
 	}
 }
 
@@ -425,7 +433,33 @@ type AnswerRow struct {
 	Runs []*Source
 	// LiveCheck: the row stands beside the proposal's live check, not its results table.
 	LiveCheck bool
+	// Facts are what the row's runs measured beyond bytes, for the configuration's verdict:
+	// bytes by direction, codec CPU against today's, codec state, latency against plain.
+	Facts []Fact
 }
+
+// Fact is one measured figure of a configuration's verdict: what it is (in words, one
+// definition per kind of fact across scenarios), the figure, and beside it today's figure
+// (plain in the same run) or its spread over seeds.
+type Fact struct {
+	Kind, What string
+	Value      Figure
+	// Today is plain's figure in the same run (CPU); Low and High the range over seeds.
+	Today, Low, High *Figure
+	// Note qualifies the figure (a saturated machine for latency).
+	Note string
+}
+
+// The kinds of verdict fact, in the order a verdict lists them.
+const (
+	FactBytes   = "bytes on the wire"
+	FactCPU     = "codec CPU"
+	FactMemory  = "codec memory"
+	FactLatency = "p99 delivery latency change"
+)
+
+// CPUDefinition is the one definition of codec CPU on the page, whatever scenario measured it.
+const CPUDefinition = "codec CPU: thread CPU of the stream codec's encode and decode, ns per input byte (uncompressed stream bytes), beside today's per-message Snappy (plain) measured the same way in the same run; 0 where the run meters no Snappy work for plain"
 
 // What an answer row's 100 % is.
 const (

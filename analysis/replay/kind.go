@@ -270,6 +270,7 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 					if cmp, ok := res.Proposal["total"]; ok && cmp.Reason != "" {
 						row.NotComparable = map[string]string{"total": cmp.Reason}
 					}
+					row.Facts = sweepFacts(r.Src, rep, i, idx)
 					s.Answer(row)
 				}
 			}
@@ -307,6 +308,41 @@ func payloadLabel(p string) string {
 }
 
 func ptr(f page.Figure) *page.Figure { return &f }
+
+// sweepFacts are a result's figures for its configuration's verdict: bytes by direction,
+// codec CPU beside plain's in the same view, codec state per peer.
+func sweepFacts(src *page.Source, rep *Report, i int, view []int) []page.Fact {
+	res := rep.Results[i]
+	b := fmt.Sprintf("results.%d.", i)
+	var facts []page.Fact
+	for d, name := range []string{"inbound", "outbound"} {
+		if res.DirPlainTotal[d] > 0 {
+			facts = append(facts, page.Fact{Kind: page.FactBytes, What: fmt.Sprintf("view %s, %s, payload %s: %% of today's wire bytes", res.View, name, payloadLabel(res.Payload)),
+				Value: src.Fig(fmt.Sprintf("%sdirection_relative_total.%d", b, d), page.Pct)})
+		}
+	}
+	plain := -1
+	for _, j := range view {
+		if rep.Results[j].Config == "plain" && rep.Results[j].Layout == res.Layout {
+			plain = j
+		}
+	}
+	for _, dir := range []string{"encode", "decode"} {
+		f := page.Fact{Kind: page.FactCPU, What: dir + ", view " + res.View + " (offline replay)", Value: src.Fig(b+dir+"_thread_cpu_ns_per_byte", page.NsB)}
+		if plain >= 0 {
+			f.Today = ptr(src.Fig(fmt.Sprintf("results.%d.%s_thread_cpu_ns_per_byte", plain, dir), page.NsB))
+		}
+		facts = append(facts, f)
+	}
+	if res.Memory.Peers == 0 {
+		return facts // the replay measured no state per peer (it does with --layout)
+	}
+	facts = append(facts,
+		page.Fact{Kind: page.FactMemory, What: "encoders per peer (mean over the recording's peers)", Value: src.Fig(b+"memory.mean_peer_encoder_bytes", page.KiB)},
+		page.Fact{Kind: page.FactMemory, What: "decoders per peer (mean over the recording's peers)", Value: src.Fig(b+"memory.mean_peer_decoder_bytes", page.KiB)},
+		page.Fact{Kind: page.FactMemory, What: "peers the replay measured", Value: src.Fig(b+"memory.peers", page.Count)})
+	return facts
+}
 
 // seedsOf says what a sweep's figures come from: its traces, with their workload seeds.
 func seedsOf(traces []TraceInfo) string {

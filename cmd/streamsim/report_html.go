@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/analysis/page"
@@ -220,6 +221,7 @@ func answerSection(p *page.Page) error {
 	s := &page.Section{ID: "answer", Title: "The answer: the proposal's results beside streamsim's"}
 	p.Answer = s
 	s.Para("The proposal measured a recorded Teku node's inbound traffic on mainnet (all attestation subnets, about 45 peers) replayed through each stream codec, relative to today's wire bytes (per-message Snappy); its live check put a snappy-stream node and a plain node behind one hub, once with raw SSZ inside the stream and once with the payloads kept Snappy. Its tables first, then what was measured here, each figure beside the proposal's for the same payload, view and direction, or beside nothing.")
+	verdicts(s, p.Answers())
 	var rows [][]page.Cell
 	for i, r := range replay.ProposalTable() {
 		b := fmt.Sprintf("rows.%d.", i)
@@ -252,24 +254,24 @@ func answerSection(p *page.Page) error {
 	var out []page.Row
 	flagged := 0
 	for _, a := range answers {
-		var reasons []string
-		for _, r := range a.Runs {
-			for _, why := range r.Reasons() {
-				if !slices.Contains(reasons, why) {
-					reasons = append(reasons, why)
-				}
-			}
-		}
+		reasons := rowReasons(a)
 		row := page.Row{Cells: []page.Cell{page.T(a.Config), {Text: a.By, Sub: []page.Cell{{Text: a.Measured}}},
 			page.T(fmt.Sprintf("%s, %s, %s", a.View, a.Direction, a.Payload)), a.Seeds}}
 		status := page.T("ok: no problem, flag or calibration note in its runs")
 		if len(reasons) > 0 {
 			flagged++
 			row.Class = "flagged"
-			status = page.Cell{Text: "left out of every verdict", TDClass: "flagged"}
+			var kinds []string
+			for _, why := range reasons {
+				if k, _, _ := strings.Cut(why, ":"); !slices.Contains(kinds, k) {
+					kinds = append(kinds, k)
+				}
+			}
+			status = page.Cell{Text: "left out of every verdict: " + strings.Join(kinds, ", "), TDClass: "flagged"}
 			for _, why := range reasons {
 				status.Sub = append(status.Sub, page.Cell{Text: why, SubClass: "reason"})
 			}
+			status.Details = true
 		}
 		row.Cells = append(row.Cells, status)
 		for _, key := range answerCategories {
@@ -283,7 +285,7 @@ func answerSection(p *page.Page) error {
 			if len(reasons) > 0 {
 				cell.TDClass = "flagged"
 			}
-			if c.Low != nil && c.High != nil && c.Low.Found && c.High.Found {
+			if c.Low != nil && c.High != nil && c.Low.Found && c.High.Found && c.Low.Value != c.High.Value {
 				cell.Sub = append(cell.Sub, page.Cell{Fig: c.Low, High: c.High, Prefix: "range over seeds"})
 			}
 			low, high, why := proposalPeer(src, a, key)
@@ -318,6 +320,102 @@ func answerSection(p *page.Page) error {
 	}
 	s.Para("Differences are findings, not errors: a live check carries no gossip control, a workload trace has no control (its total stands beside nothing), a mesh or neighbourhood run's mix is its own (its calibration table says how far from the recording), and short test runs compress less than 60 minutes of history. Arithmetic on the proposal's published shares (a sweep's totals at the proposal's mix) is in the sweep's section, labelled as such, never here.")
 	return nil
+}
+
+// rowReasons are the reasons an answer row's runs give to keep it out of verdicts.
+func rowReasons(a page.AnswerRow) []string {
+	var reasons []string
+	for _, r := range a.Runs {
+		for _, why := range r.Reasons() {
+			if !slices.Contains(reasons, why) {
+				reasons = append(reasons, why)
+			}
+		}
+	}
+	return reasons
+}
+
+// verdictPeers are the peer counts a node's codec memory is asked for.
+var verdictPeers = []int{50, 100, 200}
+
+// verdicts writes one verdict per configuration: the bytes it saved per view and direction,
+// its codec CPU beside today's per-message Snappy, its codec memory, its p99 latency change
+// per category, each figure bound to its JSON with the run it came from, its seeds and range.
+// Rows from runs with problems are named and left out.
+func verdicts(s *page.Section, answers []page.AnswerRow) {
+	var configs []string
+	byConfig := map[string][]page.AnswerRow{}
+	for _, a := range answers {
+		if byConfig[a.Config] == nil {
+			configs = append(configs, a.Config)
+		}
+		byConfig[a.Config] = append(byConfig[a.Config], a)
+	}
+	if len(configs) == 0 {
+		return
+	}
+	s.H3("Verdict per configuration")
+	s.Para("Measured figures only, from runs without problems; each names its run, seeds and range. " + page.CPUDefinition + ". Memory per node at 50, 100 and 200 peers is stated only where a run had that many peers.")
+	for _, cfg := range configs {
+		var rows [][]page.Cell
+		var left []string
+		maxPeers := 0.0
+		for _, a := range byConfig[cfg] {
+			if reasons := rowReasons(a); len(reasons) > 0 {
+				var kinds []string
+				for _, why := range reasons {
+					if k, _, _ := strings.Cut(why, ":"); !slices.Contains(kinds, k) {
+						kinds = append(kinds, k)
+					}
+				}
+				left = append(left, fmt.Sprintf("%s (%s)", a.By, strings.Join(kinds, ", ")))
+				continue
+			}
+			from := page.Cell{Text: a.By, Sub: []page.Cell{{Prefix: "seeds:", Text: a.Seeds.Text, Fig: a.Seeds.Fig}}}
+			if c, ok := a.Cells["total"]; ok {
+				row := []page.Cell{page.T(page.FactBytes), page.T(fmt.Sprintf("view %s, %s, payload %s, total: %% of %s", a.View, a.Direction, a.Payload, a.Of)), {Fig: &c.Value, Class: "answer", Runs: a.Runs}, page.T("")}
+				if c.Low != nil && c.High != nil && c.Low.Value != c.High.Value {
+					row[3] = page.Cell{Fig: c.Low, High: c.High, Prefix: "range over seeds"}
+				}
+				rows = append(rows, append(row, from))
+			}
+			for _, f := range a.Facts {
+				if f.Kind == page.FactMemory && strings.HasPrefix(f.What, "peers") {
+					maxPeers = max(maxPeers, f.Value.Value)
+				}
+				side := page.T("")
+				switch {
+				case f.Today != nil && f.Today.Found && f.Today.Value == 0:
+					side = page.T("today's Snappy: not metered for plain in this run")
+				case f.Today != nil:
+					side = page.Cell{Fig: f.Today, Prefix: "today (plain):"}
+				case f.Low != nil && f.High != nil:
+					side = page.Cell{Fig: f.Low, High: f.High, Prefix: "range over seeds"}
+				}
+				what := f.What
+				if f.Note != "" {
+					what += " — " + f.Note
+				}
+				v := f.Value
+				rows = append(rows, []page.Cell{page.T(f.Kind), page.T(what), {Fig: &v, Class: "answer", Runs: a.Runs}, side, from})
+			}
+		}
+		for _, n := range verdictPeers {
+			if float64(n) > maxPeers {
+				rows = append(rows, []page.Cell{page.T(page.FactMemory), page.T(fmt.Sprintf("per node at %d peers", n)), page.T("not measured"),
+					page.T(fmt.Sprintf("no run here had %d peers (the most: %.0f)", n, maxPeers)), page.T("")})
+			}
+		}
+		caption := "Verdict: " + cfg
+		if len(left) > 0 {
+			caption += "; left out (runs with problems): " + strings.Join(left, "; ")
+		}
+		if len(rows) == len(verdictPeers) && maxPeers == 0 {
+			s.Para(caption + ": no verdict, every run that measured it has problems.")
+			continue
+		}
+		s.Table(caption, []string{"", "what", "measured", "beside it", "from"}, rows)
+	}
 }
 
 // proposalPeer is the proposal's figure (a range: low, high) for an answer row's category,

@@ -32,6 +32,12 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 				}
 			}
 		}
+		plain := -1
+		for i, l := range rep.Leaves {
+			if l.Codec == "plain" {
+				plain = i
+			}
+		}
 		var rel, wire []page.BarSeries
 		var rows, cpu [][]page.Cell
 		for i, l := range rep.Leaves {
@@ -65,7 +71,15 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 							cells[c] = page.AnswerCell{Value: f}
 						}
 					}
-					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, Direction: "in", Payload: rep.Payload, LiveCheck: true,
+					var facts []page.Fact
+					for _, end := range []struct{ key, what string }{{"hub_encode", "encode (the hub, for this leaf)"}, {"decode", "decode (the leaf)"}} {
+						f := page.Fact{Kind: page.FactCPU, What: end.what + ", live check", Value: r.Src.Fig(b+"cpu."+end.key+".ns_per_byte", page.NsB)}
+						if plain >= 0 {
+							f.Today = ptrFig(r.Src.Fig(fmt.Sprintf("leaves.%d.cpu.%s.ns_per_byte", plain, end.key), page.NsB))
+						}
+						facts = append(facts, f, page.Fact{Kind: page.FactMemory, What: end.what + ": codec state of the stream", Value: r.Src.Fig(b+"cpu."+end.key+".state_bytes", page.KiB)})
+					}
+					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, Direction: "in", Payload: rep.Payload, LiveCheck: true, Facts: facts,
 						By: "live check " + r.Label, Of: page.OfPlain, Seeds: page.T("1 run"), Cells: cells, Runs: []*page.Source{r.Src},
 						Measured: "a direct-peer leaf's inbound wire bytes, % of the plain leaf's in the same run (no control)"})
 				}
@@ -92,3 +106,5 @@ func explicit(c string) string {
 	}
 	return c
 }
+
+func ptrFig(f page.Figure) *page.Figure { return &f }

@@ -252,7 +252,20 @@ func abSection(s *page.Section, ab *analysis.SectionRun, runs []analysis.Section
 		}
 	}
 	for _, k := range answerOrder {
-		s.Answer(*answers[k])
+		a := answers[k]
+		for i, d := range rep.LatencyDiff {
+			if d.Codec != k.codec || d.Bandwidth != k.bw {
+				continue
+			}
+			b := fmt.Sprintf("latency_diff.%d.", i)
+			f := page.Fact{Kind: page.FactLatency, What: d.Category.String() + ": codec minus plain in the same seed, ms (mesh A/B)",
+				Value: ab.Src.Fig(b+"p99_ms.mean", page.Ms1), Low: ptr(ab.Src.Fig(b+"p99_ms.min", page.Ms1)), High: ptr(ab.Src.Fig(b+"p99_ms.max", page.Ms1))}
+			if d.Saturated {
+				f.Note = "machine saturated in one of its runs"
+			}
+			a.Facts = append(a.Facts, f)
+		}
+		s.Answer(*a)
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].scope > order[j].scope })
 	var bars []page.BarSeries
