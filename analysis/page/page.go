@@ -227,9 +227,17 @@ type Section struct {
 	Notes    []string
 	blocks   []string
 	// answer rows a section contributes to the page's first section.
-	answers []AnswerRow
-	charts  int
+	answers  []AnswerRow
+	charts   int
+	proposal *Source
 }
+
+// SetProposal gives the section the page's source of the proposal's published figures, for
+// charts that overlay them.
+func (s *Section) SetProposal(src *Source) { s.proposal = src }
+
+// ProposalSource is the page's source of the proposal's figures, nil when it has none.
+func (s *Section) ProposalSource() *Source { return s.proposal }
 
 // RunMeta is one run's provenance.
 type RunMeta struct {

@@ -129,6 +129,25 @@ type LineChart struct {
 	// LogX draws x on a log10 scale (latency spans orders of magnitude); points at x <= 0
 	// are left out.
 	LogX bool
+	// HRefs are horizontal reference lines (a codec's figure the lines are read against).
+	HRefs []HRef
+	// XTicks, when set, labels x at these values with these labels (window sizes).
+	XTicks []XTick
+	// Dots draws a series as unconnected points (the proposal's figures over a curve).
+	Dots map[int]bool
+}
+
+// HRef is a horizontal reference line at a figure, in a codec's colour.
+type HRef struct {
+	Label string
+	At    Figure
+	Codec string
+}
+
+// XTick is one labelled position on the x axis.
+type XTick struct {
+	At    float64
+	Label string
 }
 
 // Bars adds a bar chart with a caption; without a single bar it adds the caption's
@@ -228,6 +247,11 @@ func (s *Section) Lines(c LineChart, caption string) {
 		s.Para(c.Title + ": no data in this run.")
 		return
 	}
+	for _, h := range c.HRefs {
+		if h.At.Found {
+			ymax = math.Max(ymax, h.At.Value)
+		}
+	}
 	if c.YMax > 0 {
 		ymax = c.YMax
 	}
@@ -269,10 +293,31 @@ func (s *Section) Lines(c LineChart, caption string) {
 	s.charts++
 	openSVG(&b, s, c.Title, chartH+legendRows*legendRowH, "lines")
 	yAxis(&b, yt, yf, c.YLabel, yunit)
+	labels := map[float64]string{}
+	if len(c.XTicks) > 0 {
+		xt = xt[:0]
+		for _, t := range c.XTicks {
+			xt = append(xt, t.At)
+			labels[t.At] = t.Label
+		}
+	}
 	for _, t := range xt {
 		x := xf(t)
+		label, ok := labels[t]
+		if !ok {
+			label = tickLabel(t / xunit)
+		}
 		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s"/><text class="tick" x="%s" y="%d" text-anchor="middle" fill="%s">%s</text>`,
-			fnum(x), fnum(x), marginT, marginT+plotH, gridColor, fnum(x), marginT+plotH+16, textColor, tickLabel(t/xunit))
+			fnum(x), fnum(x), marginT, marginT+plotH, gridColor, fnum(x), marginT+plotH+16, textColor, esc(label))
+	}
+	for _, h := range c.HRefs {
+		if !h.At.Found {
+			continue
+		}
+		col, cattr, _ := seriesStyle(h.Codec, "", 0)
+		y := yf(h.At.Value)
+		fmt.Fprintf(&b, `<line class="mark ref" x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s" stroke-dasharray="%s"%s%s data-value="%s"/><text x="%d" y="%s" text-anchor="end" fill="%s" font-size="10">%s</text>`,
+			marginL, marginL+plotW, fnum(y), fnum(y), col, refDash, cattr, h.At.attrs(), exact(h.At.Value), marginL+plotW-2, fnum(y-3), col, esc(h.Label+" "+h.At.Text()))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="%s">%s</text>`, marginL+plotW/2, marginT+plotH+34, textColor, esc(c.XLabel))
 	for si, se := range c.Series {
@@ -295,7 +340,9 @@ func (s *Section) Lines(c LineChart, caption string) {
 			fmt.Fprintf(&dots, `<circle class="mark point" cx="%s" cy="%s" r="%g" fill="%s"%s%s%s data-value="%s" data-x="%s" data-y="%s"><title>%s: %s, %s</title></circle>`,
 				fnum(xf(p.X.Value)), fnum(yf(p.Y.Value)), pointRadius, col, op, cattr, bound.attrs(), exact(bound.Value), exact(p.X.Value), exact(p.Y.Value), esc(se.Name), esc(p.X.Text()), esc(p.Y.Text()))
 		}
-		if d.Len() > 0 {
+		if d.Len() > 0 && c.Dots[si] {
+			b.WriteString(strings.ReplaceAll(dots.String(), fmt.Sprintf(`r="%g"`, pointRadius), `r="5"`))
+		} else if d.Len() > 0 {
 			fmt.Fprintf(&b, `<path class="series" d="%s" fill="none" stroke="%s"%s stroke-width="1.6"/>`, d.String(), col, op)
 			b.WriteString(dots.String())
 		}

@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/analysis/page"
+	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/units"
 )
 
 // SweepKind is the report of a sweep's outputs (the directory `streamsim sweep --out` wrote):
@@ -281,6 +284,7 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 			head = append(head, "total", "proposal total", "difference")
 			s.Bars(page.BarChart{Title: "Wire bytes, % of plain: view " + scope, YLabel: "% of plain", Groups: groups, Series: bars, RefY: 100, RefYLabel: "plain"},
 				"Each configuration's wire bytes per category as a percentage of today's per-message Snappy on the same frames (results.<i>.relative, relative_total).")
+			historyCharts(s, r.Src, rep, idx, k.view, cats)
 			s.Table("Relative to plain, beside the proposal (difference: measured minus published, percentage points; 0 inside a published range; none where the trace lacks what the proposal's figure includes)", head, rows)
 			if len(mix) > 0 {
 				s.Table("Arithmetic on published shares, not a measurement: this sweep's per-category figures weighted by the proposal's MiB/h per category, control at the proposal's own control figure (results.<i>.at_proposal_mix); never in the answer",
@@ -308,6 +312,117 @@ func payloadLabel(p string) string {
 }
 
 func ptr(f page.Figure) *page.Figure { return &f }
+
+// historyCharts draws, for one view and payload, the history-size curve: each snappy-stream
+// level's bytes as a % of today's against its window, in total and per category, zstd as a
+// reference line, the proposal's figures (4 KiB, 64 KiB, 1 MiB) as points.
+func historyCharts(s *page.Section, src *page.Source, rep *Report, idx []int, view string, cats []gossip.Category) {
+	type point struct {
+		window int
+		i      int
+	}
+	levels := map[string][]point{}
+	var order []string
+	zstd := -1
+	for _, i := range idx {
+		c, err := ParseConfig(rep.Results[i].Config)
+		if err != nil || c.Dict || c.None {
+			continue
+		}
+		switch c.Spec.Kind {
+		case codec.SnappyStream:
+			lvl := c.Spec.SnappyLevel.String()
+			if levels[lvl] == nil {
+				order = append(order, lvl)
+			}
+			levels[lvl] = append(levels[lvl], point{c.Spec.WindowBytes, i})
+		case codec.Zstd:
+			if zstd < 0 {
+				zstd = i
+			}
+		}
+	}
+	windows := map[int]bool{}
+	for _, pts := range levels {
+		sort.Slice(pts, func(a, b int) bool { return pts[a].window < pts[b].window })
+		for _, p := range pts {
+			windows[p.window] = true
+		}
+	}
+	if len(windows) < 2 {
+		s.Para(fmt.Sprintf("History-size chart, view %s: not drawn, the sweep replayed fewer than two snappy-stream windows (give --codecs several, 4KiB … 16MiB).", view))
+		return
+	}
+	pub := PublishedFigures()
+	propSrc := proposalSource(s)
+	keys := []string{"total"}
+	for _, c := range cats {
+		keys = append(keys, c.String())
+	}
+	var ticks []page.XTick
+	for w := range windows {
+		ticks = append(ticks, page.XTick{At: float64(w), Label: units.FormatSize(w)})
+	}
+	sort.Slice(ticks, func(a, b int) bool { return ticks[a].At < ticks[b].At })
+	for _, key := range keys {
+		chart := page.LineChart{Title: fmt.Sprintf("History size: view %s, %s, %% of today's bytes", view, key), XLabel: "history window (log scale)", YLabel: "% of today's", LogX: true, XTicks: ticks, Dots: map[int]bool{}}
+		path := func(i int) string {
+			if key == "total" {
+				return fmt.Sprintf("results.%d.relative_total", i)
+			}
+			return fmt.Sprintf("results.%d.relative.%d", i, categoryOf(key))
+		}
+		for _, lvl := range order {
+			se := page.LineSeries{Name: "snappy-stream " + lvl}
+			for _, p := range levels[lvl] {
+				if key != "total" && rep.Results[p.i].PlainBytes[categoryOf(key)] == 0 {
+					continue
+				}
+				se.Points = append(se.Points, page.Point{X: page.Const(float64(p.window), page.Count), Y: src.Fig(path(p.i), page.Pct)})
+			}
+			chart.Series = append(chart.Series, se)
+		}
+		if zstd >= 0 && (key == "total" || rep.Results[zstd].PlainBytes[categoryOf(key)] > 0) {
+			chart.HRefs = append(chart.HRefs, page.HRef{Label: rep.Results[zstd].Config, At: src.Fig(path(zstd), page.Pct), Codec: rep.Results[zstd].Config})
+		}
+		if propSrc != nil && (view == "all-subnets" || view == "default") {
+			se := page.LineSeries{Name: "the proposal (payloads not stated)"}
+			for ri, row := range pub.Rows {
+				c, err := ParseConfig(row.Config)
+				if err != nil || c.Spec.Kind != codec.SnappyStream || !windows[c.Spec.WindowBytes] {
+					continue
+				}
+				b := fmt.Sprintf("rows.%d.", ri)
+				var p string
+				switch key {
+				case "total":
+					p = b + map[string]string{"all-subnets": "all_subnets_total", "default": "default_total"}[view]
+				case "attestation", "aggregate", "block":
+					p = b + key + ".low"
+				case "data_column":
+					p = b + "data_column"
+				default:
+					continue
+				}
+				se.Points = append(se.Points, page.Point{X: page.Const(float64(c.Spec.WindowBytes), page.Count), Y: propSrc.Fig(p, page.Pct)})
+			}
+			if len(se.Points) > 0 {
+				chart.Dots[len(chart.Series)] = true
+				chart.Series = append(chart.Series, se)
+			}
+		}
+		s.Lines(chart, fmt.Sprintf("Each snappy-stream level's wire bytes for %s as a %% of today's per-message Snappy on the same frames, against its history window (%s); dashed: zstd; large dots: the proposal's figures at its windows (its replay, payloads not stated; a range's low end).", key, "results.<i>.relative_total or relative.<category>"))
+	}
+}
+
+// categoryOf is a category by name (the names are gossip's own).
+func categoryOf(name string) gossip.Category {
+	c, _ := gossip.ParseCategory(name)
+	return c
+}
+
+// proposalSource is the page's source of the proposal's figures (nil: the page has none).
+func proposalSource(s *page.Section) *page.Source { return s.ProposalSource() }
 
 // sweepFacts are a result's figures for its configuration's verdict: bytes by direction,
 // codec CPU beside plain's in the same view, codec state per peer.

@@ -63,9 +63,18 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 		}
 	}
 	p.Missing = missing
+	pub, err := json.MarshalIndent(replay.PublishedFigures(), "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	proposal, err := p.AddSource("the proposal's results (docs/inputs.md §1)", pub)
+	if err != nil {
+		return nil, nil, err
+	}
 
 	for i, sec := range sections {
 		s := &page.Section{ID: fmt.Sprintf("sec%d", i+1), Title: fmt.Sprintf("%s: %s", sec.kind.Name, filepath.Base(filepath.Clean(sec.arg)))}
+		s.SetProposal(proposal)
 		p.Sections = append(p.Sections, s)
 		var reports []analysis.Report
 		var labels []analysis.ABRun
@@ -137,7 +146,7 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 			s.Problems = append(s.Problems, fmt.Sprintf("the %s section could not be drawn: %v", sec.kind.Name, herr))
 		}
 	}
-	if err := answerSection(p); err != nil {
+	if err := answerSection(p, proposal); err != nil {
 		return nil, nil, err
 	}
 	var buf bytes.Buffer
@@ -209,15 +218,7 @@ var answerCategories = []string{"total", "attestation", "aggregate", "block", "d
 // view and direction (or beside nothing, saying why), with the runs it came from, their seeds
 // and spread; rows from runs with problems are marked with the reasons and show no
 // difference.
-func answerSection(p *page.Page) error {
-	pub, err := json.MarshalIndent(replay.PublishedFigures(), "", "  ")
-	if err != nil {
-		return err
-	}
-	src, err := p.AddSource("the proposal's results (docs/inputs.md §1)", pub)
-	if err != nil {
-		return err
-	}
+func answerSection(p *page.Page, src *page.Source) error {
 	s := &page.Section{ID: "answer", Title: "The answer: the proposal's results beside streamsim's"}
 	p.Answer = s
 	s.Para("The proposal measured a recorded Teku node's inbound traffic on mainnet (all attestation subnets, about 45 peers) replayed through each stream codec, relative to today's wire bytes (per-message Snappy); its live check put a snappy-stream node and a plain node behind one hub, once with raw SSZ inside the stream and once with the payloads kept Snappy. Its tables first, then what was measured here, each figure beside the proposal's for the same payload, view and direction, or beside nothing.")
