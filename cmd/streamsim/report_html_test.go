@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
+	"image"
 	"image/png"
 	"io/fs"
 	"math"
@@ -569,10 +574,23 @@ func TestReportHTMLInBrowser(t *testing.T) {
 			t.Errorf("%s screenshot is %d×%d", name, cfg.Width, cfg.Height)
 		}
 	}
+	pageHash := fileHash(t, out)
 	if p := os.Getenv("STREAMSIM_REPORT_SCREENSHOT"); p != "" {
-		if err := os.WriteFile(p, top, 0o644); err != nil {
+		stamped, err := stampPNG(top, pageHash)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if err := os.WriteFile(p, stamped, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// docs/report-example.png (the README's picture of the page) is this page's screenshot:
+	// it carries the hash of the page it shows, and the page must still be that page.
+	example := filepath.Join("..", "..", "docs", "report-example.png")
+	if b, err := os.ReadFile(example); err != nil {
+		t.Errorf("%s: %v", example, err)
+	} else if got := pngStamp(b); got != pageHash {
+		t.Errorf("docs/report-example.png shows another page (its page hash %q, this page's %q): run scripts/report-example.sh", got, pageHash)
 	}
 
 	var c pageCheck
@@ -865,5 +883,73 @@ func TestRunMeta(t *testing.T) {
 	want = page.RunMeta{Label: "sweep", Dir: sweepDir, Command: origin.Command, Commit: "abc123", Machine: "box, 8 cores, linux/amd64, go1.26"}
 	if got := runMeta(reportRun{label: "sweep", dir: sweepDir}, src); got != want {
 		t.Errorf("sweep: %+v, want %+v", got, want)
+	}
+}
+
+// pageStampKey names the PNG text chunk holding the hash of the page a screenshot shows.
+const pageStampKey = "streamsim-page-sha256"
+
+func fileHash(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// stampPNG inserts a tEXt chunk (pageStampKey, hash) after the PNG's header chunk.
+func stampPNG(img []byte, hash string) ([]byte, error) {
+	const sigLen, ihdrLen = 8, 8 + 13 + 4
+	if len(img) < sigLen+ihdrLen || string(img[12:16]) != "IHDR" {
+		return nil, fmt.Errorf("not a PNG with a header chunk")
+	}
+	data := append([]byte(pageStampKey+"\x00"), hash...)
+	var chunk bytes.Buffer
+	binary.Write(&chunk, binary.BigEndian, uint32(len(data)))
+	typed := append([]byte("tEXt"), data...)
+	chunk.Write(typed)
+	binary.Write(&chunk, binary.BigEndian, crc32.ChecksumIEEE(typed))
+	out := append([]byte{}, img[:sigLen+ihdrLen]...)
+	out = append(out, chunk.Bytes()...)
+	return append(out, img[sigLen+ihdrLen:]...), nil
+}
+
+// pngStamp reads the page hash a screenshot carries ("" without one).
+func pngStamp(img []byte) string {
+	for i := 8; i+8 <= len(img); {
+		n := int(binary.BigEndian.Uint32(img[i:]))
+		if i+12+n > len(img) {
+			return ""
+		}
+		if string(img[i+4:i+8]) == "tEXt" {
+			if k, v, ok := strings.Cut(string(img[i+8:i+8+n]), "\x00"); ok && k == pageStampKey {
+				return v
+			}
+		}
+		i += 12 + n
+	}
+	return ""
+}
+
+// The stamp survives a round trip and leaves the image readable.
+func TestPNGStamp(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 2, 2))); err != nil {
+		t.Fatal(err)
+	}
+	stamped, err := stampPNG(buf.Bytes(), "abc123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pngStamp(stamped); got != "abc123" {
+		t.Errorf("stamp %q, want abc123", got)
+	}
+	if _, err := png.Decode(bytes.NewReader(stamped)); err != nil {
+		t.Errorf("the stamped PNG does not decode: %v", err)
+	}
+	if got := pngStamp(buf.Bytes()); got != "" {
+		t.Errorf("an unstamped PNG reads %q", got)
 	}
 }
