@@ -403,8 +403,11 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 		}
 		for _, n := range verdictPeers {
 			if float64(n) > maxPeers {
-				rows = append(rows, []page.Cell{page.T(page.FactMemory), page.T(fmt.Sprintf("per node at %d peers", n)), page.T("not measured"),
-					page.T(fmt.Sprintf("no run here had %d peers (the most: %.0f)", n, maxPeers)), page.T("")})
+				why := fmt.Sprintf("no run here measured codec state with %d peers (the most: %.0f)", n, maxPeers)
+				if maxPeers == 0 {
+					why = "no run here measured codec state per node with its peers (a sweep with --layout does)"
+				}
+				rows = append(rows, []page.Cell{page.T(page.FactMemory), page.T(fmt.Sprintf("per node at %d peers", n)), page.T("not measured"), page.T(why), page.T("")})
 			}
 		}
 		caption := "Verdict: " + cfg
