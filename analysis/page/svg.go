@@ -184,7 +184,15 @@ func (s *Section) Bars(c BarChart, caption string) {
 			break
 		}
 	}
-	ticks := scaled(niceTicks(0, max/unit), unit)
+	ticksOf := niceTicks
+	for _, se := range c.Series {
+		for _, v := range se.Values {
+			if v.Found && isCount(v.Format) {
+				ticksOf = countTicks
+			}
+		}
+	}
+	ticks := scaled(ticksOf(0, max/unit), unit)
 	top := ticks[len(ticks)-1]
 	var b strings.Builder
 	names := make([]string, len(c.Series))
@@ -256,15 +264,22 @@ func (s *Section) Lines(c LineChart, caption string) {
 		ymax = c.YMax
 	}
 	yunit, xunit := 1.0, 1.0
+	xTicksOf, yTicksOf := niceTicks, niceTicks
 	for _, se := range c.Series {
 		for _, p := range se.Points {
 			if p.Y.Found && p.X.Found {
 				yunit, xunit = p.Y.Format.scale(), p.X.Format.scale()
+				if isCount(p.X.Format) {
+					xTicksOf = countTicks
+				}
+				if isCount(p.Y.Format) {
+					yTicksOf = countTicks
+				}
 				break
 			}
 		}
 	}
-	yt := scaled(niceTicks(0, ymax/yunit), yunit)
+	yt := scaled(yTicksOf(0, ymax/yunit), yunit)
 	ytop := yt[len(yt)-1]
 	var xt []float64
 	var xf func(float64) float64
@@ -278,7 +293,7 @@ func (s *Section) Lines(c LineChart, caption string) {
 		}
 		xf = func(v float64) float64 { return marginL + (math.Log10(v)-lo)/(hi-lo)*plotW }
 	} else {
-		xt = scaled(niceTicks(math.Min(0, xmin)/xunit, xmax/xunit), xunit)
+		xt = scaled(xTicksOf(math.Min(0, xmin)/xunit, xmax/xunit), xunit)
 		lo, hi := xt[0], xt[len(xt)-1]
 		xf = func(v float64) float64 { return marginL + (v-lo)/(hi-lo)*plotW }
 	}
@@ -347,24 +362,60 @@ func (s *Section) Lines(c LineChart, caption string) {
 			b.WriteString(dots.String())
 		}
 	}
-	for mi, m := range c.Marks {
+	// Mark labels: each on the highest row where it overlaps no label already placed (widths
+	// estimated from the text's length), so that close percentiles do not print over each
+	// other.
+	type placed struct{ x0, x1 float64 }
+	var rowsUsed [][]placed
+	labelRow := func(x, w float64) int {
+		for r := range rowsUsed {
+			free := true
+			for _, p := range rowsUsed[r] {
+				if x < p.x1+4 && x+w > p.x0-4 {
+					free = false
+					break
+				}
+			}
+			if free {
+				rowsUsed[r] = append(rowsUsed[r], placed{x, x + w})
+				return r
+			}
+		}
+		rowsUsed = append(rowsUsed, []placed{{x, x + w}})
+		return len(rowsUsed) - 1
+	}
+	for _, m := range c.Marks {
 		if !m.At.Found || (c.LogX && m.At.Value <= 0) {
 			continue
 		}
 		x := xf(m.At.Value)
+		text := m.Label + " " + m.At.Text()
+		w := float64(len([]rune(text))) * 6
+		lx, anchor := x+2, "start"
+		if lx+w > float64(marginL+plotW) {
+			lx, anchor = x-2, "end"
+		}
+		row := labelRow(math.Min(lx, lx-w*boolTo(anchor == "end")), w)
 		var col, cattr string
 		if m.Series < len(c.Series) {
 			col, cattr, _ = seriesStyle(c.Series[m.Series].Codec, "", m.Series)
 		} else {
 			col = Color(m.Series)
 		}
-		fmt.Fprintf(&b, `<line class="mark ref" x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s" stroke-dasharray="%s"%s%s data-value="%s"/><text x="%s" y="%d" fill="%s" font-size="10">%s</text>`,
+		fmt.Fprintf(&b, `<line class="mark ref" x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s" stroke-dasharray="%s"%s%s data-value="%s"/><text class="marklabel" x="%s" y="%d" text-anchor="%s" fill="%s" font-size="10">%s</text>`,
 			fnum(x), fnum(x), marginT, marginT+plotH, col, refDash, cattr, m.At.attrs(), exact(m.At.Value),
-			fnum(x+2), marginT+10+(mi%6)*11, col, esc(m.Label+" "+m.At.Text()))
+			fnum(lx), marginT+10+row*11, anchor, col, esc(text))
 	}
 	legend(&b, names, styles, chartH)
 	b.WriteString("</svg>")
 	s.figure(b.String(), caption)
+}
+
+func boolTo(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (s *Section) figure(svg, caption string) {
@@ -432,6 +483,26 @@ func scaled(ticks []float64, unit float64) []float64 {
 }
 
 // niceTicks returns 3 to 7 round tick values covering [lo, hi].
+// countTicks are niceTicks with an integer step: an axis of counts (slots, messages) has no
+// fractional ticks.
+func countTicks(lo, hi float64) []float64 {
+	t := niceTicks(lo, hi)
+	if len(t) < 2 || t[1]-t[0] >= 1 {
+		return t
+	}
+	var out []float64
+	for v := math.Floor(lo); v <= math.Ceil(hi); v++ {
+		out = append(out, v)
+	}
+	if len(out) < 2 {
+		out = append(out, out[len(out)-1]+1)
+	}
+	return out
+}
+
+// isCount says whether a format is a plain count (no unit, no decimals).
+func isCount(f Format) bool { return f.Unit == "" && f.Decimals == 0 && f.scale() == 1 }
+
 func niceTicks(lo, hi float64) []float64 {
 	if hi <= lo {
 		hi = lo + 1

@@ -157,7 +157,11 @@ type pageDump struct {
 	Charts []struct {
 		ID, Title string
 		Ticks     []string
-		Marks     []struct {
+		Labels    []struct {
+			Text       string
+			X, Y, W, H float64
+		}
+		Marks []struct {
 			Src, Path, Value, Codec, Color string
 			W, H                           float64
 		}
@@ -178,6 +182,7 @@ const dumpJS = `(() => {
     Text: e.textContent, Runs: e.dataset.runs || '', Row: e.closest('tr').textContent, Flagged: e.closest('td').classList.contains('flagged')}));
   const charts = [...document.querySelectorAll('svg.chart')].map(s => ({ID: s.id, Title: s.querySelector('text.title').textContent,
     Ticks: [...s.querySelectorAll('text.tick')].map(t => t.textContent),
+    Labels: [...s.querySelectorAll('text.marklabel')].map(t => { const b = t.getBBox(); return {Text: t.textContent, X: b.x, Y: b.y, W: b.width, H: b.height}; }),
     Marks: [...s.querySelectorAll('.mark')].map(m => { const b = m.getBBox(); return {Src: m.dataset.src || '', Path: m.dataset.path || '', Value: m.dataset.value || '',
       Codec: m.dataset.codec || '', Color: m.getAttribute('fill') || m.getAttribute('stroke') || '', W: b.width, H: b.height}; })}));
   const sections = [...document.querySelectorAll('section.run')].map(s => ({ID: s.id, Title: s.querySelector('h2').textContent,
@@ -482,6 +487,20 @@ func (c *pageCheck) check(d pageDump, want map[string]string) map[string]any {
 		}
 		if len(ch.Ticks) < 2 {
 			c.fail("chart %q has %d tick labels", ch.Title, len(ch.Ticks))
+		}
+		for i, a := range ch.Labels {
+			for _, b := range ch.Labels[i+1:] {
+				if a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H {
+					c.fail("chart %q: labels %q and %q overlap", ch.Title, a.Text, b.Text)
+				}
+			}
+		}
+		if strings.Contains(ch.Title, "entries") { // a y axis of counts
+			for _, tk := range ch.Ticks {
+				if strings.Contains(tk, ".") {
+					c.fail("chart %q counts, yet has the tick %q", ch.Title, tk)
+				}
+			}
 		}
 	}
 	return trees

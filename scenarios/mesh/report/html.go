@@ -77,14 +77,14 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 		se := page.BarSeries{Name: r.Label, Codec: runCodec(r)}
 		for _, k := range kinds {
 			p := "observed.control_in." + k
-			se.Values = append(se.Values, r.Src.Fig(p+".wire_bytes", page.MB))
+			se.Values = append(se.Values, r.Src.Fig(p+".entries", page.Count))
 			ctlRows = append(ctlRows, []page.Cell{page.T(r.Label), page.T(k), page.F(r.Src.Fig(p+".raw_bytes", page.MB)), page.F(r.Src.Fig(p+".wire_bytes", page.MB)),
 				page.F(r.Src.Fig(p+".entries", page.Count)), page.F(r.Src.Fig(p+".ids", page.Count))})
 		}
 		ctl = append(ctl, se)
 	}
-	s.Bars(page.BarChart{Title: "Observed node, inbound control wire bytes by kind", YLabel: "MB", Groups: kinds, Series: ctl},
-		"Control's wire bytes shared out across control kinds in proportion to their raw bytes (docs/results-schema.md); observed.control_in.<kind>.wire_bytes.")
+	s.Bars(page.BarChart{Title: "Observed node, inbound control entries by kind", YLabel: "entries", Groups: kinds, Series: ctl},
+		"Control entries received per kind (observed.control_in.<kind>.entries); bytes per kind are in the table below.")
 	s.Table("Inbound control by kind", []string{"run", "kind", "raw", "wire", "entries", "message ids"}, ctlRows)
 
 	s.H3("Delivery latency")

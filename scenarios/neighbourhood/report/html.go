@@ -68,13 +68,13 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 					for len(se.Values) <= gi {
 						se.Values = append(se.Values, page.Figure{})
 					}
-					se.Values[gi] = r.Src.Fig(fmt.Sprintf("figures.wire.%d.wire_bytes", i), page.MB)
+					se.Values[gi] = r.Src.Fig(fmt.Sprintf("figures.wire.%d.relative_pct", i), page.Pct)
 				}
 			}
 			series = append(series, se)
 		}
-		s.Bars(page.BarChart{Title: "Observed node, " + dir + "bound wire bytes per category", YLabel: "MB", Groups: groups, Series: series},
-			"The observed node's wire bytes per category, "+dir+"bound, per run (codec), as measured over the measured slots (figures.wire.<i>.wire_bytes).")
+		s.Bars(page.BarChart{Title: "Observed node, " + dir + "bound wire bytes per category, % of the same run's raw bytes", YLabel: "% of raw", Groups: groups, Series: series, RefY: 100, RefYLabel: "raw"},
+			"The observed node's wire bytes per category, "+dir+"bound, as a percentage of the same run's raw (decoded) bytes, per run (codec), over the measured slots (figures.wire.<i>.relative_pct): runs of different codecs carry different traffic, so their bytes are compared with their own raw bytes, not with each other's.")
 	}
 
 	var kinds []string
@@ -85,12 +85,12 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 	for _, r := range runs {
 		se := page.BarSeries{Name: r.Label, Codec: explicit(r.Report.(*Report).Figures.Codec)}
 		for _, k := range kinds {
-			se.Values = append(se.Values, r.Src.Fig("figures.control_in."+k+".wire_bytes", page.MB))
+			se.Values = append(se.Values, r.Src.Fig("figures.control_in."+k+".entries", page.Count))
 		}
 		ctl = append(ctl, se)
 	}
-	s.Bars(page.BarChart{Title: "Observed node, inbound control wire bytes by kind", YLabel: "MB", Groups: kinds, Series: ctl},
-		"Control's wire bytes shared out across control kinds (figures.control_in.<kind>.wire_bytes).")
+	s.Bars(page.BarChart{Title: "Observed node, inbound control entries by kind", YLabel: "entries", Groups: kinds, Series: ctl},
+		"Control entries received per kind over the measured slots (figures.control_in.<kind>.entries); every kind is in the JSON, zero included.")
 
 	s.H3("Latency, CPU and memory")
 	var lat [][]page.Cell
