@@ -50,7 +50,7 @@ func TestSection(t *testing.T) {
 		"calibration over 2 runs (seed1, seed2)",        // WriteCalibration's own table
 		"150.0 ± 70.7 (100.0–200.0)",                    // attestation MiB/h over the two seeds
 		`data-path="figures.categories.0.mib_per_hour"`, // per-run figures bound to JSON
-		`data-path="figures.wire.0.wire_bytes"`,
+		`data-path="figures.wire.0.relative_pct"`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("section lacks %q", want)
