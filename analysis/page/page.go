@@ -466,8 +466,16 @@ const (
 	FactLatency = "p99 delivery latency change"
 )
 
-// CPUDefinition is the one definition of codec CPU on the page, whatever scenario measured it.
-const CPUDefinition = "codec CPU: thread CPU of the stream codec's encode and decode, ns per input byte (uncompressed stream bytes), beside today's per-message Snappy (plain) measured the same way in the same run; 0 where the run meters no Snappy work for plain"
+// CPULabel is the one label codec CPU has on the page, and CPUDefinition what it is: the
+// stream codec's own time encoding or decoding, per input (uncompressed stream) byte, from the
+// per-byte codec CPU field each report's JSON has (a sweep's thread CPU of its codec loops,
+// encode_thread_cpu_ns_per_byte / decode_thread_cpu_ns_per_byte; a live check's codec timer on
+// each end, cpu.hub_encode / cpu.decode .ns_per_byte), beside plain's (today's per-message
+// Snappy) measured the same way in the same run.
+const (
+	CPULabel      = "codec CPU, ns/B"
+	CPUDefinition = "codec CPU: the stream codec's own encode or decode time per input (uncompressed stream) byte, in ns/B, from the per-byte codec CPU field of each report's JSON (a sweep's thread CPU of its codec loops; a live check's codec timer on each end), beside today's per-message Snappy (plain) measured the same way in the same run; where a run meters no Snappy work for plain, the page says so instead of showing 0"
+)
 
 // What an answer row's 100 % is.
 const (

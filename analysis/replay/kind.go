@@ -291,7 +291,7 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 					[]string{"configuration", "measured total (this traffic)", "at the proposal's mix", "proposal total"}, mix)
 			}
 			s.Table("Codec CPU (thread CPU per input byte) and memory per stream direction (largest over the view's streams)",
-				[]string{"configuration", "encode", "decode", "encode (wall)", "decode (wall)", "encoder state", "decoder state"}, cpu)
+				[]string{"configuration", "encode " + page.CPULabel, "decode " + page.CPULabel, "encode (wall)", "decode (wall)", "encoder state", "decoder state"}, cpu)
 		}
 	}
 	return nil

@@ -170,6 +170,11 @@ type pageDump struct {
 		ID, Title string
 		Problems  []string
 	} `json:"sections"`
+	// Verdicts are the answer's verdict tables: caption and how many measured figures.
+	Verdicts []struct {
+		Caption string
+		Figures int
+	} `json:"verdicts"`
 	Height float64 `json:"height"`
 }
 
@@ -187,7 +192,9 @@ const dumpJS = `(() => {
       Codec: m.dataset.codec || '', Color: m.getAttribute('fill') || m.getAttribute('stroke') || '', W: b.width, H: b.height}; })}));
   const sections = [...document.querySelectorAll('section.run')].map(s => ({ID: s.id, Title: s.querySelector('h2').textContent,
     Problems: [...s.querySelectorAll('.problems li')].map(l => l.textContent)}));
-  return JSON.stringify({src, figs, answers, charts, sections, height: document.documentElement.scrollHeight});
+  const verdicts = [...document.querySelectorAll('#answer table')].filter(t => t.caption && t.caption.textContent.startsWith('Verdict: ')).map(t => ({
+    Caption: t.caption.textContent, Figures: t.querySelectorAll('span.fig.answer').length}));
+  return JSON.stringify({src, figs, answers, charts, sections, verdicts, height: document.documentElement.scrollHeight});
 })()`
 
 // chromium finds Debian's headless Chromium (scripts/chromium.sh installs it): the test skips
@@ -637,6 +644,28 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	}
 	if len(codecMarks) < 5 {
 		t.Errorf("marks of %d codecs carry their codec (%v), want at least 5: the colour check checks nothing", len(codecMarks), codecMarks)
+	}
+	// The verdict per configuration and the history-size chart are there, bound to JSON (their
+	// figures and marks are checked with the others above).
+	if len(d.Verdicts) < 2 {
+		t.Errorf("%d verdict tables, want one per measured configuration (at least 2)", len(d.Verdicts))
+	}
+	for _, v := range d.Verdicts {
+		if v.Figures == 0 {
+			t.Errorf("verdict %q holds no measured figure", v.Caption)
+		}
+	}
+	history := 0
+	for _, ch := range d.Charts {
+		if strings.HasPrefix(ch.Title, "History size: ") {
+			history++
+			if len(ch.Marks) < 4 {
+				t.Errorf("history-size chart %q has %d marks", ch.Title, len(ch.Marks))
+			}
+		}
+	}
+	if history < 2 {
+		t.Errorf("%d history-size charts, want one per view and category of the sweep", history)
 	}
 	if len(d.Answers) < 10 {
 		t.Errorf("%d answer cells, want at least 10 (live check, mesh A/B, neighbourhood A/B, sweep)", len(d.Answers))

@@ -90,7 +90,7 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 			"Each compressed leaf's wire bytes per category as a percentage of the plain leaf's in the same run (leaves.<i>.categories.<category>.relative_to_plain; total: leaves.<i>.relative_to_plain).")
 		s.Bars(page.BarChart{Title: "Leaf inbound wire bytes per category", YLabel: "MB", Groups: cats, Series: wire},
 			"Wire bytes per category and leaf, plain against each codec (leaves.<i>.categories.<category>.wire_bytes).")
-		s.Table("Codec CPU and memory per peer stream (hub encoding for the leaf; the leaf decoding)", []string{"codec", "encode µs/block", "encode ns/byte", "encode % of a core", "encoder state", "decode µs/block", "decode ns/byte", "decode % of a core", "decoder state"}, cpu)
+		s.Table("Codec CPU and memory per peer stream (hub encoding for the leaf; the leaf decoding)", []string{"codec", "encode µs/block", "encode " + page.CPULabel, "encode % of a core", "encoder state", "decode µs/block", "decode " + page.CPULabel, "decode % of a core", "decoder state"}, cpu)
 		s.Table("Schedule", []string{"published", "max lag", "mean lag", "late messages", "scheduled", "elapsed", "kept up (1 yes)", "drops"}, [][]page.Cell{{
 			page.F(r.Src.Fig("schedule.published", page.Count)), page.F(r.Src.Fig("schedule.max_lag_ms", page.Ms)), page.F(r.Src.Fig("schedule.mean_lag_ms", page.Ms)),
 			page.F(r.Src.Fig("schedule.late_messages", page.Count)), page.F(r.Src.Fig("schedule.scheduled_s", page.Sec)), page.F(r.Src.Fig("schedule.elapsed_s", page.Sec)),
