@@ -321,10 +321,20 @@ func regionLatency(s *page.Section, runs []analysis.SectionRun) {
 	sort.Strings(regions)
 	var rows [][]page.Cell
 	for _, c := range []gossip.Category{gossip.Attestation, gossip.Block} {
+		// Only the regions some run delivered this category in: an empty group is not drawn.
+		var present []string
+		for _, region := range regions {
+			for _, r := range runs {
+				if _, ok := r.Src.Lookup("latency_by_region." + region + "." + c.String()); ok {
+					present = append(present, region)
+					break
+				}
+			}
+		}
 		var series []page.BarSeries
 		for _, r := range runs {
 			p50, p99 := page.BarSeries{Name: r.Label + " p50", Codec: runCodec(r)}, page.BarSeries{Name: r.Label + " p99", Codec: runCodec(r), Variant: "p99"}
-			for _, region := range regions {
+			for _, region := range present {
 				b := "latency_by_region." + region + "." + c.String()
 				p50.Values = append(p50.Values, r.Src.Fig(b+".p50_ms", page.Ms1))
 				p99.Values = append(p99.Values, r.Src.Fig(b+".p99_ms", page.Ms1))
@@ -335,8 +345,12 @@ func regionLatency(s *page.Section, runs []analysis.SectionRun) {
 			}
 			series = append(series, p50, p99)
 		}
-		s.Bars(page.BarChart{Title: "Delivery latency by receiving node's region: " + c.String(), YLabel: "ms", Groups: regions, Series: series},
-			"p50 and p99 of publish to first delivery, by the receiving node's region (latency_by_region.<region>.<category>).")
+		if len(present) == 0 {
+			s.Para("Delivery latency by receiving node's region, " + c.String() + ": no region delivered any in these runs.")
+			continue
+		}
+		s.Bars(page.BarChart{Title: "Delivery latency by receiving node's region: " + c.String(), YLabel: "ms", Groups: present, Series: series},
+			"p50 and p99 of publish to first delivery, by the receiving node's region (latency_by_region.<region>.<category>); regions that delivered none are left out.")
 	}
 	s.Table("Delivery latency by region", []string{"run", "region", "category", "deliveries", "p50", "p90", "p99"}, rows)
 }
