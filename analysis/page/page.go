@@ -474,7 +474,7 @@ const (
 // Snappy) measured the same way in the same run.
 const (
 	CPULabel      = "codec CPU, ns/B"
-	CPUDefinition = "codec CPU: the stream codec's own encode or decode time per input (uncompressed stream) byte, in ns/B, from the per-byte codec CPU field of each report's JSON (a sweep's thread CPU of its codec loops; a live check's codec timer on each end), beside today's per-message Snappy (plain) measured the same way in the same run; where a run meters no Snappy work for plain, the page says so instead of showing 0"
+	CPUDefinition = "codec CPU: the stream codec's own encode or decode time per input (uncompressed stream) byte, in ns/B, from the per-byte codec CPU field of each report's JSON (a sweep's thread CPU of its codec loops; a live check's codec timer on each end), beside plain's figure measured the same way in the same run. Today's per-message Snappy work is not in plain's figure yet: a live check meters no codec work for plain (the page says so rather than show 0), and a sweep's plain is its copy into the stream, the recorded payloads being Snappy already"
 )
 
 // What an answer row's 100 % is.

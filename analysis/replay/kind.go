@@ -215,7 +215,7 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 				groups = append(groups, c.String())
 			}
 			groups = append(groups, "total")
-			var bars []page.BarSeries
+			var bars, cpuBars []page.BarSeries
 			var rows, cpu, mix [][]page.Cell
 			for _, i := range idx {
 				res := rep.Results[i]
@@ -253,6 +253,9 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 					bars = append(bars, se)
 				}
 				rows = append(rows, row)
+				if res.Config != "none" {
+					cpuBars = append(cpuBars, page.BarSeries{Name: res.Config, Codec: res.Config, Values: []page.Figure{r.Src.Fig(b+"encode_thread_cpu_ns_per_byte", page.NsB), r.Src.Fig(b+"decode_thread_cpu_ns_per_byte", page.NsB)}})
+				}
 				cpu = append(cpu, []page.Cell{page.T(res.Config), page.F(r.Src.Fig(b+"encode_thread_cpu_ns_per_byte", page.NsB)), page.F(r.Src.Fig(b+"decode_thread_cpu_ns_per_byte", page.NsB)),
 					page.F(r.Src.Fig(b+"encode_mb_per_s", mbs)), page.F(r.Src.Fig(b+"decode_mb_per_s", mbs)),
 					page.F(r.Src.Fig(b+"encoder_state_bytes", page.KiB)), page.F(r.Src.Fig(b+"decoder_state_bytes", page.KiB))})
@@ -290,6 +293,8 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 				s.Table("Arithmetic on published shares, not a measurement: this sweep's per-category figures weighted by the proposal's MiB/h per category, control at the proposal's own control figure (results.<i>.at_proposal_mix); never in the answer",
 					[]string{"configuration", "measured total (this traffic)", "at the proposal's mix", "proposal total"}, mix)
 			}
+			s.Bars(page.BarChart{Title: "Codec CPU, view " + scope + " (" + page.CPULabel + ")", YLabel: "ns/B", Groups: []string{"encode", "decode"}, Series: cpuBars},
+				page.CPUDefinition+" (results.<i>.encode_thread_cpu_ns_per_byte, decode_thread_cpu_ns_per_byte).")
 			s.Table("Codec CPU (thread CPU per input byte) and memory per stream direction (largest over the view's streams)",
 				[]string{"configuration", "encode " + page.CPULabel, "decode " + page.CPULabel, "encode (wall)", "decode (wall)", "encoder state", "decoder state"}, cpu)
 		}

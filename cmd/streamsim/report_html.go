@@ -340,7 +340,7 @@ func rowReasons(a page.AnswerRow) []string {
 var verdictPeers = []int{50, 100, 200}
 
 // verdicts writes one verdict per configuration: the bytes it saved per view and direction,
-// its codec CPU beside today's per-message Snappy, its codec memory, its p99 latency change
+// its codec CPU beside plain's, its codec memory, its p99 latency change
 // per category, each figure bound to its JSON with the run it came from, its seeds and range.
 // Rows from runs with problems are named and left out.
 func verdicts(s *page.Section, answers []page.AnswerRow) {
@@ -387,9 +387,9 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 				side := page.T("")
 				switch {
 				case f.Today != nil && f.Today.Found && f.Today.Value == 0:
-					side = page.T("today's Snappy: not metered for plain in this run")
+					side = page.T("plain: no codec work metered in this run")
 				case f.Today != nil:
-					side = page.Cell{Fig: f.Today, Prefix: "today (plain):"}
+					side = page.Cell{Fig: f.Today, Prefix: "plain, same run:"}
 				case f.Low != nil && f.High != nil:
 					side = page.Cell{Fig: f.Low, High: f.High, Prefix: "range over seeds"}
 				}

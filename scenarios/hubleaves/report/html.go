@@ -38,7 +38,7 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 				plain = i
 			}
 		}
-		var rel, wire []page.BarSeries
+		var rel, wire, cpuBars, stateBars []page.BarSeries
 		var rows, cpu [][]page.Cell
 		for i, l := range rep.Leaves {
 			b := fmt.Sprintf("leaves.%d.", i)
@@ -57,6 +57,8 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 			rows = append(rows, []page.Cell{page.T(fmt.Sprintf("%s/%d", l.Group, l.Instance)), page.T(l.Codec), page.F(r.Src.Fig(b+"wire_bytes", page.MB)),
 				page.F(r.Src.Fig(b+"raw_bytes", page.MB)), page.F(r.Src.Fig(b+"relative_to_plain", page.Pct)), page.F(r.Src.Fig(b+"bandwidth_counter_in", page.MB))})
 			d, e := b+"cpu.decode.", b+"cpu.hub_encode."
+			cpuBars = append(cpuBars, page.BarSeries{Name: l.Codec, Codec: explicit(l.Codec), Values: []page.Figure{r.Src.Fig(e+"ns_per_byte", page.NsB), r.Src.Fig(d+"ns_per_byte", page.NsB)}})
+			stateBars = append(stateBars, page.BarSeries{Name: l.Codec, Codec: explicit(l.Codec), Values: []page.Figure{r.Src.Fig(e+"state_bytes", page.KiB), r.Src.Fig(d+"state_bytes", page.KiB)}})
 			cpu = append(cpu, []page.Cell{page.T(l.Codec), page.F(r.Src.Fig(e+"us_per_block", page.Micro)), page.F(r.Src.Fig(e+"ns_per_byte", page.NsB)),
 				page.F(r.Src.Fig(e+"core_pct", page.Pct)), page.F(r.Src.Fig(e+"state_bytes", page.KiB)),
 				page.F(r.Src.Fig(d+"us_per_block", page.Micro)), page.F(r.Src.Fig(d+"ns_per_byte", page.NsB)),
@@ -90,6 +92,10 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 			"Each compressed leaf's wire bytes per category as a percentage of the plain leaf's in the same run (leaves.<i>.categories.<category>.relative_to_plain; total: leaves.<i>.relative_to_plain).")
 		s.Bars(page.BarChart{Title: "Leaf inbound wire bytes per category", YLabel: "MB", Groups: cats, Series: wire},
 			"Wire bytes per category and leaf, plain against each codec (leaves.<i>.categories.<category>.wire_bytes).")
+		s.Bars(page.BarChart{Title: "Codec CPU per peer stream (" + page.CPULabel + ")", YLabel: "ns/B", Groups: []string{"encode (hub)", "decode (leaf)"}, Series: cpuBars},
+			page.CPUDefinition+" (leaves.<i>.cpu.hub_encode.ns_per_byte, cpu.decode.ns_per_byte).")
+		s.Bars(page.BarChart{Title: "Codec memory per peer stream", YLabel: "KiB", Groups: []string{"encoder (hub)", "decoder (leaf)"}, Series: stateBars},
+			"The codec state of the leaf's inbound stream on both ends (leaves.<i>.cpu.hub_encode.state_bytes, cpu.decode.state_bytes).")
 		s.Table("Codec CPU and memory per peer stream (hub encoding for the leaf; the leaf decoding)", []string{"codec", "encode µs/block", "encode " + page.CPULabel, "encode % of a core", "encoder state", "decode µs/block", "decode " + page.CPULabel, "decode % of a core", "decoder state"}, cpu)
 		s.Table("Schedule", []string{"published", "max lag", "mean lag", "late messages", "scheduled", "elapsed", "kept up (1 yes)", "drops"}, [][]page.Cell{{
 			page.F(r.Src.Fig("schedule.published", page.Count)), page.F(r.Src.Fig("schedule.max_lag_ms", page.Ms)), page.F(r.Src.Fig("schedule.mean_lag_ms", page.Ms)),

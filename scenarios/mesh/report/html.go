@@ -74,17 +74,19 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 	var ctl []page.BarSeries
 	var ctlRows [][]page.Cell
 	for _, r := range runs {
-		se := page.BarSeries{Name: r.Label, Codec: runCodec(r)}
+		in := page.BarSeries{Name: r.Label + " in", Codec: runCodec(r)}
+		out := page.BarSeries{Name: r.Label + " out", Codec: runCodec(r), Variant: "out"}
 		for _, k := range kinds {
 			p := "observed.control_in." + k
-			se.Values = append(se.Values, r.Src.Fig(p+".entries", page.Count))
+			in.Values = append(in.Values, r.Src.Fig(p+".entries", page.Count))
+			out.Values = append(out.Values, r.Src.Fig("observed.control_out."+k+".entries", page.Count))
 			ctlRows = append(ctlRows, []page.Cell{page.T(r.Label), page.T(k), page.F(r.Src.Fig(p+".raw_bytes", page.MB)), page.F(r.Src.Fig(p+".wire_bytes", page.MB)),
 				page.F(r.Src.Fig(p+".entries", page.Count)), page.F(r.Src.Fig(p+".ids", page.Count))})
 		}
-		ctl = append(ctl, se)
+		ctl = append(ctl, in, out)
 	}
-	s.Bars(page.BarChart{Title: "Observed node, inbound control entries by kind", YLabel: "entries", Groups: kinds, Series: ctl},
-		"Control entries received per kind (observed.control_in.<kind>.entries); bytes per kind are in the table below.")
+	s.Bars(page.BarChart{Title: "Observed node, control entries by kind, in and out", YLabel: "entries", Groups: kinds, Series: ctl},
+		"Control entries the observed node received and sent per kind (observed.control_in.<kind>.entries, control_out); bytes per kind are in the table below.")
 	s.Table("Inbound control by kind", []string{"run", "kind", "raw", "wire", "entries", "message ids"}, ctlRows)
 
 	s.H3("Delivery latency")
