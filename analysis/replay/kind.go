@@ -241,7 +241,9 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 				row = append(row, page.F(total))
 				if cmp, ok := res.Proposal["total"]; ok {
 					row = append(row, page.F(r.Src.Fig(b+"proposal.total.low", page.Pct)))
-					if cmp.Diff != nil {
+					if why := TotalNotComparable(&res); why != "" {
+						row = append(row, page.T(why))
+					} else if cmp.Diff != nil {
 						row = append(row, page.Cell{Fig: ptr(r.Src.Fig(b+"proposal.total.diff", pp)), Diff: true})
 					} else {
 						row = append(row, page.T(cmp.Reason))
@@ -273,8 +275,8 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 					row := page.AnswerRow{Config: res.Config, View: res.View, Direction: dir, Payload: payloadLabel(res.Payload),
 						By: "sweep " + r.Label, Of: page.OfPlain, Seeds: page.T(seedsOf(rep.Traces)), Cells: cells, Runs: []*page.Source{r.Src},
 						Measured: "the view's streams replayed offline through the codec, against today's per-message Snappy on the same frames"}
-					if cmp, ok := res.Proposal["total"]; ok && cmp.Reason != "" {
-						row.NotComparable = map[string]string{"total": cmp.Reason}
+					if why := TotalNotComparable(&res); why != "" {
+						row.NotComparable = map[string]string{"total": why}
 					}
 					row.Facts = sweepFacts(r.Src, rep, i, idx)
 					s.Answer(row)
