@@ -30,6 +30,57 @@ type Verdict struct {
 	Optimized bool   `json:"optimized"`
 	Checks
 	Notes []string `json:"notes,omitempty"`
+	// Flags say why the run's figures may not stand in an answer or a verdict even where
+	// its checks passed (or why they failed): each is also a note or a problem.
+	Flags []Flag `json:"flags,omitempty"`
+}
+
+// Flag is one reason a run's figures are kept out of the decision page's answer and
+// verdicts.
+type Flag struct {
+	Kind   string `json:"kind"` // one of the Flag* kinds
+	Reason string `json:"reason"`
+}
+
+// The kinds of flag. A run whose checks failed is flagged FlagFailed by its problems alone.
+const (
+	FlagFailed      = "failed"
+	FlagLate        = "late"
+	FlagSaturated   = "machine saturated"
+	FlagCalibration = "outside calibration"
+)
+
+// Flag records a note that keeps the run's figures out of answers and verdicts.
+func (v *Verdict) Flag(kind, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	v.Notes = append(v.Notes, msg)
+	v.Flags = append(v.Flags, Flag{Kind: kind, Reason: msg})
+}
+
+// Late records a failed check that is lateness (the run did not keep up with its schedule).
+func (v *Verdict) Late(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	v.Problem("%s", msg)
+	v.Flags = append(v.Flags, Flag{Kind: FlagLate, Reason: msg})
+}
+
+// Reasons are every reason the run's figures are kept out of answers: its flags, then each
+// problem no flag already names (as FlagFailed).
+func (v *Verdict) Reasons() []Flag {
+	out := append([]Flag{}, v.Flags...)
+	for _, p := range v.Problems {
+		named := false
+		for _, f := range v.Flags {
+			named = named || f.Reason == p
+		}
+		if !named {
+			out = append(out, Flag{Kind: FlagFailed, Reason: p})
+		}
+	}
+	if !v.OK && len(out) == 0 {
+		out = append(out, Flag{Kind: FlagFailed, Reason: "the run failed its checks"})
+	}
+	return out
 }
 
 // NewVerdict is a verdict with no problem yet and an optimized build until a node says

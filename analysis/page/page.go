@@ -62,9 +62,16 @@ func (s *Source) Lookup(path string) (any, bool) {
 
 // Lookup resolves a dotted path in a decoded JSON tree.
 func Lookup(tree any, path string) (any, bool) {
+	v, _ := Present(tree, path)
+	return v, v != nil
+}
+
+// Present resolves a dotted path in a decoded JSON tree and says whether the path is there
+// at all (a null counts as there: a figure its report says was not measured).
+func Present(tree any, path string) (any, bool) {
 	v := tree
 	if path == "" {
-		return v, v != nil
+		return v, true
 	}
 	for _, part := range strings.Split(path, ".") {
 		switch t := v.(type) {
@@ -83,7 +90,7 @@ func Lookup(tree any, path string) (any, bool) {
 			return nil, false
 		}
 	}
-	return v, v != nil
+	return v, true
 }
 
 // Number is the numeric value at path.
@@ -136,10 +143,12 @@ var (
 
 // Figure is one number on the page: where it came from, and how it is shown.
 type Figure struct {
-	Src    *Source // nil for a constant (an axis position, not a measured figure)
-	Path   string
-	Value  float64
-	Found  bool
+	Src   *Source // nil for a constant (an axis position, not a measured figure)
+	Path  string
+	Value float64
+	Found bool
+	// Null: the report's JSON holds null at Path, its way of saying "not measured".
+	Null   bool
 	Format Format
 	// A and B make a difference the page states (A − B, same unit): an answer row's
 	// measured figure minus the proposal's. Both stay bound to their JSON.
@@ -155,7 +164,20 @@ func Difference(a, b Figure, f Format) Figure {
 // test can check the JSON has nothing there).
 func (s *Source) Fig(path string, f Format) Figure {
 	v, ok := s.Number(path)
-	return Figure{Src: s, Path: path, Value: v, Found: ok, Format: f}
+	raw, there := Present(s.tree, path)
+	return Figure{Src: s, Path: path, Value: v, Found: ok, Null: there && raw == nil, Format: f}
+}
+
+// NotMeasured is how a figure its JSON holds as null is shown.
+const NotMeasured = "not measured"
+
+// Cell is the figure at path as a table cell, or the text absent where the JSON has no
+// such path (a figure its report leaves out: never a dash bound to nothing).
+func (s *Source) Cell(path string, f Format, absent string) Cell {
+	if _, there := Present(s.tree, path); !there {
+		return T(absent)
+	}
+	return F(s.Fig(path, f))
 }
 
 // Const is a number that is not a measured figure (a percentile's rank on a CDF's axis).
@@ -163,6 +185,9 @@ func Const(v float64, f Format) Figure { return Figure{Value: v, Found: true, Fo
 
 // Text is the figure as shown.
 func (f Figure) Text() string {
+	if f.Null {
+		return NotMeasured
+	}
 	if !f.Found {
 		return "–"
 	}
@@ -202,9 +227,17 @@ type Section struct {
 	Notes    []string
 	blocks   []string
 	// answer rows a section contributes to the page's first section.
-	answers []AnswerRow
-	charts  int
+	answers  []AnswerRow
+	charts   int
+	proposal *Source
 }
+
+// SetProposal gives the section the page's source of the proposal's published figures, for
+// charts that overlay them.
+func (s *Section) SetProposal(src *Source) { s.proposal = src }
+
+// ProposalSource is the page's source of the proposal's figures, nil when it has none.
+func (s *Section) ProposalSource() *Source { return s.proposal }
 
 // RunMeta is one run's provenance.
 type RunMeta struct {
@@ -244,15 +277,83 @@ type Cell struct {
 	Paren *Figure
 	// Diff shows Fig with its sign (a difference).
 	Diff bool
+	// Class marks the figure's span (the answer's measured figures are "answer") and Runs
+	// names the sources of the runs it came from (data-runs: their flags must mark it).
+	Class string
+	Runs  []*Source
+	// TDClass is the cell's class ("flagged": from a run with problems).
+	TDClass string
+	// Sub are lines under the figure (the proposal's peer, the reasons a cell is flagged);
+	// Prefix is text before the figure, SubClass the line's class.
+	Sub      []Cell
+	Prefix   string
+	SubClass string
+	// Details folds the Sub lines under a summary naming how many there are.
+	Details bool
 }
 
 // writeFig writes a figure as a span bound to its JSON.
-func writeFig(b *strings.Builder, f Figure, signed bool) {
+func writeFig(b *strings.Builder, f Figure, signed bool) { writeFigClass(b, f, signed, "", nil) }
+
+func writeFigClass(b *strings.Builder, f Figure, signed bool, class string, runs []*Source) {
 	text := f.Text()
 	if signed && f.Found && f.Value > 0 {
 		text = "+" + text
 	}
-	fmt.Fprintf(b, `<span class="fig"%s>%s</span>`, f.attrs(), esc(text))
+	cls := "fig"
+	if class != "" {
+		cls += " " + class
+	}
+	var extra string
+	if len(runs) > 0 {
+		var ids []string
+		for _, r := range runs {
+			ids = append(ids, r.ID)
+		}
+		extra = ` data-runs="` + esc(strings.Join(ids, ",")) + `"`
+	}
+	fmt.Fprintf(b, `<span class="%s"%s%s>%s</span>`, cls, f.attrs(), extra, esc(text))
+}
+
+// writeCell writes a cell's content (not its td).
+func writeCell(b *strings.Builder, c Cell) {
+	if c.Prefix != "" {
+		b.WriteString(esc(c.Prefix) + " ")
+	}
+	if c.Fig == nil {
+		b.WriteString(esc(c.Text))
+	} else {
+		writeFigClass(b, *c.Fig, c.Diff, c.Class, c.Runs)
+		if c.High != nil && c.High.Found && c.High.Value != c.Fig.Value {
+			b.WriteString("–")
+			writeFig(b, *c.High, c.Diff)
+		}
+		if c.Paren != nil {
+			b.WriteString(" (")
+			writeFig(b, *c.Paren, true)
+			b.WriteString(")")
+		}
+		if c.Text != "" {
+			b.WriteString(" " + esc(c.Text))
+		}
+	}
+	if c.Details && len(c.Sub) > 0 {
+		fmt.Fprintf(b, `<details><summary>%d reason(s)</summary>`, len(c.Sub))
+	}
+	for _, sub := range c.Sub {
+		b.WriteString(`<div class="sub ` + esc(sub.SubClass) + `">`)
+		writeCell(b, sub)
+		b.WriteString("</div>")
+	}
+	if c.Details && len(c.Sub) > 0 {
+		b.WriteString("</details>")
+	}
+}
+
+// Row is a table row with a class.
+type Row struct {
+	Class string
+	Cells []Cell
 }
 
 // T is a text cell.
@@ -263,6 +364,15 @@ func F(f Figure) Cell { return Cell{Fig: &f} }
 
 // Table adds a table; rows shorter than the head are padded.
 func (s *Section) Table(caption string, head []string, rows [][]Cell) {
+	var rs []Row
+	for _, r := range rows {
+		rs = append(rs, Row{Cells: r})
+	}
+	s.TableRows(caption, head, rs)
+}
+
+// TableRows adds a table whose rows carry a class.
+func (s *Section) TableRows(caption string, head []string, rows []Row) {
 	var b strings.Builder
 	b.WriteString(`<div class="tw"><table>`)
 	if caption != "" {
@@ -274,28 +384,30 @@ func (s *Section) Table(caption string, head []string, rows [][]Cell) {
 	}
 	b.WriteString("</tr></thead><tbody>")
 	for _, r := range rows {
-		b.WriteString("<tr>")
+		if r.Class != "" {
+			b.WriteString(`<tr class="` + esc(r.Class) + `">`)
+		} else {
+			b.WriteString("<tr>")
+		}
 		for i := range head {
-			if i >= len(r) {
+			if i >= len(r.Cells) {
 				b.WriteString("<td></td>")
 				continue
 			}
-			c := r[i]
-			if c.Fig == nil {
-				b.WriteString("<td>" + esc(c.Text) + "</td>")
-				continue
+			c := r.Cells[i]
+			var cls []string
+			if c.Fig != nil {
+				cls = append(cls, "num")
 			}
-			b.WriteString(`<td class="num">`)
-			writeFig(&b, *c.Fig, c.Diff)
-			if c.High != nil && c.High.Found && c.High.Value != c.Fig.Value {
-				b.WriteString("–")
-				writeFig(&b, *c.High, c.Diff)
+			if c.TDClass != "" {
+				cls = append(cls, c.TDClass)
 			}
-			if c.Paren != nil {
-				b.WriteString(" (")
-				writeFig(&b, *c.Paren, true)
-				b.WriteString(")")
+			if len(cls) > 0 {
+				b.WriteString(`<td class="` + esc(strings.Join(cls, " ")) + `">`)
+			} else {
+				b.WriteString("<td>")
 			}
+			writeCell(&b, c)
 			b.WriteString("</td>")
 		}
 		b.WriteString("</tr>")
@@ -304,21 +416,109 @@ func (s *Section) Table(caption string, head []string, rows [][]Cell) {
 	s.blocks = append(s.blocks, b.String())
 }
 
-// AnswerRow is a measured row a section offers the page's first section: a configuration's
-// total relative to plain, next to the proposal's figure for the same configuration.
+// AnswerRow is what a section offers the page's answer: one configuration measured in one
+// view, direction and payload mode by one run (or one A/B over seeds), relative to what Of
+// names, in total and per category; the page sets each beside the proposal's figure for the
+// same payload, view and direction, or beside nothing.
 type AnswerRow struct {
-	Config string // the codec configuration, explicit (snappy-stream:64KiB:fast)
-	View   string // "all-subnets" or "default": which proposal column it stands beside
-	// Column heads the measured figure's column in the answer (one per source and scope),
-	// Measured says what was measured, in words (source, scope, direction).
-	Column, Measured string
-	Value            Figure
-	// Proposal is the proposal's figure for Config and View, and Diff measured minus it
-	// (percentage points; 0 inside a published range), when the source's JSON holds them;
-	// otherwise the page takes the proposal's figure and states the difference.
-	Proposal, Diff *Figure
+	Config    string // the codec configuration, explicit (snappy-stream:64KiB:fast)
+	View      string // the receiving node's profile: "all-subnets", "default" (the proposal's views) or another
+	Direction string // "in", "out" or "in+out"
+	Payload   string // the payloads inside the stream: "ssz_snappy" or "ssz"
+	// By names the measurement (its run), Measured says what was measured, in words.
+	By, Measured string
+	// Of is what 100 % is: OfPlain or OfRaw.
+	Of string
+	// Seeds is how many seeds (or runs) the figures come from.
+	Seeds Cell
+	// Cells by "total" or category name.
+	Cells map[string]AnswerCell
+	// NotComparable says, per "total" or category, why the proposal's figure is not this
+	// cell's peer although view, direction and payload match (another traffic mix).
+	NotComparable map[string]string
+	// Runs are the sources of the runs the figures come from: their flags and problems mark
+	// every cell of the row.
+	Runs []*Source
 	// LiveCheck: the row stands beside the proposal's live check, not its results table.
 	LiveCheck bool
+	// Facts are what the row's runs measured beyond bytes, for the configuration's verdict:
+	// bytes by direction, codec CPU against today's, codec state, latency against plain.
+	Facts []Fact
+}
+
+// Fact is one measured figure of a configuration's verdict: what it is (in words, one
+// definition per kind of fact across scenarios), the figure, and beside it today's figure
+// (plain in the same run) or its spread over seeds.
+type Fact struct {
+	Kind, What string
+	Value      Figure
+	// Today is plain's figure in the same run (CPU); Low and High the range over seeds.
+	Today, Low, High *Figure
+	// Note qualifies the figure (a saturated machine for latency).
+	Note string
+}
+
+// The kinds of verdict fact, in the order a verdict lists them.
+const (
+	FactBytes   = "bytes on the wire"
+	FactCPU     = "codec CPU"
+	FactMemory  = "codec memory"
+	FactLatency = "p99 delivery latency change"
+)
+
+// CPULabel is the one label codec CPU has on the page, and CPUDefinition what it is: the
+// stream codec's own time encoding or decoding, per input (uncompressed stream) byte, from the
+// per-byte codec CPU field each report's JSON has (a sweep's thread CPU of its codec loops,
+// encode_thread_cpu_ns_per_byte / decode_thread_cpu_ns_per_byte; a live check's codec timer on
+// each end, cpu.hub_encode / cpu.decode .ns_per_byte), beside plain's (today's per-message
+// Snappy) measured the same way in the same run.
+const (
+	CPULabel      = "codec CPU, ns/B"
+	CPUDefinition = "codec CPU: the stream codec's own encode or decode time per input (uncompressed stream) byte, in ns/B, from the per-byte codec CPU field of each report's JSON (a sweep's thread CPU of its codec loops; a live check's codec timer on each end), beside plain's figure measured the same way in the same run. Today's per-message Snappy work is not in plain's figure yet: a live check meters no codec work for plain (the page says so rather than show 0), and a sweep's plain is its copy into the stream, the recorded payloads being Snappy already"
+)
+
+// What an answer row's 100 % is.
+const (
+	OfPlain = "today's wire bytes (per-message Snappy) of the same traffic"
+	OfRaw   = "the same run's raw (decoded) bytes"
+)
+
+// AnswerCell is one measured figure of an answer row, with its spread over seeds.
+type AnswerCell struct {
+	Value     Figure
+	Low, High *Figure
+}
+
+// Reasons are the reasons a run's figures are kept out of the answer's verdicts, from its
+// report's JSON: each flag ("kind: reason"), then each problem no flag names ("failed: ...");
+// "failed" alone when the run is not ok without a problem stated.
+func (s *Source) Reasons() []string {
+	var out []string
+	named := map[string]bool{}
+	if fl, ok := s.Lookup("flags"); ok {
+		if list, ok := fl.([]any); ok {
+			for _, f := range list {
+				m, _ := f.(map[string]any)
+				kind, _ := m["kind"].(string)
+				reason, _ := m["reason"].(string)
+				named[reason] = true
+				out = append(out, kind+": "+reason)
+			}
+		}
+	}
+	if pr, ok := s.Lookup("problems"); ok {
+		if list, ok := pr.([]any); ok {
+			for _, p := range list {
+				if t, _ := p.(string); !named[t] {
+					out = append(out, "failed: "+t)
+				}
+			}
+		}
+	}
+	if ok, there := s.Lookup("ok"); there && ok == false && len(out) == 0 {
+		out = append(out, "failed: the run failed its checks")
+	}
+	return out
 }
 
 // Answer offers a row to the page's first section.
@@ -440,6 +640,7 @@ caption{text-align:left;font-weight:600;padding:.2em 0}
 table.meta{font-size:.8em;color:#333}table.meta code{word-break:break-all}
 .problems{background:#fde8e8;border:2px solid #c00;padding:.4em .8em;margin:.6em 0}.problem{color:#900}
 .notes{background:#fff8e0;border-left:4px solid #d9a400;padding:.4em .4em .4em 1.6em;font-size:.9em}
+.flagged{background:#fde8e8}.sub{font-size:.8em;color:#444;white-space:normal}.flagged .sub.reason{color:#900}
 .bad{background:#c00;color:#fff;border-radius:3px;padding:0 .3em;font-size:.8em}
 section.failed>h2{color:#900}.missing{border:2px dashed #c00;padding:0 1em}
 figure{margin:1em 0}figcaption{font-size:.9em;color:#333}svg.chart{max-width:100%;height:auto;background:#fff}

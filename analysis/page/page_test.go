@@ -18,9 +18,9 @@ func TestLookupAndFigures(t *testing.T) {
 	}{
 		{"leaves.0.wire_bytes", MB, "1.23 MB"},
 		{"leaves.0.rel", Pct, "45.0 %"},
-		{"leaves.1.rel", Pct, "–"}, // null
-		{"leaves.2.rel", Pct, "–"}, // out of range
-		{"leaves.x.rel", Pct, "–"}, // not an index
+		{"leaves.1.rel", Pct, "not measured"}, // null: the report says it was not measured
+		{"leaves.2.rel", Pct, "–"},            // out of range
+		{"leaves.x.rel", Pct, "–"},            // not an index
 		{"ok", Count, "1"},
 		{"name", Count, "–"}, // not a number
 	} {

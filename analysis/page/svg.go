@@ -26,15 +26,68 @@ const (
 	gridColor, axisColor, textColor, refText = "#e3e3e3", "#555", "#222", "#444"
 )
 
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
+// palette colours series that are not a codec's (runs, regions); codecColors are the
+// codecs', one per explicit configuration on every chart of the page.
+var palette = []string{"#8c564b", "#bcbd22", "#e377c2", "#17becf", "#7f7f7f", "#393b79", "#637939", "#8c6d31"}
 
-// Color is series i's color (the same across charts for the same series order).
+var codecColors = map[string]string{
+	"plain":                      "#555555",
+	"none":                       "#000000",
+	"snappy-stream:4KiB:fast":    "#9ecae1",
+	"snappy-stream:16KiB:fast":   "#6baed6",
+	"snappy-stream:64KiB:fast":   "#2171b5",
+	"snappy-stream:256KiB:fast":  "#08519c",
+	"snappy-stream:1MiB:fast":    "#08306b",
+	"snappy-stream:64KiB:better": "#9467bd",
+	"snappy-stream:1MiB:better":  "#54278f",
+	"zstd:3:2MiB":                "#d62728",
+	"zstd+dict:3:2MiB":           "#ff7f0e",
+}
+
+// extraCodecColors are given, in turn, to codecs codecColors does not name.
+var extraCodecColors = []string{"#2ca02c", "#98df8a", "#ff9896", "#c49c94", "#dbdb8d", "#9edae5", "#c5b0d5", "#f7b6d2"}
+
+var extraAssigned = map[string]string{}
+
+// Color is series i's color when the series is not a codec's.
 func Color(i int) string { return palette[i%len(palette)] }
+
+// CodecColor is a codec configuration's colour (explicit form: snappy-stream:64KiB:fast), the
+// same on every chart.
+func CodecColor(codec string) string {
+	if c, ok := codecColors[codec]; ok {
+		return c
+	}
+	if c, ok := extraAssigned[codec]; ok {
+		return c
+	}
+	c := extraCodecColors[len(extraAssigned)%len(extraCodecColors)]
+	extraAssigned[codec] = c
+	return c
+}
+
+// seriesStyle is a series' fill (or stroke) colour, its data-codec attribute and its opacity:
+// a codec's series takes the codec's colour, a variant of it (raw bytes, all nodes, p99)
+// the same colour lighter.
+func seriesStyle(codec, variant string, i int) (color, attr, opacity string) {
+	if codec == "" {
+		return Color(i), "", ""
+	}
+	attr = ` data-codec="` + esc(codec) + `"`
+	if variant != "" {
+		opacity = ` fill-opacity="0.45" stroke-opacity="0.55"`
+		attr += ` data-variant="` + esc(variant) + `"`
+	}
+	return CodecColor(codec), attr, opacity
+}
 
 // BarSeries is one series of a grouped bar chart: a value per group (Found=false: no bar).
 type BarSeries struct {
-	Name   string
-	Values []Figure
+	Name string
+	// Codec, when the series is one codec's (explicit form), colours it as that codec on
+	// every chart; Variant marks a second series of the same codec (drawn lighter).
+	Codec, Variant string
+	Values         []Figure
 	// Low and High, when set, draw each bar's range (min and max over seeds).
 	Low, High []Figure
 }
@@ -54,8 +107,9 @@ type Point struct{ X, Y Figure }
 
 // LineSeries is one line.
 type LineSeries struct {
-	Name   string
-	Points []Point
+	Name           string
+	Codec, Variant string
+	Points         []Point
 }
 
 // Mark is a vertical reference line at a figure's value (a percentile), in a series' color.
@@ -75,6 +129,25 @@ type LineChart struct {
 	// LogX draws x on a log10 scale (latency spans orders of magnitude); points at x <= 0
 	// are left out.
 	LogX bool
+	// HRefs are horizontal reference lines (a codec's figure the lines are read against).
+	HRefs []HRef
+	// XTicks, when set, labels x at these values with these labels (window sizes).
+	XTicks []XTick
+	// Dots draws a series as unconnected points (the proposal's figures over a curve).
+	Dots map[int]bool
+}
+
+// HRef is a horizontal reference line at a figure, in a codec's colour.
+type HRef struct {
+	Label string
+	At    Figure
+	Codec string
+}
+
+// XTick is one labelled position on the x axis.
+type XTick struct {
+	At    float64
+	Label string
 }
 
 // Bars adds a bar chart with a caption; without a single bar it adds the caption's
@@ -111,12 +184,21 @@ func (s *Section) Bars(c BarChart, caption string) {
 			break
 		}
 	}
-	ticks := scaled(niceTicks(0, max/unit), unit)
+	ticksOf := niceTicks
+	for _, se := range c.Series {
+		for _, v := range se.Values {
+			if v.Found && isCount(v.Format) {
+				ticksOf = countTicks
+			}
+		}
+	}
+	ticks := scaled(ticksOf(0, max/unit), unit)
 	top := ticks[len(ticks)-1]
 	var b strings.Builder
 	names := make([]string, len(c.Series))
+	styles := make([][2]string, len(c.Series))
 	for i, se := range c.Series {
-		names[i] = se.Name
+		names[i], styles[i] = se.Name, [2]string{se.Codec, se.Variant}
 	}
 	_, _, legendRows := legendLayout(names)
 	h := chartH + legendRows*legendRowH
@@ -135,8 +217,9 @@ func (s *Section) Bars(c BarChart, caption string) {
 			}
 			v := se.Values[g]
 			bx := x0 + groupW*barGroupPad/2 + float64(si)*barW
-			fmt.Fprintf(&b, `<rect class="mark bar" x="%s" y="%s" width="%s" height="%s" fill="%s"%s data-value="%s"><title>%s, %s: %s</title></rect>`,
-				fnum(bx), fnum(y(v.Value)), fnum(barW-1), fnum(y(0)-y(v.Value)), Color(si), v.attrs(), exact(v.Value), esc(se.Name), esc(name), esc(v.Text()))
+			col, cattr, op := seriesStyle(se.Codec, se.Variant, si)
+			fmt.Fprintf(&b, `<rect class="mark bar" x="%s" y="%s" width="%s" height="%s" fill="%s"%s%s%s data-value="%s"><title>%s, %s: %s</title></rect>`,
+				fnum(bx), fnum(y(v.Value)), fnum(barW-1), fnum(y(0)-y(v.Value)), col, op, cattr, v.attrs(), exact(v.Value), esc(se.Name), esc(name), esc(v.Text()))
 			if g < len(se.Low) && g < len(se.High) && se.Low[g].Found && se.High[g].Found {
 				cx := bx + (barW-1)/2
 				fmt.Fprintf(&b, `<path class="range" d="M%s %sV%sM%s %sH%sM%s %sH%s" stroke="#000" fill="none"%s/>`,
@@ -149,7 +232,7 @@ func (s *Section) Bars(c BarChart, caption string) {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="#000" stroke-dasharray="%s"/><text x="%d" y="%s" text-anchor="end" fill="%s">%s</text>`,
 			marginL, marginL+plotW, fnum(y(c.RefY)), fnum(y(c.RefY)), refDash, marginL+plotW-2, fnum(y(c.RefY)-3), refText, esc(c.RefYLabel))
 	}
-	legend(&b, names, chartH)
+	legend(&b, names, styles, chartH)
 	b.WriteString("</svg>")
 	s.figure(b.String(), caption)
 }
@@ -172,19 +255,31 @@ func (s *Section) Lines(c LineChart, caption string) {
 		s.Para(c.Title + ": no data in this run.")
 		return
 	}
+	for _, h := range c.HRefs {
+		if h.At.Found {
+			ymax = math.Max(ymax, h.At.Value)
+		}
+	}
 	if c.YMax > 0 {
 		ymax = c.YMax
 	}
 	yunit, xunit := 1.0, 1.0
+	xTicksOf, yTicksOf := niceTicks, niceTicks
 	for _, se := range c.Series {
 		for _, p := range se.Points {
 			if p.Y.Found && p.X.Found {
 				yunit, xunit = p.Y.Format.scale(), p.X.Format.scale()
+				if isCount(p.X.Format) {
+					xTicksOf = countTicks
+				}
+				if isCount(p.Y.Format) {
+					yTicksOf = countTicks
+				}
 				break
 			}
 		}
 	}
-	yt := scaled(niceTicks(0, ymax/yunit), yunit)
+	yt := scaled(yTicksOf(0, ymax/yunit), yunit)
 	ytop := yt[len(yt)-1]
 	var xt []float64
 	var xf func(float64) float64
@@ -198,27 +293,50 @@ func (s *Section) Lines(c LineChart, caption string) {
 		}
 		xf = func(v float64) float64 { return marginL + (math.Log10(v)-lo)/(hi-lo)*plotW }
 	} else {
-		xt = scaled(niceTicks(math.Min(0, xmin)/xunit, xmax/xunit), xunit)
+		xt = scaled(xTicksOf(math.Min(0, xmin)/xunit, xmax/xunit), xunit)
 		lo, hi := xt[0], xt[len(xt)-1]
 		xf = func(v float64) float64 { return marginL + (v-lo)/(hi-lo)*plotW }
 	}
 	yf := func(v float64) float64 { return marginT + plotH - v/ytop*plotH }
 	var b strings.Builder
 	names := make([]string, len(c.Series))
+	styles := make([][2]string, len(c.Series))
 	for i, se := range c.Series {
-		names[i] = se.Name
+		names[i], styles[i] = se.Name, [2]string{se.Codec, se.Variant}
 	}
 	_, _, legendRows := legendLayout(names)
 	s.charts++
 	openSVG(&b, s, c.Title, chartH+legendRows*legendRowH, "lines")
 	yAxis(&b, yt, yf, c.YLabel, yunit)
+	labels := map[float64]string{}
+	if len(c.XTicks) > 0 {
+		xt = xt[:0]
+		for _, t := range c.XTicks {
+			xt = append(xt, t.At)
+			labels[t.At] = t.Label
+		}
+	}
 	for _, t := range xt {
 		x := xf(t)
+		label, ok := labels[t]
+		if !ok {
+			label = tickLabel(t / xunit)
+		}
 		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s"/><text class="tick" x="%s" y="%d" text-anchor="middle" fill="%s">%s</text>`,
-			fnum(x), fnum(x), marginT, marginT+plotH, gridColor, fnum(x), marginT+plotH+16, textColor, tickLabel(t/xunit))
+			fnum(x), fnum(x), marginT, marginT+plotH, gridColor, fnum(x), marginT+plotH+16, textColor, esc(label))
+	}
+	for _, h := range c.HRefs {
+		if !h.At.Found {
+			continue
+		}
+		col, cattr, _ := seriesStyle(h.Codec, "", 0)
+		y := yf(h.At.Value)
+		fmt.Fprintf(&b, `<line class="mark ref" x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s" stroke-dasharray="%s"%s%s data-value="%s"/><text x="%d" y="%s" text-anchor="end" fill="%s" font-size="10">%s</text>`,
+			marginL, marginL+plotW, fnum(y), fnum(y), col, refDash, cattr, h.At.attrs(), exact(h.At.Value), marginL+plotW-2, fnum(y-3), col, esc(h.Label+" "+h.At.Text()))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="%s">%s</text>`, marginL+plotW/2, marginT+plotH+34, textColor, esc(c.XLabel))
 	for si, se := range c.Series {
+		col, cattr, op := seriesStyle(se.Codec, se.Variant, si)
 		var d strings.Builder
 		var dots strings.Builder
 		for _, p := range se.Points {
@@ -234,26 +352,70 @@ func (s *Section) Lines(c LineChart, caption string) {
 			if bound.Src == nil {
 				bound = p.Y
 			}
-			fmt.Fprintf(&dots, `<circle class="mark point" cx="%s" cy="%s" r="%g" fill="%s"%s data-value="%s" data-x="%s" data-y="%s"><title>%s: %s, %s</title></circle>`,
-				fnum(xf(p.X.Value)), fnum(yf(p.Y.Value)), pointRadius, Color(si), bound.attrs(), exact(bound.Value), exact(p.X.Value), exact(p.Y.Value), esc(se.Name), esc(p.X.Text()), esc(p.Y.Text()))
+			fmt.Fprintf(&dots, `<circle class="mark point" cx="%s" cy="%s" r="%g" fill="%s"%s%s%s data-value="%s" data-x="%s" data-y="%s"><title>%s: %s, %s</title></circle>`,
+				fnum(xf(p.X.Value)), fnum(yf(p.Y.Value)), pointRadius, col, op, cattr, bound.attrs(), exact(bound.Value), exact(p.X.Value), exact(p.Y.Value), esc(se.Name), esc(p.X.Text()), esc(p.Y.Text()))
 		}
-		if d.Len() > 0 {
-			fmt.Fprintf(&b, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="1.6"/>`, d.String(), Color(si))
+		if d.Len() > 0 && c.Dots[si] {
+			b.WriteString(strings.ReplaceAll(dots.String(), fmt.Sprintf(`r="%g"`, pointRadius), `r="5"`))
+		} else if d.Len() > 0 {
+			fmt.Fprintf(&b, `<path class="series" d="%s" fill="none" stroke="%s"%s stroke-width="1.6"/>`, d.String(), col, op)
 			b.WriteString(dots.String())
 		}
 	}
-	for mi, m := range c.Marks {
+	// Mark labels: each on the highest row where it overlaps no label already placed (widths
+	// estimated from the text's length), so that close percentiles do not print over each
+	// other.
+	type placed struct{ x0, x1 float64 }
+	var rowsUsed [][]placed
+	labelRow := func(x, w float64) int {
+		for r := range rowsUsed {
+			free := true
+			for _, p := range rowsUsed[r] {
+				if x < p.x1+4 && x+w > p.x0-4 {
+					free = false
+					break
+				}
+			}
+			if free {
+				rowsUsed[r] = append(rowsUsed[r], placed{x, x + w})
+				return r
+			}
+		}
+		rowsUsed = append(rowsUsed, []placed{{x, x + w}})
+		return len(rowsUsed) - 1
+	}
+	for _, m := range c.Marks {
 		if !m.At.Found || (c.LogX && m.At.Value <= 0) {
 			continue
 		}
 		x := xf(m.At.Value)
-		fmt.Fprintf(&b, `<line class="mark ref" x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s" stroke-dasharray="%s"%s data-value="%s"/><text x="%s" y="%d" fill="%s" font-size="10">%s</text>`,
-			fnum(x), fnum(x), marginT, marginT+plotH, Color(m.Series), refDash, m.At.attrs(), exact(m.At.Value),
-			fnum(x+2), marginT+10+(mi%6)*11, Color(m.Series), esc(m.Label+" "+m.At.Text()))
+		text := m.Label + " " + m.At.Text()
+		w := float64(len([]rune(text))) * 6
+		lx, anchor := x+2, "start"
+		if lx+w > float64(marginL+plotW) {
+			lx, anchor = x-2, "end"
+		}
+		row := labelRow(math.Min(lx, lx-w*boolTo(anchor == "end")), w)
+		var col, cattr string
+		if m.Series < len(c.Series) {
+			col, cattr, _ = seriesStyle(c.Series[m.Series].Codec, "", m.Series)
+		} else {
+			col = Color(m.Series)
+		}
+		fmt.Fprintf(&b, `<line class="mark ref" x1="%s" x2="%s" y1="%d" y2="%d" stroke="%s" stroke-dasharray="%s"%s%s data-value="%s"/><text class="marklabel" x="%s" y="%d" text-anchor="%s" fill="%s" font-size="10">%s</text>`,
+			fnum(x), fnum(x), marginT, marginT+plotH, col, refDash, cattr, m.At.attrs(), exact(m.At.Value),
+			fnum(lx), marginT+10+row*11, anchor, col, esc(text))
 	}
-	legend(&b, names, chartH)
+	legend(&b, names, styles, chartH)
 	b.WriteString("</svg>")
 	s.figure(b.String(), caption)
+}
+
+func boolTo(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (s *Section) figure(svg, caption string) {
@@ -291,12 +453,14 @@ func legendLayout(names []string) (xs, rows []int, n int) {
 	return xs, rows, row + 1
 }
 
-func legend(b *strings.Builder, names []string, top int) {
+// legend draws each series' swatch in its colour (styles: codec and variant per series).
+func legend(b *strings.Builder, names []string, styles [][2]string, top int) {
 	xs, rows, _ := legendLayout(names)
 	for i, n := range names {
 		y := top - 8 + rows[i]*legendRowH
-		fmt.Fprintf(b, `<rect class="legend" x="%d" y="%d" width="12" height="10" fill="%s"/><text x="%d" y="%d" fill="%s">%s</text>`,
-			xs[i], y-9, Color(i), xs[i]+16, y, textColor, esc(n))
+		col, _, op := seriesStyle(styles[i][0], styles[i][1], i)
+		fmt.Fprintf(b, `<rect class="legend" x="%d" y="%d" width="12" height="10" fill="%s"%s/><text x="%d" y="%d" fill="%s">%s</text>`,
+			xs[i], y-9, col, op, xs[i]+16, y, textColor, esc(n))
 	}
 }
 
@@ -319,6 +483,26 @@ func scaled(ticks []float64, unit float64) []float64 {
 }
 
 // niceTicks returns 3 to 7 round tick values covering [lo, hi].
+// countTicks are niceTicks with an integer step: an axis of counts (slots, messages) has no
+// fractional ticks.
+func countTicks(lo, hi float64) []float64 {
+	t := niceTicks(lo, hi)
+	if len(t) < 2 || t[1]-t[0] >= 1 {
+		return t
+	}
+	var out []float64
+	for v := math.Floor(lo); v <= math.Ceil(hi); v++ {
+		out = append(out, v)
+	}
+	if len(out) < 2 {
+		out = append(out, out[len(out)-1]+1)
+	}
+	return out
+}
+
+// isCount says whether a format is a plain count (no unit, no decimals).
+func isCount(f Format) bool { return f.Unit == "" && f.Decimals == 0 && f.scale() == 1 }
+
 func niceTicks(lo, hi float64) []float64 {
 	if hi <= lo {
 		hi = lo + 1

@@ -1,16 +1,20 @@
 package replay
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/analysis/page"
+	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/units"
 )
 
 // SweepKind is the report of a sweep's outputs (the directory `streamsim sweep --out` wrote):
@@ -95,21 +99,50 @@ func ProposalTable() []ProposalRow {
 	return out
 }
 
-// ProposalLiveCheckPct is the proposal's live check (docs/inputs.md §1): the snappy-stream
-// node's bytes on the wire as a percentage of the plain node's, both direct peers of a hub on
-// mainnet, raw SSZ payloads, no control.
-const ProposalLiveCheckPct = 44.1
+// ProposalLiveCheck is one run of the proposal's live check (docs/inputs.md §1): the
+// snappy-stream node's bytes on the wire as a percentage of the plain node's, both direct
+// peers of a hub on mainnet (all subnets, inbound, no control), with the payloads the stream
+// carried.
+type ProposalLiveCheck struct {
+	Payload string  `json:"payload"`
+	Pct     float64 `json:"pct"`
+	Minutes int     `json:"minutes"`
+}
+
+// ProposalLiveChecks are the proposal's two live-check runs: raw SSZ inside the stream
+// (40 minutes), then payloads kept Snappy-compressed (10 minutes).
+var ProposalLiveChecks = []ProposalLiveCheck{{gossip.PayloadSSZ, 44.1, 40}, {gossip.PayloadSSZSnappy, 43.1, 10}}
+
+// ResultsPayloadNotStated is the results table's payload mode: the proposal does not state
+// which payloads its replay put inside the streams.
+const ResultsPayloadNotStated = "not stated"
 
 // Proposal is the proposal's published figures as one JSON document (the HTML report's
 // source for its first section).
 type Proposal struct {
-	Rows         []ProposalRow `json:"rows"`
-	LiveCheckPct float64       `json:"live_check_snappy_stream_pct"`
+	Rows []ProposalRow `json:"rows"`
+	// The results table is inbound, per view; its payload mode is not stated.
+	ResultsDirection string              `json:"results_direction"`
+	ResultsPayload   string              `json:"results_payload"`
+	LiveChecks       []ProposalLiveCheck `json:"live_checks"`
+	// Traffic is the recording's inbound MiB per hour per view and category: the shares the
+	// sweep's "at the proposal's mix" weights with.
+	Traffic map[string]map[string]float64 `json:"traffic_mib_per_hour"`
 }
 
 // PublishedFigures returns the proposal's figures.
 func PublishedFigures() Proposal {
-	return Proposal{Rows: ProposalTable(), LiveCheckPct: ProposalLiveCheckPct}
+	tr := map[string]map[string]float64{}
+	for view, mix := range proposalTraffic {
+		tr[view] = map[string]float64{}
+		for c, v := range mix {
+			if v > 0 {
+				tr[view][gossip.Category(c).String()] = v
+			}
+		}
+	}
+	return Proposal{Rows: ProposalTable(), ResultsDirection: "in", ResultsPayload: ResultsPayloadNotStated,
+		LiveChecks: ProposalLiveChecks, Traffic: tr}
 }
 
 // ProposalIndex is the ProposalTable row a configuration stands beside (-1: none).
@@ -182,50 +215,90 @@ func sweepSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Secti
 				groups = append(groups, c.String())
 			}
 			groups = append(groups, "total")
-			var bars []page.BarSeries
-			var rows, cpu [][]page.Cell
+			var bars, cpuBars []page.BarSeries
+			var rows, cpu, mix [][]page.Cell
 			for _, i := range idx {
 				res := rep.Results[i]
 				b := fmt.Sprintf("results.%d.", i)
-				se := page.BarSeries{Name: res.Config}
+				se := page.BarSeries{Name: res.Config, Codec: res.Config}
 				row := []page.Cell{page.T(res.Config)}
+				cells := map[string]page.AnswerCell{}
 				for _, c := range cats {
-					f := r.Src.Fig(fmt.Sprintf("%srelative.%d", b, c), page.Pct)
 					if res.PlainBytes[c] == 0 {
-						f.Found = false
+						// A category this view's traffic never had is not measured: no figure.
+						se.Values = append(se.Values, page.Figure{})
+						row = append(row, page.T("not in the trace"))
+						continue
 					}
+					f := r.Src.Fig(fmt.Sprintf("%srelative.%d", b, c), page.Pct)
 					se.Values = append(se.Values, f)
 					row = append(row, page.F(f))
+					cells[c.String()] = page.AnswerCell{Value: f}
 				}
-				se.Values = append(se.Values, r.Src.Fig(b+"relative_total", page.Pct))
-				row = append(row, page.F(r.Src.Fig(b+"relative_total", page.Pct)), page.F(r.Src.Fig(b+"proposal.total.low", page.Pct)),
-					page.Cell{Fig: ptr(r.Src.Fig(b+"proposal.total.diff", pp)), Diff: true}, page.F(r.Src.Fig(b+"at_proposal_mix", page.Pct)))
+				total := r.Src.Fig(b+"relative_total", page.Pct)
+				cells["total"] = page.AnswerCell{Value: total}
+				se.Values = append(se.Values, total)
+				row = append(row, page.F(total))
+				if cmp, ok := res.Proposal["total"]; ok {
+					row = append(row, page.F(r.Src.Fig(b+"proposal.total.low", page.Pct)))
+					if why := TotalNotComparable(&res); why != "" {
+						row = append(row, page.T(why))
+					} else if cmp.Diff != nil {
+						row = append(row, page.Cell{Fig: ptr(r.Src.Fig(b+"proposal.total.diff", pp)), Diff: true})
+					} else {
+						row = append(row, page.T(cmp.Reason))
+					}
+				} else {
+					row = append(row, page.T("not published"), page.T(""))
+				}
 				if res.Config != "plain" {
 					bars = append(bars, se)
 				}
 				rows = append(rows, row)
+				if res.Config != "none" {
+					cpuBars = append(cpuBars, page.BarSeries{Name: res.Config, Codec: res.Config, Values: []page.Figure{r.Src.Fig(b+"encode_thread_cpu_ns_per_byte", page.NsB), r.Src.Fig(b+"decode_thread_cpu_ns_per_byte", page.NsB)}})
+				}
 				cpu = append(cpu, []page.Cell{page.T(res.Config), page.F(r.Src.Fig(b+"encode_thread_cpu_ns_per_byte", page.NsB)), page.F(r.Src.Fig(b+"decode_thread_cpu_ns_per_byte", page.NsB)),
 					page.F(r.Src.Fig(b+"encode_mb_per_s", mbs)), page.F(r.Src.Fig(b+"decode_mb_per_s", mbs)),
 					page.F(r.Src.Fig(b+"encoder_state_bytes", page.KiB)), page.F(r.Src.Fig(b+"decoder_state_bytes", page.KiB))})
-				// The answer takes the total at the proposal's mix: the traffic's own mix (a
-				// workload trace has no control) is not the proposal's. The total with its own
-				// comparison is in the table below.
-				if res.Proposal["total"] != (Comparison{}) && res.Config != "plain" && res.AtProposalMix > 0 {
-					s.Answer(page.AnswerRow{Config: res.Config, View: res.View, Value: r.Src.Fig(b+"at_proposal_mix", page.Pct),
-						Column:   fmt.Sprintf("sweep %s, %s", r.Label, payloadLabel(res.Payload)),
-						Measured: fmt.Sprintf("the view's streams replayed offline (payload %s), each category weighted by the proposal's traffic, control at the proposal's own figure", payloadLabel(res.Payload))})
+				if res.AtProposalMix > 0 {
+					mix = append(mix, []page.Cell{page.T(res.Config), page.F(total), page.F(r.Src.Fig(b+"at_proposal_mix", page.Pct)), page.F(r.Src.Fig(b+"proposal.total.low", page.Pct))})
+				}
+				// The answer takes what the replay measured: the total of this traffic and
+				// each category it has. Its total stands beside nothing where the traffic
+				// lacks one of the proposal's categories (a workload trace has no control).
+				if res.Config != "plain" && res.Config != "none" {
+					dir := rep.Direction
+					if dir == "" {
+						dir = "in+out"
+					}
+					row := page.AnswerRow{Config: res.Config, View: res.View, Direction: dir, Payload: payloadLabel(res.Payload),
+						By: "sweep " + r.Label, Of: page.OfPlain, Seeds: page.T(seedsOf(rep.Traces)), Cells: cells, Runs: []*page.Source{r.Src},
+						Measured: "the view's streams replayed offline through the codec, against today's per-message Snappy on the same frames"}
+					if why := TotalNotComparable(&res); why != "" {
+						row.NotComparable = map[string]string{"total": why}
+					}
+					row.Facts = sweepFacts(r.Src, rep, i, idx)
+					s.Answer(row)
 				}
 			}
 			head := []string{"configuration"}
 			for _, c := range cats {
 				head = append(head, c.String())
 			}
-			head = append(head, "total", "proposal total", "difference", "at the proposal's mix")
+			head = append(head, "total", "proposal total", "difference")
 			s.Bars(page.BarChart{Title: "Wire bytes, % of plain: view " + scope, YLabel: "% of plain", Groups: groups, Series: bars, RefY: 100, RefYLabel: "plain"},
 				"Each configuration's wire bytes per category as a percentage of today's per-message Snappy on the same frames (results.<i>.relative, relative_total).")
-			s.Table("Relative to plain, beside the proposal (difference: measured minus published, percentage points; 0 inside a published range)", head, rows)
+			historyCharts(s, r.Src, rep, idx, k.view, cats)
+			s.Table("Relative to plain, beside the proposal (difference: measured minus published, percentage points; 0 inside a published range; none where the trace lacks what the proposal's figure includes)", head, rows)
+			if len(mix) > 0 {
+				s.Table("Arithmetic on published shares, not a measurement: this sweep's per-category figures weighted by the proposal's MiB/h per category, control at the proposal's own control figure (results.<i>.at_proposal_mix); never in the answer",
+					[]string{"configuration", "measured total (this traffic)", "at the proposal's mix", "proposal total"}, mix)
+			}
+			s.Bars(page.BarChart{Title: "Codec CPU, view " + scope + " (" + page.CPULabel + ")", YLabel: "ns/B", Groups: []string{"encode", "decode"}, Series: cpuBars},
+				page.CPUDefinition+" (results.<i>.encode_thread_cpu_ns_per_byte, decode_thread_cpu_ns_per_byte).")
 			s.Table("Codec CPU (thread CPU per input byte) and memory per stream direction (largest over the view's streams)",
-				[]string{"configuration", "encode", "decode", "encode (wall)", "decode (wall)", "encoder state", "decoder state"}, cpu)
+				[]string{"configuration", "encode " + page.CPULabel, "decode " + page.CPULabel, "encode (wall)", "decode (wall)", "encoder state", "decoder state"}, cpu)
 		}
 	}
 	return nil
@@ -246,3 +319,173 @@ func payloadLabel(p string) string {
 }
 
 func ptr(f page.Figure) *page.Figure { return &f }
+
+// historyCharts draws, for one view and payload, the history-size curve: each snappy-stream
+// level's bytes as a % of today's against its window, in total and per category, zstd as a
+// reference line, the proposal's figures (4 KiB, 64 KiB, 1 MiB) as points.
+func historyCharts(s *page.Section, src *page.Source, rep *Report, idx []int, view string, cats []gossip.Category) {
+	type point struct {
+		window int
+		i      int
+	}
+	levels := map[string][]point{}
+	var order []string
+	zstd := -1
+	for _, i := range idx {
+		c, err := ParseConfig(rep.Results[i].Config)
+		if err != nil || c.Dict || c.None {
+			continue
+		}
+		switch c.Spec.Kind {
+		case codec.SnappyStream:
+			lvl := c.Spec.SnappyLevel.String()
+			if levels[lvl] == nil {
+				order = append(order, lvl)
+			}
+			levels[lvl] = append(levels[lvl], point{c.Spec.WindowBytes, i})
+		case codec.Zstd:
+			if zstd < 0 {
+				zstd = i
+			}
+		}
+	}
+	windows := map[int]bool{}
+	for _, pts := range levels {
+		sort.Slice(pts, func(a, b int) bool { return pts[a].window < pts[b].window })
+		for _, p := range pts {
+			windows[p.window] = true
+		}
+	}
+	if len(windows) < 2 {
+		s.Para(fmt.Sprintf("History-size chart, view %s: not drawn, the sweep replayed fewer than two snappy-stream windows (give --codecs several, 4KiB … 16MiB).", view))
+		return
+	}
+	pub := PublishedFigures()
+	propSrc := proposalSource(s)
+	keys := []string{"total"}
+	for _, c := range cats {
+		keys = append(keys, c.String())
+	}
+	var ticks []page.XTick
+	for w := range windows {
+		ticks = append(ticks, page.XTick{At: float64(w), Label: units.FormatSize(w)})
+	}
+	sort.Slice(ticks, func(a, b int) bool { return ticks[a].At < ticks[b].At })
+	for _, key := range keys {
+		chart := page.LineChart{Title: fmt.Sprintf("History size: view %s, %s, %% of today's bytes", view, key), XLabel: "history window (log scale)", YLabel: "% of today's", LogX: true, XTicks: ticks, Dots: map[int]bool{}}
+		path := func(i int) string {
+			if key == "total" {
+				return fmt.Sprintf("results.%d.relative_total", i)
+			}
+			return fmt.Sprintf("results.%d.relative.%d", i, categoryOf(key))
+		}
+		for _, lvl := range order {
+			se := page.LineSeries{Name: "snappy-stream " + lvl}
+			for _, p := range levels[lvl] {
+				if key != "total" && rep.Results[p.i].PlainBytes[categoryOf(key)] == 0 {
+					continue
+				}
+				se.Points = append(se.Points, page.Point{X: page.Const(float64(p.window), page.Count), Y: src.Fig(path(p.i), page.Pct)})
+			}
+			chart.Series = append(chart.Series, se)
+		}
+		if zstd >= 0 && (key == "total" || rep.Results[zstd].PlainBytes[categoryOf(key)] > 0) {
+			chart.HRefs = append(chart.HRefs, page.HRef{Label: rep.Results[zstd].Config, At: src.Fig(path(zstd), page.Pct), Codec: rep.Results[zstd].Config})
+		}
+		if propSrc != nil && (view == "all-subnets" || view == "default") {
+			se := page.LineSeries{Name: "the proposal (payloads not stated)"}
+			for ri, row := range pub.Rows {
+				c, err := ParseConfig(row.Config)
+				if err != nil || c.Spec.Kind != codec.SnappyStream || !windows[c.Spec.WindowBytes] {
+					continue
+				}
+				b := fmt.Sprintf("rows.%d.", ri)
+				var p string
+				switch key {
+				case "total":
+					p = b + map[string]string{"all-subnets": "all_subnets_total", "default": "default_total"}[view]
+				case "attestation", "aggregate", "block":
+					p = b + key + ".low"
+				case "data_column":
+					p = b + "data_column"
+				default:
+					continue
+				}
+				se.Points = append(se.Points, page.Point{X: page.Const(float64(c.Spec.WindowBytes), page.Count), Y: propSrc.Fig(p, page.Pct)})
+			}
+			if len(se.Points) > 0 {
+				chart.Dots[len(chart.Series)] = true
+				chart.Series = append(chart.Series, se)
+			}
+		}
+		s.Lines(chart, fmt.Sprintf("Each snappy-stream level's wire bytes for %s as a %% of today's per-message Snappy on the same frames, against its history window (%s); dashed: zstd; large dots: the proposal's figures at its windows (its replay, payloads not stated; a range's low end).", key, "results.<i>.relative_total or relative.<category>"))
+	}
+}
+
+// categoryOf is a category by name (the names are gossip's own).
+func categoryOf(name string) gossip.Category {
+	c, _ := gossip.ParseCategory(name)
+	return c
+}
+
+// proposalSource is the page's source of the proposal's figures (nil: the page has none).
+func proposalSource(s *page.Section) *page.Source { return s.ProposalSource() }
+
+// sweepFacts are a result's figures for its configuration's verdict: bytes by direction,
+// codec CPU beside plain's in the same view, codec state per peer.
+func sweepFacts(src *page.Source, rep *Report, i int, view []int) []page.Fact {
+	res := rep.Results[i]
+	b := fmt.Sprintf("results.%d.", i)
+	var facts []page.Fact
+	for d, name := range []string{"inbound", "outbound"} {
+		if res.DirPlainTotal[d] > 0 {
+			facts = append(facts, page.Fact{Kind: page.FactBytes, What: fmt.Sprintf("view %s, %s, payload %s: %% of today's wire bytes", res.View, name, payloadLabel(res.Payload)),
+				Value: src.Fig(fmt.Sprintf("%sdirection_relative_total.%d", b, d), page.Pct)})
+		}
+	}
+	plain := -1
+	for _, j := range view {
+		if rep.Results[j].Config == "plain" && rep.Results[j].Layout == res.Layout {
+			plain = j
+		}
+	}
+	for _, dir := range []string{"encode", "decode"} {
+		f := page.Fact{Kind: page.FactCPU, What: dir + ", view " + res.View + " (offline replay)", Value: src.Fig(b+dir+"_thread_cpu_ns_per_byte", page.NsB)}
+		if plain >= 0 {
+			f.Today = ptr(src.Fig(fmt.Sprintf("results.%d.%s_thread_cpu_ns_per_byte", plain, dir), page.NsB))
+		}
+		facts = append(facts, f)
+	}
+	if res.Memory.Peers == 0 {
+		return facts // the replay measured no state per peer (it does with --layout)
+	}
+	facts = append(facts,
+		page.Fact{Kind: page.FactMemory, What: "encoders per peer (mean over the recording's peers)", Value: src.Fig(b+"memory.mean_peer_encoder_bytes", page.KiB)},
+		page.Fact{Kind: page.FactMemory, What: "decoders per peer (mean over the recording's peers)", Value: src.Fig(b+"memory.mean_peer_decoder_bytes", page.KiB)},
+		page.Fact{Kind: page.FactMemory, What: "peers the replay measured", Value: src.Fig(b+"memory.peers", page.Count)})
+	return facts
+}
+
+// seedsOf says what a sweep's figures come from: its traces, with their workload seeds.
+func seedsOf(traces []TraceInfo) string {
+	var seeds []string
+	for _, t := range traces {
+		if sd := cmp.Or(t.Params["seed"], t.Params["Seed"]); sd != "" {
+			seeds = append(seeds, sd)
+		}
+	}
+	out := fmt.Sprintf("%d trace(s), one replay", len(traces))
+	if len(seeds) > 0 {
+		out += ", workload seed " + strings.Join(seeds, ", ")
+	}
+	return out
+}
+
+// WriteJSON writes the sweep with its checks (ok, problems) at the top level, as every
+// report's JSON has them.
+func (s *SweepReport) WriteJSON(w io.Writer) error {
+	return analysis.WriteJSON(w, struct {
+		*Report
+		analysis.Checks
+	}{s.Report, s.verdict.Checks})
+}

@@ -19,7 +19,11 @@ type Comparison struct {
 	Low  float64 `json:"low"`
 	High float64 `json:"high"`
 	// Diff is measured minus published in percentage points; 0 inside a published range.
-	Diff float64 `json:"diff"`
+	// Null when the sweep did not measure what the proposal's figure stands for (a category
+	// the trace never had, or a total whose traffic lacks one of the proposal's categories):
+	// Reason says why. Never a difference against nothing.
+	Diff   *float64 `json:"diff"`
+	Reason string   `json:"reason,omitempty"`
 }
 
 func (c Comparison) published() string {
@@ -61,31 +65,63 @@ func compare(r *Result) map[string]Comparison {
 		return nil
 	}
 	out := map[string]Comparison{}
-	add := func(key string, low, high, measured float64) {
+	add := func(key string, low, high, measured float64, reason string) {
 		if low == 0 {
 			return
 		}
-		c := Comparison{Low: low, High: high}
-		switch {
-		case measured < low:
-			c.Diff = measured - low
-		case measured > high:
-			c.Diff = measured - high
+		c := Comparison{Low: low, High: high, Reason: reason}
+		if reason == "" {
+			var d float64
+			switch {
+			case measured < low:
+				d = measured - low
+			case measured > high:
+				d = measured - high
+			}
+			d = math.Round(d*10) / 10
+			c.Diff = &d
 		}
-		c.Diff = math.Round(c.Diff*10) / 10
 		out[key] = c
 	}
 	total, control := p.allTotal, p.control
 	if r.View == "default" {
 		total, control = p.defaultTotal, p.controlDefault
 	}
-	add("total", total, total, r.RelativeTotal)
-	add(gossip.Attestation.String(), p.att[0], p.att[1], r.Relative[gossip.Attestation])
-	add(gossip.Aggregate.String(), p.agg[0], p.agg[1], r.Relative[gossip.Aggregate])
-	add(gossip.Block.String(), p.block[0], p.block[1], r.Relative[gossip.Block])
-	add(gossip.DataColumn.String(), p.column, p.column, r.Relative[gossip.DataColumn])
-	add(gossip.Control.String(), control, control, r.Relative[gossip.Control])
+	// A category the trace never had is not measured: no difference against it. A total
+	// whose traffic lacks one of the proposal's categories is another mix: no difference.
+	notMeasured := func(c gossip.Category) string {
+		if r.PlainBytes[c] > 0 {
+			return ""
+		}
+		return "not measured: the trace has no " + c.String() + " frames"
+	}
+	add("total", total, total, r.RelativeTotal, TotalNotComparable(r))
+	add(gossip.Attestation.String(), p.att[0], p.att[1], r.Relative[gossip.Attestation], notMeasured(gossip.Attestation))
+	add(gossip.Aggregate.String(), p.agg[0], p.agg[1], r.Relative[gossip.Aggregate], notMeasured(gossip.Aggregate))
+	add(gossip.Block.String(), p.block[0], p.block[1], r.Relative[gossip.Block], notMeasured(gossip.Block))
+	add(gossip.DataColumn.String(), p.column, p.column, r.Relative[gossip.DataColumn], notMeasured(gossip.DataColumn))
+	add(gossip.Control.String(), control, control, r.Relative[gossip.Control], notMeasured(gossip.Control))
 	return out
+}
+
+// TotalNotComparable says why a result's total is not the peer of the proposal's total for
+// its view ("" when it is): its traffic lacks a category the proposal's total includes (a
+// workload trace has no control, 35 % of the proposal's all-subnets bytes). Read from the
+// result's bytes, so that a sweep written before its JSON carried the reason is judged alike.
+func TotalNotComparable(r *Result) string {
+	if r.Config == "plain" {
+		return "" // 100 % of itself on any traffic
+	}
+	var lacking []string
+	for _, c := range gossip.Categories() {
+		if proposalTraffic[r.View][c] > 0 && r.PlainBytes[c] == 0 {
+			lacking = append(lacking, c.String())
+		}
+	}
+	if len(lacking) == 0 {
+		return ""
+	}
+	return "not comparable: the trace has no " + strings.Join(lacking, ", ") + " frames, which the proposal's total includes"
 }
 
 // atProposalMix weights r's per-category figures with the proposal's traffic and control
@@ -176,7 +212,10 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		if !ok {
 			return "", ""
 		}
-		return strings.ReplaceAll(c.published(), "–", "-"), f(c.Diff, 1)
+		if c.Diff == nil {
+			return strings.ReplaceAll(c.published(), "–", "-"), ""
+		}
+		return strings.ReplaceAll(c.published(), "–", "-"), f(*c.Diff, 1)
 	}
 	for i := range rep.Results {
 		r := &rep.Results[i]
@@ -399,7 +438,11 @@ func cell(v float64, cmp map[string]Comparison, key string, has bool) string {
 	}
 	s := strconv.FormatFloat(v, 'f', 1, 64) + " %"
 	if c, ok := cmp[key]; ok {
-		s += fmt.Sprintf(" (%s; %+.1f)", c.published(), c.Diff)
+		if c.Diff != nil {
+			s += fmt.Sprintf(" (%s; %+.1f)", c.published(), *c.Diff)
+		} else {
+			s += fmt.Sprintf(" (%s; not comparable)", c.published())
+		}
 	}
 	return s
 }

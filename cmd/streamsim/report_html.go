@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
+	"strings"
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/analysis/page"
@@ -63,9 +63,18 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 		}
 	}
 	p.Missing = missing
+	pub, err := json.MarshalIndent(replay.PublishedFigures(), "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	proposal, err := p.AddSource("the proposal's results (docs/inputs.md §1)", pub)
+	if err != nil {
+		return nil, nil, err
+	}
 
 	for i, sec := range sections {
 		s := &page.Section{ID: fmt.Sprintf("sec%d", i+1), Title: fmt.Sprintf("%s: %s", sec.kind.Name, filepath.Base(filepath.Clean(sec.arg)))}
+		s.SetProposal(proposal)
 		p.Sections = append(p.Sections, s)
 		var reports []analysis.Report
 		var labels []analysis.ABRun
@@ -137,7 +146,7 @@ func writeHTMLReport(out string, args []string, tmp string) (failed, missing []s
 			s.Problems = append(s.Problems, fmt.Sprintf("the %s section could not be drawn: %v", sec.kind.Name, herr))
 		}
 	}
-	if err := answerSection(p); err != nil {
+	if err := answerSection(p, proposal); err != nil {
 		return nil, nil, err
 	}
 	var buf bytes.Buffer
@@ -201,21 +210,19 @@ func runMeta(run reportRun, src *page.Source) page.RunMeta {
 	return m
 }
 
-// answerSection is the page's first section: the proposal's results table, then every row the
-// sections offered beside the proposal's figure for the same configuration, with the
+// answerCategories are the answer's columns: the total, then the proposal's categories.
+var answerCategories = []string{"total", "attestation", "aggregate", "block", "data_column", "control"}
+
+// answerSection is the page's first section: the proposal's tables, then every row the
+// sections offered, each measured figure beside the proposal's figure for the same payload,
+// view and direction (or beside nothing, saying why), with the runs it came from, their seeds
+// and spread; rows from runs with problems are marked with the reasons and show no
 // difference.
-func answerSection(p *page.Page) error {
-	pub, err := json.MarshalIndent(replay.PublishedFigures(), "", "  ")
-	if err != nil {
-		return err
-	}
-	src, err := p.AddSource("the proposal's results (docs/inputs.md §1)", pub)
-	if err != nil {
-		return err
-	}
+func answerSection(p *page.Page, src *page.Source) error {
 	s := &page.Section{ID: "answer", Title: "The answer: the proposal's results beside streamsim's"}
 	p.Answer = s
-	s.Para("The proposal measured a recorded Teku node's inbound traffic on mainnet (all attestation subnets, about 45 peers) replayed through each stream codec, relative to today's wire bytes (per-message Snappy); its live check put a snappy-stream node and a plain node behind one hub. Its table first, then each measured row on this page beside the proposal's figure for the same configuration and view.")
+	s.Para("The proposal measured a recorded Teku node's inbound traffic on mainnet (all attestation subnets, about 45 peers) replayed through each stream codec, relative to today's wire bytes (per-message Snappy); its live check put a snappy-stream node and a plain node behind one hub, once with raw SSZ inside the stream and once with the payloads kept Snappy. Its tables first, then what was measured here, each figure beside the proposal's for the same payload, view and direction, or beside nothing.")
+	verdicts(s, p.Answers())
 	var rows [][]page.Cell
 	for i, r := range replay.ProposalTable() {
 		b := fmt.Sprintf("rows.%d.", i)
@@ -230,98 +237,256 @@ func answerSection(p *page.Page) error {
 			rg("attestation"), rg("aggregate"), rg("block"), column,
 			page.F(src.Fig(b+"control_default", page.Pct)), page.F(src.Fig(b+"control_all_subnets", page.Pct))})
 	}
-	s.Table("The proposal's results, inbound, % of today's wire bytes", []string{"configuration", "default node", "all subnets", "attestation", "aggregate", "block", "data column", "control (default)", "control (all)"}, rows)
-	s.Table("The proposal's live check", []string{"", "snappy-stream node, % of the plain node's wire bytes"}, [][]page.Cell{{page.T("hub supernode on mainnet, raw SSZ payloads, no control"), page.F(src.Fig("live_check_snappy_stream_pct", page.Pct))}})
+	s.Table("The proposal's results, inbound, % of today's wire bytes (payloads inside the stream: not stated)", []string{"configuration", "default node", "all subnets", "attestation", "aggregate", "block", "data column", "control (default)", "control (all)"}, rows)
+	var live [][]page.Cell
+	for i, lc := range replay.ProposalLiveChecks {
+		live = append(live, []page.Cell{page.T(lc.Payload), page.F(src.Fig(fmt.Sprintf("live_checks.%d.minutes", i), page.Format{Unit: "min", Scale: 1})),
+			page.F(src.Fig(fmt.Sprintf("live_checks.%d.pct", i), page.Pct))})
+	}
+	s.Table("The proposal's live check: hub supernode on mainnet, all subnets, inbound, no control", []string{"payload inside the stream", "measured", "snappy-stream node, % of the plain node's wire bytes"}, live)
 
-	pp := page.Format{Unit: "pp", Scale: 1, Decimals: 1}
-	// One row per configuration and view, one column per measured source: each figure with
-	// its difference from the proposal's.
-	type rowKey struct {
-		prop int
-		view string
-	}
-	type cell struct{ value, diff page.Figure }
-	var columns []string
-	described := map[string]string{}
-	cells := map[rowKey]map[string]cell{}
-	props := map[rowKey]page.Figure{}
-	for _, a := range p.Answers() {
-		idx := replay.ProposalIndex(a.Config)
-		if idx < 0 || (a.View != "all-subnets" && a.View != "default") {
-			continue // nothing published to stand beside
-		}
-		key := rowKey{idx, a.View}
-		viewKey := "all_subnets_total"
-		if a.View == "default" {
-			viewKey = "default_total"
-		}
-		if a.LiveCheck {
-			if a.Config != "snappy-stream:64KiB:fast" {
-				continue
-			}
-			key.view = "live check"
-			viewKey = ""
-		}
-		table := src.Fig(fmt.Sprintf("rows.%d.%s", idx, viewKey), page.Pct)
-		if viewKey == "" {
-			table = src.Fig("live_check_snappy_stream_pct", page.Pct)
-		}
-		if !table.Found {
-			continue
-		}
-		props[key] = table
-		prop := table
-		if a.Proposal != nil {
-			prop = *a.Proposal
-		}
-		diff := page.Difference(a.Value, prop, pp)
-		if a.Diff != nil {
-			diff = *a.Diff
-		}
-		if _, ok := described[a.Column]; !ok {
-			columns = append(columns, a.Column)
-			described[a.Column] = a.Measured
-		}
-		if cells[key] == nil {
-			cells[key] = map[string]cell{}
-		}
-		cells[key][a.Column] = cell{a.Value, diff}
-	}
-	if len(cells) == 0 {
-		s.Para("No run on this page measured a configuration the proposal published.")
+	answers := p.Answers()
+	if len(answers) == 0 {
+		s.Para("No run on this page offered a measured row.")
 		return nil
 	}
-	keys := make([]rowKey, 0, len(cells))
-	for k := range cells {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].view != keys[j].view {
-			return keys[i].view < keys[j].view
+	pp := page.Format{Unit: "pp", Scale: 1, Decimals: 1}
+	head := append([]string{"configuration", "measured by", "view, direction, payload", "seeds", "status"}, answerCategories...)
+	var out []page.Row
+	flagged := 0
+	for _, a := range answers {
+		reasons := rowReasons(a)
+		row := page.Row{Cells: []page.Cell{page.T(a.Config), {Text: a.By, Sub: []page.Cell{{Text: a.Measured}}},
+			page.T(fmt.Sprintf("%s, %s, %s", a.View, a.Direction, a.Payload)), a.Seeds}}
+		status := page.T("ok: no problem, flag or calibration note in its runs")
+		if len(reasons) > 0 {
+			flagged++
+			row.Class = "flagged"
+			var kinds []string
+			for _, why := range reasons {
+				if k, _, _ := strings.Cut(why, ":"); !slices.Contains(kinds, k) {
+					kinds = append(kinds, k)
+				}
+			}
+			status = page.Cell{Text: "left out of every verdict: " + strings.Join(kinds, ", "), TDClass: "flagged"}
+			for _, why := range reasons {
+				status.Sub = append(status.Sub, page.Cell{Text: why, SubClass: "reason"})
+			}
+			status.Details = true
 		}
-		return keys[i].prop < keys[j].prop
-	})
-	head := append([]string{"configuration", "view", "proposal"}, columns...)
-	var measured [][]page.Cell
-	for _, k := range keys {
-		row := []page.Cell{page.T(replay.ProposalTable()[k.prop].Config), page.T(k.view), page.F(props[k])}
-		for _, c := range columns {
-			if v, ok := cells[k][c]; ok {
-				row = append(row, page.Cell{Fig: &v.value, Paren: &v.diff})
-			} else {
-				row = append(row, page.T(""))
+		row.Cells = append(row.Cells, status)
+		for _, key := range answerCategories {
+			c, ok := a.Cells[key]
+			if !ok {
+				row.Cells = append(row.Cells, page.T("not measured"))
+				continue
+			}
+			v := c.Value
+			cell := page.Cell{Fig: &v, Class: "answer", Runs: a.Runs}
+			if len(reasons) > 0 {
+				cell.TDClass = "flagged"
+			}
+			if c.Low != nil && c.High != nil && c.Low.Found && c.High.Found && c.Low.Value != c.High.Value {
+				cell.Sub = append(cell.Sub, page.Cell{Fig: c.Low, High: c.High, Prefix: "range over seeds"})
+			}
+			low, high, why := proposalPeer(src, a, key)
+			prefix := "proposal, " + a.Payload
+			if !a.LiveCheck {
+				prefix = "proposal (its payloads not stated)"
+			}
+			switch {
+			case why != "":
+				cell.Sub = append(cell.Sub, page.Cell{Text: "proposal: none (" + why + ")"})
+			case len(reasons) > 0:
+				cell.Sub = append(cell.Sub, page.Cell{Fig: &low, High: &high, Prefix: prefix, Text: "(not compared: the run has problems)"})
+			default:
+				pc := page.Cell{Fig: &low, High: &high, Prefix: prefix}
+				switch {
+				case v.Found && v.Value < low.Value:
+					pc.Sub = []page.Cell{{Fig: ptrFig(page.Difference(v, low, pp)), Diff: true, Prefix: "difference"}}
+				case v.Found && v.Value > high.Value:
+					pc.Sub = []page.Cell{{Fig: ptrFig(page.Difference(v, high, pp)), Diff: true, Prefix: "difference"}}
+				case v.Found:
+					pc.Text = "(inside the published range)"
+				}
+				cell.Sub = append(cell.Sub, pc)
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		out = append(out, row)
+	}
+	s.TableRows("Measured here, % of what 100 % is for each row (today's wire bytes of the same traffic unless the row says raw bytes); under each figure its spread over seeds, the proposal's figure for the same payload, view and direction and the difference in percentage points, or why none stands beside it", head, out)
+	if flagged > 0 {
+		s.Para(fmt.Sprintf("%d of %d rows come from runs with problems (failed, late, machine saturated or outside calibration): they are marked with the reasons and left out of every verdict.", flagged, len(answers)))
+	}
+	s.Para("Differences are findings, not errors: a live check carries no gossip control, a workload trace has no control (its total stands beside nothing), a mesh or neighbourhood run's mix is its own (its calibration table says how far from the recording), and short test runs compress less than 60 minutes of history. Arithmetic on the proposal's published shares (a sweep's totals at the proposal's mix) is in the sweep's section, labelled as such, never here.")
+	return nil
+}
+
+// rowReasons are the reasons an answer row's runs give to keep it out of verdicts.
+func rowReasons(a page.AnswerRow) []string {
+	var reasons []string
+	for _, r := range a.Runs {
+		for _, why := range r.Reasons() {
+			if !slices.Contains(reasons, why) {
+				reasons = append(reasons, why)
 			}
 		}
-		measured = append(measured, row)
 	}
-	s.Table("Measured here beside the proposal: % of plain (difference from the proposal's figure in percentage points; a sweep's own comparison is 0 inside a published range)", head, measured)
-	var legend []string
-	for _, c := range columns {
-		legend = append(legend, c+": "+described[c])
+	return reasons
+}
+
+// verdictPeers are the peer counts a node's codec memory is asked for.
+var verdictPeers = []int{50, 100, 200}
+
+// verdicts writes one verdict per configuration: the bytes it saved per view and direction,
+// its codec CPU beside plain's, its codec memory, its p99 latency change
+// per category, each figure bound to its JSON with the run it came from, its seeds and range.
+// Rows from runs with problems are named and left out.
+func verdicts(s *page.Section, answers []page.AnswerRow) {
+	var configs []string
+	byConfig := map[string][]page.AnswerRow{}
+	for _, a := range answers {
+		if byConfig[a.Config] == nil {
+			configs = append(configs, a.Config)
+		}
+		byConfig[a.Config] = append(byConfig[a.Config], a)
 	}
-	s.List(legend)
-	s.Para("Differences are findings, not errors: the live check and the sweeps of synthetic workload carry no gossip control (the proposal's all-subnets traffic is 35 % control), a mesh or neighbourhood run's mix is its own (its calibration table says how far from the recording), and short test runs compress less than 60 minutes of history.")
-	return nil
+	if len(configs) == 0 {
+		return
+	}
+	s.H3("Verdict per configuration")
+	s.Para("Measured figures only, from runs without problems; each names its run, seeds and range. " + page.CPUDefinition + ". Memory per node at 50, 100 and 200 peers is stated only where a run had that many peers.")
+	for _, cfg := range configs {
+		var rows [][]page.Cell
+		var left []string
+		maxPeers := 0.0
+		for _, a := range byConfig[cfg] {
+			if reasons := rowReasons(a); len(reasons) > 0 {
+				var kinds []string
+				for _, why := range reasons {
+					if k, _, _ := strings.Cut(why, ":"); !slices.Contains(kinds, k) {
+						kinds = append(kinds, k)
+					}
+				}
+				left = append(left, fmt.Sprintf("%s (%s)", a.By, strings.Join(kinds, ", ")))
+				continue
+			}
+			from := page.Cell{Text: a.By, Sub: []page.Cell{{Prefix: "seeds:", Text: a.Seeds.Text, Fig: a.Seeds.Fig}}}
+			if c, ok := a.Cells["total"]; ok {
+				row := []page.Cell{page.T(page.FactBytes), page.T(fmt.Sprintf("view %s, %s, payload %s, total: %% of %s", a.View, a.Direction, a.Payload, a.Of)), {Fig: &c.Value, Class: "answer", Runs: a.Runs}, page.T("")}
+				if c.Low != nil && c.High != nil && c.Low.Value != c.High.Value {
+					row[3] = page.Cell{Fig: c.Low, High: c.High, Prefix: "range over seeds"}
+				}
+				rows = append(rows, append(row, from))
+			}
+			for _, f := range a.Facts {
+				if f.Kind == page.FactMemory && strings.HasPrefix(f.What, "peers") {
+					maxPeers = max(maxPeers, f.Value.Value)
+				}
+				side := page.T("")
+				switch {
+				case f.Today != nil && f.Today.Found && f.Today.Value == 0:
+					side = page.T("plain: no codec work metered in this run")
+				case f.Today != nil:
+					side = page.Cell{Fig: f.Today, Prefix: "plain, same run:"}
+				case f.Low != nil && f.High != nil:
+					side = page.Cell{Fig: f.Low, High: f.High, Prefix: "range over seeds"}
+				}
+				what := f.What
+				if f.Note != "" {
+					what += " — " + f.Note
+				}
+				v := f.Value
+				rows = append(rows, []page.Cell{page.T(f.Kind), page.T(what), {Fig: &v, Class: "answer", Runs: a.Runs}, side, from})
+			}
+		}
+		for _, n := range verdictPeers {
+			if float64(n) > maxPeers {
+				why := fmt.Sprintf("no run here measured codec state with %d peers (the most: %.0f)", n, maxPeers)
+				if maxPeers == 0 {
+					why = "no run here measured codec state per node with its peers (a sweep with --layout does)"
+				}
+				rows = append(rows, []page.Cell{page.T(page.FactMemory), page.T(fmt.Sprintf("per node at %d peers", n)), page.T("not measured"), page.T(why), page.T("")})
+			}
+		}
+		caption := "Verdict: " + cfg
+		if len(left) > 0 {
+			caption += "; left out (runs with problems): " + strings.Join(left, "; ")
+		}
+		if len(rows) == len(verdictPeers) && maxPeers == 0 {
+			s.Para(caption + ": no verdict, every run that measured it has problems.")
+			continue
+		}
+		s.Table(caption, []string{"", "what", "measured", "beside it", "from"}, rows)
+	}
+}
+
+// proposalPeer is the proposal's figure (a range: low, high) for an answer row's category,
+// or why none stands beside it: the same payload, view and direction, relative to the same
+// thing.
+func proposalPeer(src *page.Source, a page.AnswerRow, key string) (low, high page.Figure, why string) {
+	switch {
+	case a.Of != page.OfPlain:
+		return low, high, "the proposal's figures are % of today's wire bytes; this is % of " + a.Of
+	case a.Direction != "in":
+		return low, high, "the proposal's figures are inbound; this is " + a.Direction
+	case a.NotComparable[key] != "":
+		return low, high, a.NotComparable[key]
+	}
+	idx := replay.ProposalIndex(a.Config)
+	if idx < 0 {
+		return low, high, "the proposal published no figure for " + a.Config
+	}
+	if a.LiveCheck {
+		if key != "total" {
+			return low, high, "the proposal's live check published totals only"
+		}
+		if a.View != "all-subnets" {
+			return low, high, "the proposal's live check was an all-subnets hub; this is " + a.View
+		}
+		if replay.ProposalTable()[idx].Config != "snappy-stream:64KiB:fast" {
+			return low, high, "the proposal's live check ran snappy-stream with 64 KiB of history only"
+		}
+		for i, lc := range replay.ProposalLiveChecks {
+			if lc.Payload == a.Payload {
+				f := src.Fig(fmt.Sprintf("live_checks.%d.pct", i), page.Pct)
+				return f, f, ""
+			}
+		}
+		return low, high, "the proposal's live check published no figure with " + a.Payload + " payloads"
+	}
+	b := fmt.Sprintf("rows.%d.", idx)
+	switch key {
+	case "total":
+		switch a.View {
+		case "all-subnets":
+			f := src.Fig(b+"all_subnets_total", page.Pct)
+			return f, f, ""
+		case "default":
+			f := src.Fig(b+"default_total", page.Pct)
+			return f, f, ""
+		}
+		return low, high, "the proposal published totals for the default and all-subnets views only"
+	case "attestation", "aggregate", "block":
+		return src.Fig(b+key+".low", page.Pct), src.Fig(b+key+".high", page.Pct), ""
+	case "data_column":
+		if replay.ProposalTable()[idx].DataColumn == 0 {
+			return low, high, "not published for " + a.Config
+		}
+		f := src.Fig(b+"data_column", page.Pct)
+		return f, f, ""
+	case "control":
+		k := "control_all_subnets"
+		if a.View == "default" {
+			k = "control_default"
+		} else if a.View != "all-subnets" {
+			return low, high, "the proposal published control for the default and all-subnets views only"
+		}
+		f := src.Fig(b+k, page.Pct)
+		return f, f, ""
+	}
+	return low, high, "not published"
 }
 
 func ptrFig(f page.Figure) *page.Figure { return &f }

@@ -206,9 +206,9 @@ func TestWriteCalibration(t *testing.T) {
 			Subnet:  []SubnetView{{Subnet: 0, Subscribed: 14, FullSenders: 9, IHaveOnly: 5}},
 			Timing:  Timing{Mesh: map[string]Spread{gossip.Aggregate.String(): {Mean: copies * 4}}}}
 		for _, c := range orderedCategories() {
-			s.Categories = append(s.Categories, CategorySummary{Category: c.String(), MiBh: Recording.MiBh[c], RecordingMiBh: Recording.MiBh[c], Copies: 2})
+			s.Categories = append(s.Categories, CategorySummary{Category: c.String(), MiBh: Recording.MiBh[c], RecordingMiBh: Recording.MiBh[c], Copies: ptr(2)})
 		}
-		s.Categories[0].MiBh, s.Categories[0].Copies = att, copies
+		s.Categories[0].MiBh, s.Categories[0].Copies = att, ptr(copies)
 		return s
 	}
 	var b strings.Builder
@@ -319,3 +319,5 @@ func TestMeshShares(t *testing.T) {
 		t.Error("no measured time gave shares")
 	}
 }
+
+func ptr(v float64) *float64 { return &v }

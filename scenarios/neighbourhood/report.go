@@ -115,6 +115,9 @@ func (r *Report) fill(before, after snapshot, ct *controlTracer, lag, wall time.
 	}
 	diff := func(after, before map[string]result.ControlBytes) map[string]result.ControlBytes {
 		out := map[string]result.ControlBytes{}
+		for _, k := range gossip.ControlKinds() { // every kind, zero included
+			out[k.String()] = result.ControlBytes{}
+		}
 		for k, v := range after {
 			b := before[k]
 			out[k] = result.ControlBytes{RawBytes: v.RawBytes - b.RawBytes, WireBytes: v.WireBytes - b.WireBytes,
@@ -414,12 +417,16 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 		var mib, cp []float64
 		for _, r := range runs {
 			mib = append(mib, r.Categories[ci].MiBh)
-			cp = append(cp, r.Categories[ci].Copies)
+			if v := r.Categories[ci].Copies; v != nil {
+				cp = append(cp, *v)
+			}
 		}
 		m, k := spreadOf(mib), spreadOf(cp)
 		ratio := m.mean / c.RecordingMiBh
 		copies, rec := "", ""
-		if c.Category != gossip.Control.String() {
+		if len(cp) < len(runs) {
+			copies = "not measured"
+		} else if c.Category != gossip.Control.String() {
 			copies, rec = fmt.Sprintf("%.2f (%.2f–%.2f)", k.mean, k.min, k.max), fmt.Sprintf("%.1f", c.RecordingCopies)
 		}
 		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.2f\t%v\t%s\t%s\t\n", c.Category, c.RecordingMiBh, m.String("%.1f"), ratio, math.Abs(ratio-1) <= 0.25, copies, rec)

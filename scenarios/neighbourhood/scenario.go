@@ -291,10 +291,12 @@ type CategorySummary struct {
 	RecordingMiBh float64 `json:"recording_mib_per_hour"`
 	// VsRecording is MiBh as a percentage of the recording's; Within says whether it is
 	// within ±25 %.
-	VsRecording     float64 `json:"vs_recording_pct"`
-	Within          bool    `json:"within_25_pct"`
-	Copies          float64 `json:"copies"`
-	RecordingCopies float64 `json:"recording_copies,omitempty"`
+	VsRecording float64 `json:"vs_recording_pct"`
+	Within      bool    `json:"within_25_pct"`
+	// Copies is received copies per delivered message; null (not measured) when the observed
+	// node delivered no message of the category (control has none).
+	Copies          *float64 `json:"copies"`
+	RecordingCopies float64  `json:"recording_copies,omitempty"`
 }
 
 // Summary is the report's figures for JSON.
@@ -321,13 +323,21 @@ func (r *Report) Summary() Summary {
 	for _, c := range orderedCategories() {
 		rec := Recording.MiBh[c]
 		got := finite(r.MiBh(c))
-		cs := CategorySummary{Category: c.String(), MiBh: got, RecordingMiBh: rec, Copies: finite(r.Copies(c)), RecordingCopies: Recording.Copies[c]}
+		cs := CategorySummary{Category: c.String(), MiBh: got, RecordingMiBh: rec, Copies: ratioOrNil(r.Copies(c)), RecordingCopies: Recording.Copies[c]}
 		if pct, ok := result.PercentOf(got, rec); ok {
 			cs.VsRecording, cs.Within = pct, pct >= 75 && pct <= 125
 		}
 		s.Categories = append(s.Categories, cs)
 	}
 	return s
+}
+
+// ratioOrNil is v, or nil where a ratio had nothing to divide by: not measured, never 0.
+func ratioOrNil(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 // finite is v, or 0 where a ratio had nothing to divide by (JSON has no NaN).

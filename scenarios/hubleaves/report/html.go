@@ -32,13 +32,19 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 				}
 			}
 		}
-		var rel, wire []page.BarSeries
+		plain := -1
+		for i, l := range rep.Leaves {
+			if l.Codec == "plain" {
+				plain = i
+			}
+		}
+		var rel, wire, cpuBars, stateBars []page.BarSeries
 		var rows, cpu [][]page.Cell
 		for i, l := range rep.Leaves {
 			b := fmt.Sprintf("leaves.%d.", i)
 			name := l.Codec
-			w := page.BarSeries{Name: name}
-			rs := page.BarSeries{Name: name}
+			w := page.BarSeries{Name: name, Codec: explicit(l.Codec)}
+			rs := page.BarSeries{Name: name, Codec: explicit(l.Codec)}
 			for _, c := range cats {
 				w.Values = append(w.Values, r.Src.Fig(b+"categories."+c+".wire_bytes", page.MB))
 				rs.Values = append(rs.Values, r.Src.Fig(b+"categories."+c+".relative_to_plain", page.Pct))
@@ -51,16 +57,33 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 			rows = append(rows, []page.Cell{page.T(fmt.Sprintf("%s/%d", l.Group, l.Instance)), page.T(l.Codec), page.F(r.Src.Fig(b+"wire_bytes", page.MB)),
 				page.F(r.Src.Fig(b+"raw_bytes", page.MB)), page.F(r.Src.Fig(b+"relative_to_plain", page.Pct)), page.F(r.Src.Fig(b+"bandwidth_counter_in", page.MB))})
 			d, e := b+"cpu.decode.", b+"cpu.hub_encode."
+			cpuBars = append(cpuBars, page.BarSeries{Name: l.Codec, Codec: explicit(l.Codec), Values: []page.Figure{r.Src.Fig(e+"ns_per_byte", page.NsB), r.Src.Fig(d+"ns_per_byte", page.NsB)}})
+			stateBars = append(stateBars, page.BarSeries{Name: l.Codec, Codec: explicit(l.Codec), Values: []page.Figure{r.Src.Fig(e+"state_bytes", page.KiB), r.Src.Fig(d+"state_bytes", page.KiB)}})
 			cpu = append(cpu, []page.Cell{page.T(l.Codec), page.F(r.Src.Fig(e+"us_per_block", page.Micro)), page.F(r.Src.Fig(e+"ns_per_byte", page.NsB)),
 				page.F(r.Src.Fig(e+"core_pct", page.Pct)), page.F(r.Src.Fig(e+"state_bytes", page.KiB)),
 				page.F(r.Src.Fig(d+"us_per_block", page.Micro)), page.F(r.Src.Fig(d+"ns_per_byte", page.NsB)),
 				page.F(r.Src.Fig(d+"core_pct", page.Pct)), page.F(r.Src.Fig(d+"state_bytes", page.KiB))})
-			// The proposal's live check had its two nodes on every subnet.
-			if l.Codec != "plain" && l.RelativeToPlain != nil && rep.Profile == "all-subnets" {
+			// Every compressed leaf is an answer row; the page sets it beside the proposal's
+			// live check run with the same payloads and profile, or beside nothing.
+			if l.Codec != "plain" && l.RelativeToPlain != nil {
 				if spec, err := codec.Parse(l.Codec); err == nil {
-					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, LiveCheck: true, Value: r.Src.Fig(b+"relative_to_plain", page.Pct),
-						Column:   "live check " + r.Label,
-						Measured: fmt.Sprintf("a direct-peer leaf's inbound wire, %% of the plain leaf's (payload %s, no control), beside the proposal's live check", rep.Payload)})
+					cells := map[string]page.AnswerCell{"total": {Value: r.Src.Fig(b+"relative_to_plain", page.Pct)}}
+					for _, c := range cats {
+						if f := r.Src.Fig(b+"categories."+c+".relative_to_plain", page.Pct); f.Found {
+							cells[c] = page.AnswerCell{Value: f}
+						}
+					}
+					var facts []page.Fact
+					for _, end := range []struct{ key, what string }{{"hub_encode", "encode (the hub, for this leaf)"}, {"decode", "decode (the leaf)"}} {
+						f := page.Fact{Kind: page.FactCPU, What: end.what + ", live check", Value: r.Src.Fig(b+"cpu."+end.key+".ns_per_byte", page.NsB)}
+						if plain >= 0 {
+							f.Today = ptrFig(r.Src.Fig(fmt.Sprintf("leaves.%d.cpu.%s.ns_per_byte", plain, end.key), page.NsB))
+						}
+						facts = append(facts, f, page.Fact{Kind: page.FactMemory, What: end.what + ": codec state of the stream", Value: r.Src.Fig(b+"cpu."+end.key+".state_bytes", page.KiB)})
+					}
+					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, Direction: "in", Payload: rep.Payload, LiveCheck: true, Facts: facts,
+						By: "live check " + r.Label, Of: page.OfPlain, Seeds: page.T("1 run"), Cells: cells, Runs: []*page.Source{r.Src},
+						Measured: "a direct-peer leaf's inbound wire bytes, % of the plain leaf's in the same run (no control)"})
 				}
 			}
 		}
@@ -69,7 +92,11 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 			"Each compressed leaf's wire bytes per category as a percentage of the plain leaf's in the same run (leaves.<i>.categories.<category>.relative_to_plain; total: leaves.<i>.relative_to_plain).")
 		s.Bars(page.BarChart{Title: "Leaf inbound wire bytes per category", YLabel: "MB", Groups: cats, Series: wire},
 			"Wire bytes per category and leaf, plain against each codec (leaves.<i>.categories.<category>.wire_bytes).")
-		s.Table("Codec CPU and memory per peer stream (hub encoding for the leaf; the leaf decoding)", []string{"codec", "encode µs/block", "encode ns/byte", "encode % of a core", "encoder state", "decode µs/block", "decode ns/byte", "decode % of a core", "decoder state"}, cpu)
+		s.Bars(page.BarChart{Title: "Codec CPU per peer stream (" + page.CPULabel + ")", YLabel: "ns/B", Groups: []string{"encode (hub)", "decode (leaf)"}, Series: cpuBars},
+			page.CPUDefinition+" (leaves.<i>.cpu.hub_encode.ns_per_byte, cpu.decode.ns_per_byte).")
+		s.Bars(page.BarChart{Title: "Codec memory per peer stream", YLabel: "KiB", Groups: []string{"encoder (hub)", "decoder (leaf)"}, Series: stateBars},
+			"The codec state of the leaf's inbound stream on both ends (leaves.<i>.cpu.hub_encode.state_bytes, cpu.decode.state_bytes).")
+		s.Table("Codec CPU and memory per peer stream (hub encoding for the leaf; the leaf decoding)", []string{"codec", "encode µs/block", "encode " + page.CPULabel, "encode % of a core", "encoder state", "decode µs/block", "decode " + page.CPULabel, "decode % of a core", "decoder state"}, cpu)
 		s.Table("Schedule", []string{"published", "max lag", "mean lag", "late messages", "scheduled", "elapsed", "kept up (1 yes)", "drops"}, [][]page.Cell{{
 			page.F(r.Src.Fig("schedule.published", page.Count)), page.F(r.Src.Fig("schedule.max_lag_ms", page.Ms)), page.F(r.Src.Fig("schedule.mean_lag_ms", page.Ms)),
 			page.F(r.Src.Fig("schedule.late_messages", page.Count)), page.F(r.Src.Fig("schedule.scheduled_s", page.Sec)), page.F(r.Src.Fig("schedule.elapsed_s", page.Sec)),
@@ -77,3 +104,13 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 	}
 	return nil
 }
+
+// explicit is a codec's explicit form (its colour on the page), or the name as given.
+func explicit(c string) string {
+	if s, err := codec.Parse(c); err == nil {
+		return s.Explicit()
+	}
+	return c
+}
+
+func ptrFig(f page.Figure) *page.Figure { return &f }

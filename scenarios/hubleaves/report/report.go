@@ -238,7 +238,7 @@ func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 		r.Problem("soak: a resource grew after warm-up (%s)", analysis.SoakRule)
 	}
 	if r.Schedule.Published > 0 && r.Schedule.MaxLagMs > r.Schedule.SlotMs {
-		r.Problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms at time scale %g): lower the time scale",
+		r.Late("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms at time scale %g): lower the time scale",
 			r.Schedule.MaxLagMs, r.Schedule.SlotMs, r.Schedule.TimeScale)
 	}
 	r.Schedule.KeptUp = r.Schedule.Published > 0 && r.Schedule.MaxLagMs <= r.Schedule.SlotMs && r.Drops == 0

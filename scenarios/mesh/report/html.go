@@ -45,7 +45,7 @@ var cdfCategories = []gossip.Category{gossip.Attestation, gossip.Aggregate, goss
 // compared, then the runs side by side (bytes, control by kind, latency CDFs, copies, CPU).
 func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.SectionRun) error {
 	if joined != nil {
-		if err := abSection(s, joined); err != nil {
+		if err := abSection(s, joined, runs); err != nil {
 			return err
 		}
 	}
@@ -54,8 +54,8 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 		var series []page.BarSeries
 		groups := presentIn(runs, "observed."+dir.key+".", gossip.Categories())
 		for _, r := range runs {
-			se := page.BarSeries{Name: r.Label + " wire"}
-			raw := page.BarSeries{Name: r.Label + " raw"}
+			se := page.BarSeries{Name: r.Label + " wire", Codec: runCodec(r)}
+			raw := page.BarSeries{Name: r.Label + " raw", Codec: runCodec(r), Variant: "raw"}
 			for _, g := range groups {
 				se.Values = append(se.Values, r.Src.Fig("observed."+dir.key+"."+g+".wire_bytes", page.MB))
 				raw.Values = append(raw.Values, r.Src.Fig("observed."+dir.key+"."+g+".raw_bytes", page.MB))
@@ -74,17 +74,19 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 	var ctl []page.BarSeries
 	var ctlRows [][]page.Cell
 	for _, r := range runs {
-		se := page.BarSeries{Name: r.Label}
+		in := page.BarSeries{Name: r.Label + " in", Codec: runCodec(r)}
+		out := page.BarSeries{Name: r.Label + " out", Codec: runCodec(r), Variant: "out"}
 		for _, k := range kinds {
 			p := "observed.control_in." + k
-			se.Values = append(se.Values, r.Src.Fig(p+".wire_bytes", page.MB))
+			in.Values = append(in.Values, r.Src.Fig(p+".entries", page.Count))
+			out.Values = append(out.Values, r.Src.Fig("observed.control_out."+k+".entries", page.Count))
 			ctlRows = append(ctlRows, []page.Cell{page.T(r.Label), page.T(k), page.F(r.Src.Fig(p+".raw_bytes", page.MB)), page.F(r.Src.Fig(p+".wire_bytes", page.MB)),
 				page.F(r.Src.Fig(p+".entries", page.Count)), page.F(r.Src.Fig(p+".ids", page.Count))})
 		}
-		ctl = append(ctl, se)
+		ctl = append(ctl, in, out)
 	}
-	s.Bars(page.BarChart{Title: "Observed node, inbound control wire bytes by kind", YLabel: "MB", Groups: kinds, Series: ctl},
-		"Control's wire bytes shared out across control kinds in proportion to their raw bytes (docs/results-schema.md); observed.control_in.<kind>.wire_bytes.")
+	s.Bars(page.BarChart{Title: "Observed node, control entries by kind, in and out", YLabel: "entries", Groups: kinds, Series: ctl},
+		"Control entries the observed node received and sent per kind (observed.control_in.<kind>.entries, control_out); bytes per kind are in the table below.")
 	s.Table("Inbound control by kind", []string{"run", "kind", "raw", "wire", "entries", "message ids"}, ctlRows)
 
 	s.H3("Delivery latency")
@@ -97,7 +99,7 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 				continue
 			}
 			n := len(cdf.([]any))
-			se := page.LineSeries{Name: r.Label}
+			se := page.LineSeries{Name: r.Label, Codec: runCodec(r)}
 			for i := 0; i < n; i++ {
 				se.Points = append(se.Points, page.Point{X: r.Src.Fig(fmt.Sprintf("%s.cdf_ms.%d", base, i), page.Ms1), Y: page.Const(float64(i*CDFStepPct), page.Pct)})
 			}
@@ -129,7 +131,7 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 	groups := presentIn(runs, "copies_observed.", gossip.Categories())
 	var cp []page.BarSeries
 	for _, r := range runs {
-		obs, all := page.BarSeries{Name: r.Label + " observed"}, page.BarSeries{Name: r.Label + " all nodes"}
+		obs, all := page.BarSeries{Name: r.Label + " observed", Codec: runCodec(r)}, page.BarSeries{Name: r.Label + " all nodes", Codec: runCodec(r), Variant: "all nodes"}
 		for _, g := range groups {
 			obs.Values = append(obs.Values, r.Src.Fig("copies_observed."+g, page.Ratio))
 			all.Values = append(all.Values, r.Src.Fig("copies_all."+g, page.Ratio))
@@ -147,7 +149,7 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 		for i, k := range rep.Kinds {
 			row := []page.Cell{page.T(r.Label), page.T(k.Kind), page.F(r.Src.Fig(fmt.Sprintf("kinds.%d.nodes", i), page.Count))}
 			for _, c := range []gossip.Category{gossip.Attestation, gossip.Aggregate, gossip.Block, gossip.DataColumn} {
-				row = append(row, page.F(r.Src.Fig(fmt.Sprintf("kinds.%d.copies.%s", i, c), page.Ratio)))
+				row = append(row, r.Src.Cell(fmt.Sprintf("kinds.%d.copies.%s", i, c), page.Ratio, "none delivered"))
 			}
 			kindRows = append(kindRows, row)
 		}
@@ -182,11 +184,22 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 
 // abSection is the mesh A/B: each codec's wire bytes relative to plain in the same seed, mean
 // and range over seeds, and latency against plain's.
-func abSection(s *page.Section, ab *analysis.SectionRun) error {
+func abSection(s *page.Section, ab *analysis.SectionRun, runs []analysis.SectionRun) error {
 	rep, ok := ab.Report.(*ABReport)
 	if !ok {
 		return fmt.Errorf("comparison: not an A/B report")
 	}
+	var sources []*page.Source
+	payload := gossip.PayloadSSZSnappy
+	for _, r := range runs {
+		sources = append(sources, r.Src)
+		if m, ok := r.Report.(*MeshReport); ok && len(m.nodes) > 0 && m.nodes[0].Payload != "" {
+			payload = m.nodes[0].Payload
+		}
+	}
+	type akey struct{ bw, codec string }
+	answers := map[akey]*page.AnswerRow{}
+	var answerOrder []akey
 	s.H3("A/B: wire bytes relative to plain, same seed")
 	type key struct{ bw, codec, scope string }
 	var order []key
@@ -207,7 +220,11 @@ func abSection(s *page.Section, ab *analysis.SectionRun) error {
 			if row.Bandwidth != "" {
 				name += ", " + row.Bandwidth
 			}
-			series[k] = &page.BarSeries{Name: name, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
+			variant := ""
+			if row.Scope != "observed in" {
+				variant = row.Scope
+			}
+			series[k] = &page.BarSeries{Name: name, Codec: explicit(row.Codec), Variant: variant, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
 			order = append(order, k)
 		}
 		b := fmt.Sprintf("rows.%d.", i)
@@ -216,13 +233,41 @@ func abSection(s *page.Section, ab *analysis.SectionRun) error {
 		series[k].Low[ci], series[k].High[ci] = ab.Src.Fig(b+"min_pct", page.Pct), ab.Src.Fig(b+"max_pct", page.Pct)
 		rows = append(rows, []page.Cell{page.T(linksLabel(row.Bandwidth)), page.T(row.Codec), page.T(row.Scope), page.T(row.Category), page.F(ab.Src.Fig(b+"seeds", page.Count)),
 			page.F(ab.Src.Fig(b+"mean_pct", page.Pct)), page.F(ab.Src.Fig(b+"min_pct", page.Pct)), page.F(ab.Src.Fig(b+"max_pct", page.Pct))})
-		if row.Scope == "observed in" && row.Category == "total" {
+		// The observed all-subnets node's inbound rows are the answer's: % of the plain run's
+		// wire bytes in the same seed, every category and the total.
+		if row.Scope == "observed in" {
 			if spec, err := codec.Parse(row.Codec); err == nil {
-				s.Answer(page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Value: ab.Src.Fig(b+"mean_pct", page.Pct),
-					Column:   "mesh A/B, " + linksLabel(row.Bandwidth),
-					Measured: fmt.Sprintf("the observed all-subnets node's inbound wire, %% of the plain run's of the same seed (mean over %d seed(s))", row.Seeds)})
+				ak := akey{row.Bandwidth, row.Codec}
+				a := answers[ak]
+				if a == nil {
+					a = &page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Direction: "in", Payload: payload, By: "mesh A/B, " + linksLabel(row.Bandwidth),
+						Of: page.OfPlain, Cells: map[string]page.AnswerCell{}, Runs: sources,
+						Measured: "the observed all-subnets node's inbound wire bytes, % of the plain run's of the same seed"}
+					answers[ak] = a
+					answerOrder = append(answerOrder, ak)
+				}
+				if row.Category == "total" {
+					a.Seeds = page.F(ab.Src.Fig(b+"seeds", page.Count))
+				}
+				a.Cells[row.Category] = page.AnswerCell{Value: ab.Src.Fig(b+"mean_pct", page.Pct), Low: ptr(ab.Src.Fig(b+"min_pct", page.Pct)), High: ptr(ab.Src.Fig(b+"max_pct", page.Pct))}
 			}
 		}
+	}
+	for _, k := range answerOrder {
+		a := answers[k]
+		for i, d := range rep.LatencyDiff {
+			if d.Codec != k.codec || d.Bandwidth != k.bw {
+				continue
+			}
+			b := fmt.Sprintf("latency_diff.%d.", i)
+			f := page.Fact{Kind: page.FactLatency, What: d.Category.String() + ": codec minus plain in the same seed, ms (mesh A/B)",
+				Value: ab.Src.Fig(b+"p99_ms.mean", page.Ms1), Low: ptr(ab.Src.Fig(b+"p99_ms.min", page.Ms1)), High: ptr(ab.Src.Fig(b+"p99_ms.max", page.Ms1))}
+			if d.Saturated {
+				f.Note = "machine saturated in one of its runs"
+			}
+			a.Facts = append(a.Facts, f)
+		}
+		s.Answer(*a)
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].scope > order[j].scope })
 	var bars []page.BarSeries
@@ -278,10 +323,20 @@ func regionLatency(s *page.Section, runs []analysis.SectionRun) {
 	sort.Strings(regions)
 	var rows [][]page.Cell
 	for _, c := range []gossip.Category{gossip.Attestation, gossip.Block} {
+		// Only the regions some run delivered this category in: an empty group is not drawn.
+		var present []string
+		for _, region := range regions {
+			for _, r := range runs {
+				if _, ok := r.Src.Lookup("latency_by_region." + region + "." + c.String()); ok {
+					present = append(present, region)
+					break
+				}
+			}
+		}
 		var series []page.BarSeries
 		for _, r := range runs {
-			p50, p99 := page.BarSeries{Name: r.Label + " p50"}, page.BarSeries{Name: r.Label + " p99"}
-			for _, region := range regions {
+			p50, p99 := page.BarSeries{Name: r.Label + " p50", Codec: runCodec(r)}, page.BarSeries{Name: r.Label + " p99", Codec: runCodec(r), Variant: "p99"}
+			for _, region := range present {
 				b := "latency_by_region." + region + "." + c.String()
 				p50.Values = append(p50.Values, r.Src.Fig(b+".p50_ms", page.Ms1))
 				p99.Values = append(p99.Values, r.Src.Fig(b+".p99_ms", page.Ms1))
@@ -292,8 +347,30 @@ func regionLatency(s *page.Section, runs []analysis.SectionRun) {
 			}
 			series = append(series, p50, p99)
 		}
-		s.Bars(page.BarChart{Title: "Delivery latency by receiving node's region: " + c.String(), YLabel: "ms", Groups: regions, Series: series},
-			"p50 and p99 of publish to first delivery, by the receiving node's region (latency_by_region.<region>.<category>).")
+		if len(present) == 0 {
+			s.Para("Delivery latency by receiving node's region, " + c.String() + ": no region delivered any in these runs.")
+			continue
+		}
+		s.Bars(page.BarChart{Title: "Delivery latency by receiving node's region: " + c.String(), YLabel: "ms", Groups: present, Series: series},
+			"p50 and p99 of publish to first delivery, by the receiving node's region (latency_by_region.<region>.<category>); regions that delivered none are left out.")
 	}
 	s.Table("Delivery latency by region", []string{"run", "region", "category", "deliveries", "p50", "p90", "p99"}, rows)
+}
+
+func ptr(f page.Figure) *page.Figure { return &f }
+
+// explicit is a codec's explicit form (its colour on the page), or the name as given.
+func explicit(c string) string {
+	if s, err := codec.Parse(c); err == nil {
+		return s.Explicit()
+	}
+	return c
+}
+
+// runCodec is the codec of a mesh run's compressed nodes, explicit.
+func runCodec(r analysis.SectionRun) string {
+	if m, ok := r.Report.(*MeshReport); ok {
+		return explicit(m.ABLabel().Codec)
+	}
+	return ""
 }

@@ -123,11 +123,14 @@ type CalibrationRow struct {
 
 // MeshKind is the nodes of one kind, summed.
 type MeshKind struct {
-	Kind   string                                   `json:"kind"`
-	Nodes  int                                      `json:"nodes"`
-	In     map[gossip.Category]result.CategoryBytes `json:"in"`
-	Out    map[gossip.Category]result.CategoryBytes `json:"out"`
-	Copies map[gossip.Category]float64              `json:"copies"`
+	Kind  string                                   `json:"kind"`
+	Nodes int                                      `json:"nodes"`
+	In    map[gossip.Category]result.CategoryBytes `json:"in"`
+	Out   map[gossip.Category]result.CategoryBytes `json:"out"`
+	// Copies is received copies (first plus duplicates) per delivered message over the
+	// kind's nodes, per category they delivered.
+	Copies          map[gossip.Category]float64 `json:"copies"`
+	delivered, dups [gossip.NumCategories]int64
 }
 
 // MeshDelivery is completeness over the mesh.
@@ -298,10 +301,12 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		}
 		for c, v := range n.Pubsub.DeliveredBy {
 			delivered[c] += v
+			k.delivered[c] += v
 			copiesTotal += v
 		}
 		for c, v := range n.Pubsub.DuplicatesBy {
 			dups[c] += v
+			k.dups[c] += v
 			copiesTotal += v
 		}
 		for t, m := range n.Pubsub.MeshPeers {
@@ -359,6 +364,11 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 	}
 	sort.Strings(r.Codecs)
 	for _, k := range kinds {
+		for c, d := range k.delivered {
+			if d > 0 {
+				k.Copies[gossip.Category(c)] = float64(d+k.dups[c]) / float64(d)
+			}
+		}
 		r.Kinds = append(r.Kinds, *k)
 	}
 	sort.Slice(r.Kinds, func(i, j int) bool { return r.Kinds[i].Kind < r.Kinds[j].Kind })
@@ -402,6 +412,9 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 			}
 			row.RawVsRecording = row.RawMiBh / rec
 			row.WithinTolerance = math.Abs(row.RawVsRecording-1) <= 0.25
+			if !row.WithinTolerance {
+				r.Flag(analysis.FlagCalibration, "calibration: the observed node's %s %.0f MiB/h raw is %.2f× the recording's %.0f (outside ±25 %%)", c, row.RawMiBh, row.RawVsRecording, rec)
+			}
 			r.Calibration = append(r.Calibration, row)
 		}
 	}
@@ -415,16 +428,16 @@ func BuildMeshReport(nodes []*result.NodeSummary) *MeshReport {
 		r.Problem("soak: a resource grew after warm-up (%s)", analysis.SoakRule)
 	}
 	if r.SlotMs > 0 && r.MaxLagMs > r.SlotMs {
-		r.Problem("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms): lower the time scale", r.MaxLagMs, r.SlotMs)
+		r.Late("publishing fell behind the schedule by up to %.0f ms (one slot is %.0f ms): lower the time scale", r.MaxLagMs, r.SlotMs)
 	}
 	if r.MaxBacklog > 1000 {
 		r.Notes = append(r.Notes, fmt.Sprintf("an outbound queue grew to %d RPCs (%s): Ethereum clients drop above about 1000, so latency on that link reflects this machine's per-RPC write cost as much as gossip",
 			r.MaxBacklog, r.MaxBacklogLink))
 	}
 	if r.Process.Saturated() {
-		r.Notes = append(r.Notes, fmt.Sprintf("the machine was saturated (process CPU %.0f %% of %d cores on average, %.0f %% in the busiest window, machine %.0f %%, %.1f s of %.1f s at ≥ 85 %%; goroutines waited for a CPU %.1f ms at p99, limit %d ms): latency figures show queueing in this machine, not the network",
+		r.Flag(analysis.FlagSaturated, "the machine was saturated (process CPU %.0f %% of %d cores on average, %.0f %% in the busiest window, machine %.0f %%, %.1f s of %.1f s at ≥ 85 %%; goroutines waited for a CPU %.1f ms at p99, limit %d ms): latency figures show queueing in this machine, not the network",
 			100*r.Process.Utilization, r.Process.Cores, 100*r.Process.PeakUtilization, 100*r.Process.MachinePeak, r.Process.SaturatedSeconds, r.Process.WallSeconds,
-			r.Process.SchedP99Ms, result.SchedDelayLimitMs))
+			r.Process.SchedP99Ms, result.SchedDelayLimitMs)
 	}
 	if r.Process != nil && copiesTotal > 0 {
 		r.CopiesCost = r.Process.CPUSeconds * 1e6 / float64(copiesTotal)
@@ -529,6 +542,11 @@ func meshNode(n *result.NodeSummary) MeshNode {
 	m := MeshNode{Group: n.Group, Instance: n.Instance, Kind: n.Kind, Client: n.Client, Peers: n.Peers,
 		In: map[gossip.Category]result.CategoryBytes{}, Out: map[gossip.Category]result.CategoryBytes{},
 		ControlIn: map[string]result.ControlBytes{}, ControlOut: map[string]result.ControlBytes{}, Protocols: map[string]int{}}
+	// Every control kind is in the JSON, zero included: a kind none was counted of is a
+	// measured zero, not a missing figure.
+	for _, k := range gossip.ControlKinds() {
+		m.ControlIn[k.String()], m.ControlOut[k.String()] = result.ControlBytes{}, result.ControlBytes{}
+	}
 	for _, s := range n.Streams {
 		cats, ctl := m.In, m.ControlIn
 		if s.Direction == "out" {

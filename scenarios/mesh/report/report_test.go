@@ -51,6 +51,35 @@ func TestMeshReport(t *testing.T) {
 	if r.Observed.ControlIn["ihave"].IDs != 7 {
 		t.Fatalf("control %+v", r.Observed.ControlIn)
 	}
+	// Every control kind is there, zero included: iwant was never counted.
+	for _, k := range gossip.ControlKinds() {
+		if _, ok := r.Observed.ControlIn[k.String()]; !ok {
+			t.Errorf("control_in has no %s (a kind none was counted of is a measured zero)", k)
+		}
+	}
+	// Copies per delivered message by node kind: each kind's (delivered + duplicates) over
+	// delivered.
+	for _, k := range r.Kinds {
+		want := map[string]float64{"observed": 1.6, "default": 2}[k.Kind]
+		if got := k.Copies[gossip.Attestation]; got != want {
+			t.Errorf("kind %s: copies %v, want %v", k.Kind, got, want)
+		}
+	}
+	// The observed node's attestations at the recording's rate are not flagged (its other
+	// categories, absent here, are); at a tenth of the recording they flag the run.
+	for _, f := range r.Flags {
+		if f.Kind == analysis.FlagCalibration && strings.Contains(f.Reason, "attestation") {
+			t.Errorf("flagged %q with the observed node at the recording's rate", f.Reason)
+		}
+	}
+	low := BuildMeshReport([]*result.NodeSummary{meshSummary("observed", 1, 318<<20, 100, 60, 100, 100)})
+	flagged := false
+	for _, f := range low.Flags {
+		flagged = flagged || (f.Kind == analysis.FlagCalibration && strings.Contains(f.Reason, "attestation"))
+	}
+	if !flagged {
+		t.Errorf("an observed node at a tenth of the recording's attestations is not flagged outside calibration: %+v", low.Flags)
+	}
 	// 7 IHAVE ids offered to the observed node over the 100 messages it received.
 	if r.IHaveIDsPerMessage != 0.07 {
 		t.Errorf("IHAVE ids per message %v, want 0.07", r.IHaveIDsPerMessage)

@@ -45,11 +45,11 @@ type ABRun struct {
 	CPUPerMin float64                           `json:"cpu_s_per_simulated_minute"`
 	// WallPerMin and PeakRSSBytes: the run's wall seconds per simulated minute and its peak
 	// memory, beside CPUPerMin (neighbourhood.Summary's).
-	WallPerMin   float64 `json:"wall_s_per_simulated_minute"`
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`
-	MaxLagMs     float64 `json:"max_lag_ms"`
-	Copies       float64 `json:"attestation_copies"`
-	Dir          string  `json:"dir"`
+	WallPerMin   float64  `json:"wall_s_per_simulated_minute"`
+	PeakRSSBytes int64    `json:"peak_rss_bytes"`
+	MaxLagMs     float64  `json:"max_lag_ms"`
+	Copies       *float64 `json:"attestation_copies"` // null: not measured
+	Dir          string   `json:"dir"`
 }
 
 // ABRow is one codec and category over the seeds.
@@ -167,7 +167,12 @@ func compare(runs []analysis.ABRun, reports []analysis.Report) (analysis.Report,
 // inbound MiB/h, false unless every recorded category was measured.
 func atRecordingMix(in map[string]neighbourhood.WireLine) (float64, bool) {
 	var num, den float64
-	for c, mibh := range neighbourhood.Recording.MiBh {
+	// In category order: a sum over a map's order differs in its last bits from run to run.
+	for _, c := range gossip.Categories() {
+		mibh, recorded := neighbourhood.Recording.MiBh[c]
+		if !recorded {
+			continue
+		}
 		l, ok := in[c.String()]
 		if !ok || l.RawBytes == 0 {
 			return 0, false
@@ -206,7 +211,11 @@ func (ab *AB) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "seed\tcodec\tcomplete\tin raw MiB/h\tin wire MiB/h\tattestation copies\tCPU s per sim. minute\twall s per sim. minute\tpeak memory\tmax lag\t")
 	for _, r := range ab.Runs {
 		t := r.In["total"]
-		fmt.Fprintf(tw, "%d\t%s\t%v\t%.0f\t%.0f\t%.2f\t%.1f\t%.1f\t%.2f GiB\t%.0f ms\t\n", r.Seed, r.Codec, r.Complete, t.RawMiBh, t.WireMiBh, r.Copies, r.CPUPerMin, r.WallPerMin, float64(r.PeakRSSBytes)/(1<<30), r.MaxLagMs)
+		copies := "not measured"
+		if r.Copies != nil {
+			copies = fmt.Sprintf("%.2f", *r.Copies)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%v\t%.0f\t%.0f\t%s\t%.1f\t%.1f\t%.2f GiB\t%.0f ms\t\n", r.Seed, r.Codec, r.Complete, t.RawMiBh, t.WireMiBh, copies, r.CPUPerMin, r.WallPerMin, float64(r.PeakRSSBytes)/(1<<30), r.MaxLagMs)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nthe observed node's inbound wire bytes, mean [min–max] over seeds: of the same run's raw bytes, and of the plain run's wire bytes (same seed)")

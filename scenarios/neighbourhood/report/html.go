@@ -27,7 +27,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 		if !ok {
 			return fmt.Errorf("comparison: not a neighbourhood A/B")
 		}
-		abSection(s, ab, joined.Src)
+		abSection(s, ab, joined.Src, runs)
 	}
 	s.H3("Calibration against the recording (docs/inputs.md §1)")
 	if err := seedCalibration(s, runs); err != nil {
@@ -43,7 +43,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 			b := fmt.Sprintf("figures.categories.%d.", i)
 			rows = append(rows, []page.Cell{page.T(r.Label), page.T(c.Category), page.F(r.Src.Fig(b+"recording_mib_per_hour", page.MiBh)),
 				page.F(r.Src.Fig(b+"mib_per_hour", page.MiBh)), page.F(r.Src.Fig(b+"vs_recording_pct", page.Pct)), page.T(fmt.Sprint(c.Within)),
-				page.F(r.Src.Fig(b+"copies", page.Ratio)), page.F(r.Src.Fig(b+"recording_copies", page.Ratio))})
+				page.F(r.Src.Fig(b+"copies", page.Ratio)), r.Src.Cell(b+"recording_copies", page.Ratio, "not in the recording")})
 		}
 		rows = append(rows, []page.Cell{page.T(r.Label), page.T("IHAVE ids per hour"), page.F(r.Src.Fig("figures.recording_ihave_ids_per_hour", page.Count)),
 			page.F(r.Src.Fig("figures.ihave_ids_per_hour", page.Count))})
@@ -56,7 +56,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 		var series []page.BarSeries
 		for ri, r := range runs {
 			rep := r.Report.(*Report)
-			se := page.BarSeries{Name: r.Label}
+			se := page.BarSeries{Name: r.Label, Codec: explicit(rep.Figures.Codec)}
 			for i, w := range rep.Figures.Wire {
 				if w.Direction != dir || w.Category == "total" {
 					continue
@@ -68,13 +68,13 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 					for len(se.Values) <= gi {
 						se.Values = append(se.Values, page.Figure{})
 					}
-					se.Values[gi] = r.Src.Fig(fmt.Sprintf("figures.wire.%d.wire_bytes", i), page.MB)
+					se.Values[gi] = r.Src.Fig(fmt.Sprintf("figures.wire.%d.relative_pct", i), page.Pct)
 				}
 			}
 			series = append(series, se)
 		}
-		s.Bars(page.BarChart{Title: "Observed node, " + dir + "bound wire bytes per category", YLabel: "MB", Groups: groups, Series: series},
-			"The observed node's wire bytes per category, "+dir+"bound, per run (codec), as measured over the measured slots (figures.wire.<i>.wire_bytes).")
+		s.Bars(page.BarChart{Title: "Observed node, " + dir + "bound wire bytes per category, % of the same run's raw bytes", YLabel: "% of raw", Groups: groups, Series: series, RefY: 100, RefYLabel: "raw"},
+			"The observed node's wire bytes per category, "+dir+"bound, as a percentage of the same run's raw (decoded) bytes, per run (codec), over the measured slots (figures.wire.<i>.relative_pct): runs of different codecs carry different traffic, so their bytes are compared with their own raw bytes, not with each other's.")
 	}
 
 	var kinds []string
@@ -83,14 +83,14 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 	}
 	var ctl []page.BarSeries
 	for _, r := range runs {
-		se := page.BarSeries{Name: r.Label}
+		se := page.BarSeries{Name: r.Label, Codec: explicit(r.Report.(*Report).Figures.Codec)}
 		for _, k := range kinds {
-			se.Values = append(se.Values, r.Src.Fig("figures.control_in."+k+".wire_bytes", page.MB))
+			se.Values = append(se.Values, r.Src.Fig("figures.control_in."+k+".entries", page.Count))
 		}
 		ctl = append(ctl, se)
 	}
-	s.Bars(page.BarChart{Title: "Observed node, inbound control wire bytes by kind", YLabel: "MB", Groups: kinds, Series: ctl},
-		"Control's wire bytes shared out across control kinds (figures.control_in.<kind>.wire_bytes).")
+	s.Bars(page.BarChart{Title: "Observed node, inbound control entries by kind", YLabel: "entries", Groups: kinds, Series: ctl},
+		"Control entries received per kind over the measured slots (figures.control_in.<kind>.entries); every kind is in the JSON, zero included.")
 
 	mechanismSection(s, runs)
 
@@ -115,7 +115,7 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 			page.F(r.Src.Fig("figures.wall_s", page.Sec)), page.F(r.Src.Fig("figures.cpu_s_per_simulated_minute", page.Sec)), page.F(r.Src.Fig("figures.wall_s_per_simulated_minute", page.Sec)),
 			page.F(r.Src.Fig("figures.timing.cpu_utilization", page.Share)),
 			page.F(r.Src.Fig("figures.timing.peak_rss_bytes", page.MB)), page.F(r.Src.Fig("figures.timing.lag_p99_ms", page.Ms)), page.F(r.Src.Fig("figures.max_lag_ms", page.Ms))})
-		se := page.LineSeries{Name: r.Label}
+		se := page.LineSeries{Name: r.Label, Codec: explicit(rep.Figures.Codec)}
 		for i := range rep.Figures.Timing.RSSBySlot {
 			se.Points = append(se.Points, page.Point{X: page.Const(float64(i), page.Count), Y: r.Src.Fig(fmt.Sprintf("figures.timing.rss_bytes_by_slot.%d", i), page.MB)})
 		}
@@ -126,7 +126,17 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 	return nil
 }
 
-func abSection(s *page.Section, ab *AB, src *page.Source) {
+func abSection(s *page.Section, ab *AB, src *page.Source, runs []analysis.SectionRun) {
+	var sources []*page.Source
+	payload := gossip.PayloadSSZSnappy
+	for _, r := range runs {
+		sources = append(sources, r.Src)
+		if rep, ok := r.Report.(*Report); ok {
+			payload = rep.payload
+		}
+	}
+	answers := map[string]*page.AnswerRow{}
+	var answerOrder []string
 	s.H3("Live A/B on the observed node's links")
 	var cats []string
 	for _, r := range ab.Rows {
@@ -140,7 +150,7 @@ func abSection(s *page.Section, ab *AB, src *page.Source) {
 	for i, r := range ab.Rows {
 		b := fmt.Sprintf("rows.%d.", i)
 		if series[r.Codec] == nil {
-			series[r.Codec] = &page.BarSeries{Name: r.Codec, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
+			series[r.Codec] = &page.BarSeries{Name: r.Codec, Codec: explicit(r.Codec), Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
 			order = append(order, r.Codec)
 		}
 		ci := slices.Index(cats, r.Category)
@@ -148,14 +158,31 @@ func abSection(s *page.Section, ab *AB, src *page.Source) {
 		se.Values[ci], se.Low[ci], se.High[ci] = src.Fig(b+"wire_of_raw_pct.mean", page.Pct), src.Fig(b+"wire_of_raw_pct.min", page.Pct), src.Fig(b+"wire_of_raw_pct.max", page.Pct)
 		rows = append(rows, []page.Cell{page.T(r.Codec), page.T(r.Category), page.F(src.Fig(b+"seeds", page.Count)), page.F(src.Fig(b+"wire_of_raw_pct.mean", page.Pct)),
 			page.F(src.Fig(b+"wire_of_raw_pct.min", page.Pct)), page.F(src.Fig(b+"wire_of_raw_pct.max", page.Pct)),
-			page.F(src.Fig(b+"wire_of_plain_run_pct.mean", page.Pct)), page.F(src.Fig(b+"cpu_of_plain_run_pct.mean", page.Pct))})
-		if r.Category == MixLabel && r.Codec != "plain" {
+			src.Cell(b+"wire_of_plain_run_pct.mean", page.Pct, "no plain run of this seed"), src.Cell(b+"cpu_of_plain_run_pct.mean", page.Pct, "not measured")})
+		// Every codec's inbound wire, % of its raw bytes, is an answer row; the proposal's
+		// figures are % of today's wire bytes, so it stands beside none of them.
+		// The total at the recording's mix is arithmetic on the recording's shares: never an
+		// answer cell.
+		if r.Codec != "plain" && r.Category != MixLabel {
 			if spec, err := codec.Parse(r.Codec); err == nil {
-				s.Answer(page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Value: src.Fig(b+"wire_of_raw_pct.mean", page.Pct),
-					Column:   "neighbourhood A/B, recording's mix",
-					Measured: fmt.Sprintf("the observed node's inbound wire, %% of its raw bytes, each category weighted by the recording's traffic (mean over %d seed(s))", r.Seeds)})
+				a := answers[r.Codec]
+				if a == nil {
+					a = &page.AnswerRow{Config: spec.Explicit(), View: "all-subnets", Direction: "in", Payload: payload, By: "neighbourhood A/B", Of: page.OfRaw,
+						Cells: map[string]page.AnswerCell{}, Runs: sources,
+						Measured: "the observed node's inbound wire bytes, % of the same run's raw bytes (runs of different codecs carry different traffic)"}
+					answers[r.Codec] = a
+					answerOrder = append(answerOrder, r.Codec)
+				}
+				key := r.Category
+				if key == "total" {
+					a.Seeds = page.F(src.Fig(b+"seeds", page.Count))
+				}
+				a.Cells[key] = page.AnswerCell{Value: src.Fig(b+"wire_of_raw_pct.mean", page.Pct), Low: ptr(src.Fig(b+"wire_of_raw_pct.min", page.Pct)), High: ptr(src.Fig(b+"wire_of_raw_pct.max", page.Pct))}
 			}
 		}
+	}
+	for _, c := range answerOrder {
+		s.Answer(*answers[c])
 	}
 	var bars []page.BarSeries
 	for _, c := range order {
@@ -233,4 +260,14 @@ func mechanismSection(s *page.Section, runs []analysis.SectionRun) {
 		[]string{"run", "topic kind", "eligible mean", "p10", "p50", "p90", "IHAVE share mean", "p10", "p50", "p90", "while out of its mesh, mean"}, rows)
 	s.Table("IHAVE id mentions on the observed node's inbound streams repeating an id the same stream carried within a distance (the recording implies ≈ 38 %), and pubsub's rule at the run's inputs",
 		[]string{"run", "mentions", "≤ 4 KiB", "≤ 64 KiB", "≤ 1 MiB", "≤ 16 MiB", "pubsub's rule expects"}, rec)
+}
+
+func ptr(f page.Figure) *page.Figure { return &f }
+
+// explicit is a codec's explicit form (its colour on the page), or the name as given.
+func explicit(c string) string {
+	if s, err := codec.Parse(c); err == nil {
+		return s.Explicit()
+	}
+	return c
 }

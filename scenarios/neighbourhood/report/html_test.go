@@ -50,7 +50,7 @@ func TestSection(t *testing.T) {
 		"calibration over 2 runs (seed1, seed2)",        // WriteCalibration's own table
 		"150.0 ± 70.7 (100.0–200.0)",                    // attestation MiB/h over the two seeds
 		`data-path="figures.categories.0.mib_per_hour"`, // per-run figures bound to JSON
-		`data-path="figures.wire.0.wire_bytes"`,
+		`data-path="figures.wire.0.relative_pct"`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("section lacks %q", want)
@@ -59,5 +59,7 @@ func TestSection(t *testing.T) {
 }
 
 func neighbourhoodCategory(c string, mib float64) neighbourhood.CategorySummary {
-	return neighbourhood.CategorySummary{Category: c, MiBh: mib, RecordingMiBh: 3188, Copies: 2, RecordingCopies: 1.6}
+	return neighbourhood.CategorySummary{Category: c, MiBh: mib, RecordingMiBh: 3188, Copies: fptr(2), RecordingCopies: 1.6}
 }
+
+func fptr(v float64) *float64 { return &v }

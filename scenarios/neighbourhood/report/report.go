@@ -4,6 +4,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/scenarios/neighbourhood"
 )
@@ -36,7 +38,8 @@ type Report struct {
 	Dir     string                `json:"dir"`
 	Figures neighbourhood.Summary `json:"figures"`
 	analysis.Verdict
-	table string
+	table   string
+	payload string // what the compressed streams carried (the run's payload parameter)
 }
 
 // Load reads the run in dir (its one instance's outputs).
@@ -52,7 +55,7 @@ func Load(dir string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Dir: dir, Verdict: analysis.Verdict{Optimized: true, Checks: analysis.Checks{OK: true}}}
+	r := &Report{Dir: dir, Verdict: analysis.Verdict{Optimized: true, Checks: analysis.Checks{OK: true}}, payload: cmp.Or(s.Payload, gossip.PayloadSSZSnappy)}
 	r.TakeBuild(s.Build, s.Optimized)
 	if !s.Optimized {
 		r.Note("%s", analysis.UnoptimizedNote(s.Build))
@@ -85,14 +88,14 @@ func Load(dir string) (*Report, error) {
 		r.Problem("pubsub dropped traffic in the measured slots: %d at the observed node, %d RPCs on the way to it (an outbound queue was full): the observed node's figures miss it", t.ObservedDrops, t.DropsToObserved)
 	}
 	if t.Saturated {
-		r.Note("the process was saturated (CPU %.0f %% of the machine over the measured slots): in-process hops took longer than on an idle machine, so copies and IHAVE timing lean the way docs/neighbourhood.md describes", 100*t.Utilization)
+		r.Flag(analysis.FlagSaturated, "the process was saturated (CPU %.0f %% of the machine over the measured slots): in-process hops took longer than on an idle machine, so copies and IHAVE timing lean the way docs/neighbourhood.md describes", 100*t.Utilization)
 	}
 	if late := neighbourhood.IndependentArrival.First.Max; t.LagP99Ms > float64(late.Milliseconds())/4 {
-		r.Note("the periphery fell behind its schedule: p99 %.0f ms, max %.0f ms simulated, against first copies spread over %v–%v; timing-shaped figures (copies, IHAVE) are not the model's", t.LagP99Ms, t.MaxLagMs, neighbourhood.IndependentArrival.First.Min, late)
+		r.Flag(analysis.FlagLate, "the periphery fell behind its schedule: p99 %.0f ms, max %.0f ms simulated, against first copies spread over %v–%v; timing-shaped figures (copies, IHAVE) are not the model's", t.LagP99Ms, t.MaxLagMs, neighbourhood.IndependentArrival.First.Min, late)
 	}
 	for _, c := range r.Figures.Categories {
 		if !c.Within {
-			r.Note("calibration: %s %.0f MiB/h is %.0f %% of the recording's %.0f (outside ±25 %%)", c.Category, c.MiBh, c.VsRecording, c.RecordingMiBh)
+			r.Flag(analysis.FlagCalibration, "calibration: %s %.0f MiB/h is %.0f %% of the recording's %.0f (outside ±25 %%)", c.Category, c.MiBh, c.VsRecording, c.RecordingMiBh)
 		}
 	}
 	return r, nil
