@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/streamsim/streamsim/internal/longtest"
 )
 
 // throwaway is a whole scenario as a newcomer writes it: one file in its own folder. Instance
@@ -60,6 +62,7 @@ func init() {
 // not touched), builds the CLI, and the scenario is listed and runs (every receiver gets every
 // message) with nothing else changed.
 func TestNewScenarioIsOneFolder(t *testing.T) {
+	longtest.Skip(t, "a throwaway scenario built with an overlay")
 	if testing.Short() {
 		t.Skip("builds the CLI")
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/internal/longtest"
 	"github.com/streamsim/streamsim/scenarios/hubleaves"
 	"github.com/streamsim/streamsim/scenarios/hubleaves/report"
 
@@ -91,6 +92,7 @@ func TestCrashedInstanceFailsTheRunNamingIt(t *testing.T) {
 // An instance that hangs (here a leaf) fails with a timeout naming itself when its budget
 // runs out; the others finish, and the report shows what the hung leaf had received.
 func TestHungInstanceTimesOutNamingIt(t *testing.T) {
+	longtest.Skip(t, "an instance hung until its timeout")
 	runErr, r, table, _ := runFailing(t, "2:hang:leaf-1-snappy-stream", "15s")
 	t.Logf("run error: %v\n%s", runErr, table)
 	if runErr == nil || !strings.Contains(runErr.Error(), "leaf-1-snappy-stream/0: timeout: leaf leaf-1-snappy-stream/0 timed out after 15s (param timeout) while receiving") {

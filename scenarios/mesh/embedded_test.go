@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsim/streamsim/internal/longtest"
 	"github.com/streamsim/streamsim/scenarios/mesh"
 	"github.com/streamsim/streamsim/scenarios/mesh/report"
 
@@ -106,6 +107,7 @@ func TestMeshDeliversEverything(t *testing.T) {
 // With shaped links (regions 2–220 ms apart, 50 Mbit/s and 1 Gbit/s), the mesh still delivers
 // everything, and delivery takes at least the latency between regions.
 func TestMeshOverShapedLinks(t *testing.T) {
+	longtest.Skip(t, "a mesh over shaped links on the real clock")
 	if testing.Short() {
 		t.Skip("runs a 10-node mesh for a slot in real time")
 	}

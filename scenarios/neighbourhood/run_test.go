@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/internal/longtest"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/trace"
 )
@@ -19,6 +20,7 @@ import (
 // prune their boundary, IHAVE reaches the observed node, its links compress, and the trace
 // holds its streams with its peers.
 func TestSmallNeighbourhood(t *testing.T) {
+	longtest.Skip(t, "the small neighbourhood on the real clock")
 	if testing.Short() {
 		t.Skip("runs 9 real nodes and 112 boundary peers for 5 slots at 2×")
 	}
