@@ -1,12 +1,12 @@
 package mesh_test
 
 import (
-	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"testing"
 
+	"github.com/streamsim/streamsim/internal/longtest"
 	"github.com/streamsim/streamsim/scenarios/mesh"
 
 	"github.com/streamsim/streamsim/sim/runner"
@@ -21,11 +21,9 @@ import (
 // node the same copies and control per message whatever else the machine runs. Three seeds on
 // the machine as it is give the spread; the first seed again, beside one busy process per core
 // (shell loops, as stress(1) would), must fall within it, by TestMeshTimeScaleInvariance's
-// rule. On demand (STREAMSIM_LOAD_CHECK=1); docs/overhead.md has the figures.
+// rule. A long test (CI's long step runs it); docs/overhead.md has the figures.
 func TestMeshVirtualClockLoadIndependence(t *testing.T) {
-	if os.Getenv("STREAMSIM_LOAD_CHECK") == "" {
-		t.Skip("set STREAMSIM_LOAD_CHECK=1: runs four 20-node meshes for 5 simulated slots each, the last beside busy processes")
-	}
+	longtest.Skip(t, "four 20-node meshes for 5 simulated slots each, the last beside busy processes")
 	run := func(seed int) map[string]float64 {
 		params := map[string]string{runner.ParamSlots: "5", runner.ParamClock: string(network.ClockVirtual), runner.ParamValidators: "32768",
 			runner.ParamSeed: strconv.Itoa(seed), topology.ParamTopologySeed: strconv.Itoa(seed),
