@@ -189,7 +189,7 @@ func TestRunRejects(t *testing.T) {
 // an unlucky one is sometimes never advertised to it (seen once in go test ./... on a loaded
 // machine: 794 of 798). That is gossipsub, not a fault; the tests ask for complete delivery,
 // so they keep the sync subnets unpressed.
-func smallPopulation(t *testing.T) NeighbourhoodParams {
+func smallPopulation(t testing.TB) NeighbourhoodParams {
 	t.Helper()
 	pop, err := ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "8", ParamSubnets: "1",
 		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", ParamBoundary: "24", ParamDialledShare: "1",
