@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"html"
 	"image"
 	"image/png"
 	"io/fs"
@@ -346,7 +347,7 @@ func comparisonJSON(t *testing.T, arg string) string {
 // answerForbidden are the JSON keys that hold the proposal's figures, or arithmetic on its
 // published shares, inside a report's JSON: an answer cell bound below one of them shows a
 // figure that was not measured.
-var answerForbidden = []string{"proposal", "at_proposal_mix", "at_recording_mix"}
+var answerForbidden = []string{"proposal", "at_proposal_mix"}
 
 // pageCheck is what the browser test asserts of a rendered page, as a list of failures (so
 // that the mutation tests can show that each kind of wrong page fails it).
@@ -433,6 +434,15 @@ func (c *pageCheck) check(d pageDump, want map[string]string) map[string]any {
 		for _, part := range strings.Split(a.Path, ".") {
 			if slices.Contains(answerForbidden, part) {
 				c.fail("answer cell %q (%s %s) shows the proposal's figure or arithmetic on its shares, not a measurement", a.Text, a.Src, a.Path)
+			}
+		}
+		// A row of a comparison whose category is a total at a published mix (the
+		// neighbourhood's "total at recording's mix") is arithmetic on shares too.
+		if parts := strings.Split(a.Path, "."); len(parts) > 2 {
+			if cat, ok := page.Lookup(trees[a.Src], parts[0]+"."+parts[1]+".category"); ok {
+				if name, _ := cat.(string); strings.Contains(name, "mix") {
+					c.fail("answer cell %q (%s %s) is the row %q: arithmetic on published shares, not a measurement", a.Text, a.Src, a.Path, name)
+				}
 			}
 		}
 		if a.Runs == "" {
@@ -794,6 +804,45 @@ var htmlMutations = []struct {
 			return html[:loc[1]] + "&#34;forged&#34;: 1," + html[loc[1]:], true
 		},
 		caughtBy: "neither a run's report --json",
+	},
+	{
+		name: "the neighbourhood's answer bound to its total at the recording's mix",
+		apply: func(page string) (string, bool) {
+			// The neighbourhood comparison's JSON, as the page embeds it.
+			pre := regexp.MustCompile(`neighbourhood comparison of [^<]*</summary><pre id="json-(s\d+)">([^<]*)</pre>`).FindStringSubmatch(page)
+			if pre == nil {
+				return page, false
+			}
+			var ab struct {
+				Rows []struct {
+					Codec, Category string
+					OfRaw           struct{ Mean float64 } `json:"wire_of_raw_pct"`
+				} `json:"rows"`
+			}
+			if json.Unmarshal([]byte(html.UnescapeString(pre[2])), &ab) != nil {
+				return page, false
+			}
+			total, mix := -1, -1
+			for i, r := range ab.Rows {
+				switch {
+				case r.Category == "total" && total < 0:
+					total = i
+				case strings.Contains(r.Category, "mix") && mix < 0:
+					mix = i
+				}
+			}
+			if total < 0 || mix < 0 {
+				return page, false
+			}
+			re := regexp.MustCompile(`(<span class="fig answer" data-src="` + pre[1] + `" data-path="rows\.)` + strconv.Itoa(total) + `(\.wire_of_raw_pct\.mean"[^>]*>)[^<]*(</span>)`)
+			loc := re.FindStringSubmatchIndex(page)
+			if loc == nil {
+				return page, false
+			}
+			m := re.FindStringSubmatch(page)
+			return page[:loc[0]] + m[1] + strconv.Itoa(mix) + m[2] + fmt.Sprintf("%.1f %%", ab.Rows[mix].OfRaw.Mean) + m[3] + page[loc[1]:], true
+		},
+		caughtBy: "arithmetic on published shares",
 	},
 	{
 		name: "a codec drawn in another colour on one chart",
