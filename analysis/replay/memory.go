@@ -410,7 +410,7 @@ func unitName(j *job, views []*view) string {
 // keeps the heap inside it.
 func withMemoryLimit(budget, outside int64, f func() error) error {
 	prev := debug.SetMemoryLimit(-1)
-	limit := min(prev, max(1, int64(0.95*float64(budget))-outside))
+	limit := min(prev, max(1, int64(0.9*float64(budget))-outside))
 	debug.SetMemoryLimit(limit)
 	defer debug.SetMemoryLimit(prev)
 	return f()
