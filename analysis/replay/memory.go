@@ -327,25 +327,25 @@ func planMemory(budget, outside, heapAfterScan int64, sz *sizes, views []*view, 
 	// The smallest pass: what every pass holds and one stream direction.
 	need := max(plan.FixedBytes+worst, plan.TrainingBytes)
 	if need > usable {
-		unit := "what every pass holds"
+		what := "what every pass holds"
 		if worstJob != nil {
-			unit = "one stream direction of " + unitName(worstJob, views) + " beside what every pass holds"
+			what = "one stream direction of " + unitName(worstJob, views) + " beside what every pass holds"
 		}
 		if plan.TrainingBytes > plan.FixedBytes+worst {
-			unit = fmt.Sprintf("training the zstd dictionaries: %d samples of the training part, then the builder", dictCorpora)
+			what = fmt.Sprintf("training the zstd dictionaries: %d samples of the training part, then the builder", dictCorpora)
 		}
-		return nil, nil, &BudgetError{Budget: budget, Need: need, Fixed: plan.FixedBytes, Fits: budgetFor(need, outside), Unit: unit,
+		return nil, nil, &BudgetError{Budget: budget, Need: need, Fixed: plan.FixedBytes, Fits: budgetFor(need, outside), Unit: what,
 			AllAtOnce: plan.AllAtOnceBytes, AllFits: budgetFor(plan.AllAtOnceBytes, outside)}
 	}
 
 	// Units: a job whole, or its streams in groups that fit a pass on their own.
 	room := usable - plan.FixedBytes
-	var units []unit
+	var todo []unit
 	for i, j := range jobs {
 		e := ests[i]
 		if e.total+jobOverhead(sz.corpus[j.key], 1) <= room || j.cfg.None {
 			j.groups = 1
-			units = append(units, unit{job: j, bytes: e.total})
+			todo = append(todo, unit{job: j, bytes: e.total})
 			continue
 		}
 		// Split: frames' wire bytes are kept between groups (4 bytes a frame).
@@ -355,20 +355,20 @@ func planMemory(budget, outside, heapAfterScan int64, sz *sizes, views []*view, 
 		group, size := 0, int64(0)
 		for k, name := range c.order {
 			if size > 0 && size+e.streams[k]+wires > room {
-				units = append(units, unit{job: j, group: group, bytes: size + wires})
+				todo = append(todo, unit{job: j, group: group, bytes: size + wires})
 				group, size = group+1, 0
 			}
 			j.groupOf[name] = group
 			size += e.streams[k]
 		}
-		units = append(units, unit{job: j, group: group, bytes: size + wires})
+		todo = append(todo, unit{job: j, group: group, bytes: size + wires})
 		j.groups = group + 1
 	}
-	// Passes: units in order, while they fit.
+	// Passes: the units in order, while they fit.
 	var passes [][]unit
 	var cur []unit
 	var curBytes int64
-	for _, u := range units {
+	for _, u := range todo {
 		if len(cur) > 0 && curBytes+u.bytes > room {
 			passes = append(passes, cur)
 			cur, curBytes = nil, 0
