@@ -367,6 +367,9 @@ func (j *job) finish(plain TrafficSummary) error {
 			s.feed, s.w, s.rd = nil, nil, nil // released before the next group
 		}
 	}
+	// The last batch's streams and frames are not held past the pass: a finished job keeps
+	// its figures only.
+	j.batchStreams, j.sub, j.subAt, j.buf = nil, nil, nil, nil
 	if j.split() {
 		if j.group < j.groups-1 {
 			return nil

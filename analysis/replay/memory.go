@@ -3,7 +3,10 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
 	"strings"
 
 	"github.com/streamsim/streamsim/gossip"
@@ -46,6 +49,10 @@ const (
 // MemoryPlan is how a sweep fits its budget: the estimate and the passes over the traces.
 type MemoryPlan struct {
 	BudgetBytes int64 `json:"budget_bytes"`
+	// OutsideBytes is the process's resident memory the Go runtime does not manage (the
+	// program's code and data), measured, with a margin: the rest of the budget is the Go
+	// runtime's memory limit and the plan's.
+	OutsideBytes int64 `json:"outside_go_bytes"`
 	// FixedBytes is held through the whole replay: the live heap measured after the passes
 	// that scan and count the traces (streams, message ids, the views' summaries), the frames
 	// in flight and every configuration's buffers.
@@ -90,9 +97,10 @@ func (e *BudgetError) Error() string {
 
 func (e *BudgetError) Unwrap() error { return ErrMemoryBudget }
 
-// budgetFor is the budget whose planned share holds need, rounded up to a readable size.
-func budgetFor(need int64) int64 {
-	b := int64(float64(need)/planShare) + 1
+// budgetFor is the budget whose planned share holds need beside the process's memory
+// outside the Go heap, rounded up to a readable size.
+func budgetFor(need, outside int64) int64 {
+	b := int64(float64(need)/planShare) + outside + 1
 	step := int64(64 << 20)
 	switch {
 	case b > 16<<30:
@@ -260,9 +268,9 @@ func (u unit) label(views []*view) string {
 // planMemory estimates every job's memory and packs the jobs into passes within the budget,
 // splitting a job that does not fit on its own into groups of stream directions. It sets
 // each job's groups. heapAfterScan is the live heap measured before.
-func planMemory(budget, heapAfterScan int64, sz *sizes, views []*view, jobs []*job) ([][]unit, *MemoryPlan, error) {
-	plan := &MemoryPlan{BudgetBytes: budget}
-	usable := int64(planShare * float64(budget))
+func planMemory(budget, outside, heapAfterScan int64, sz *sizes, views []*view, jobs []*job) ([][]unit, *MemoryPlan, error) {
+	plan := &MemoryPlan{BudgetBytes: budget, OutsideBytes: outside}
+	usable := int64(planShare * float64(budget-outside))
 	// Frames in flight: per corpus, the batch being filled, the four a job's channel holds
 	// and the one it works on, each as frames and their descriptions.
 	var inFlight int64
@@ -319,25 +327,25 @@ func planMemory(budget, heapAfterScan int64, sz *sizes, views []*view, jobs []*j
 	// The smallest pass: what every pass holds and one stream direction.
 	need := max(plan.FixedBytes+worst, plan.TrainingBytes)
 	if need > usable {
-		unit := "what every pass holds"
+		what := "what every pass holds"
 		if worstJob != nil {
-			unit = "one stream direction of " + unitName(worstJob, views) + " beside what every pass holds"
+			what = "one stream direction of " + unitName(worstJob, views) + " beside what every pass holds"
 		}
 		if plan.TrainingBytes > plan.FixedBytes+worst {
-			unit = fmt.Sprintf("training the zstd dictionaries: %d samples of the training part, then the builder", dictCorpora)
+			what = fmt.Sprintf("training the zstd dictionaries: %d samples of the training part, then the builder", dictCorpora)
 		}
-		return nil, nil, &BudgetError{Budget: budget, Need: need, Fixed: plan.FixedBytes, Fits: budgetFor(need), Unit: unit,
-			AllAtOnce: plan.AllAtOnceBytes, AllFits: budgetFor(plan.AllAtOnceBytes)}
+		return nil, nil, &BudgetError{Budget: budget, Need: need, Fixed: plan.FixedBytes, Fits: budgetFor(need, outside), Unit: what,
+			AllAtOnce: plan.AllAtOnceBytes, AllFits: budgetFor(plan.AllAtOnceBytes, outside)}
 	}
 
 	// Units: a job whole, or its streams in groups that fit a pass on their own.
 	room := usable - plan.FixedBytes
-	var units []unit
+	var todo []unit
 	for i, j := range jobs {
 		e := ests[i]
 		if e.total+jobOverhead(sz.corpus[j.key], 1) <= room || j.cfg.None {
 			j.groups = 1
-			units = append(units, unit{job: j, bytes: e.total})
+			todo = append(todo, unit{job: j, bytes: e.total})
 			continue
 		}
 		// Split: frames' wire bytes are kept between groups (4 bytes a frame).
@@ -347,20 +355,20 @@ func planMemory(budget, heapAfterScan int64, sz *sizes, views []*view, jobs []*j
 		group, size := 0, int64(0)
 		for k, name := range c.order {
 			if size > 0 && size+e.streams[k]+wires > room {
-				units = append(units, unit{job: j, group: group, bytes: size + wires})
+				todo = append(todo, unit{job: j, group: group, bytes: size + wires})
 				group, size = group+1, 0
 			}
 			j.groupOf[name] = group
 			size += e.streams[k]
 		}
-		units = append(units, unit{job: j, group: group, bytes: size + wires})
+		todo = append(todo, unit{job: j, group: group, bytes: size + wires})
 		j.groups = group + 1
 	}
-	// Passes: units in order, while they fit.
+	// Passes: the units in order, while they fit.
 	var passes [][]unit
 	var cur []unit
 	var curBytes int64
-	for _, u := range units {
+	for _, u := range todo {
 		if len(cur) > 0 && curBytes+u.bytes > room {
 			passes = append(passes, cur)
 			cur, curBytes = nil, 0
@@ -397,11 +405,12 @@ func unitName(j *job, views []*view) string {
 	return fmt.Sprintf("%s (view %s, payload %s, layout %s)", j.cfg.Name, views[j.key.view].name, j.key.payload, j.key.layout)
 }
 
-// withMemoryLimit sets the Go runtime's memory limit to the budget while f runs (lower
-// only: a smaller limit set by the caller stays), so the collector keeps the heap inside it.
-func withMemoryLimit(budget int64, f func() error) error {
+// withMemoryLimit sets the Go runtime's memory limit to the budget less the memory outside
+// it while f runs (lower only: a smaller limit set by the caller stays), so the collector
+// keeps the heap inside it.
+func withMemoryLimit(budget, outside int64, f func() error) error {
 	prev := debug.SetMemoryLimit(-1)
-	limit := min(prev, int64(0.95*float64(budget)))
+	limit := min(prev, max(1, int64(0.9*float64(budget))-outside))
 	debug.SetMemoryLimit(limit)
 	defer debug.SetMemoryLimit(prev)
 	return f()
@@ -416,4 +425,29 @@ func (p *MemoryPlan) String() string {
 	fmt.Fprintf(&b, "memory budget %s: estimated peak %s in %d pass(es) over the traces (all configurations at once: %s)",
 		units.FormatBytes(p.BudgetBytes), units.FormatBytes(p.PeakBytes), len(p.Passes), units.FormatBytes(p.AllAtOnceBytes))
 	return b.String()
+}
+
+// outsideMargin is added to the measured memory outside the Go runtime: code paged in later.
+const outsideMargin = 16 << 20
+
+// outsideGo measures the process's resident memory that the Go runtime does not manage (the
+// program's code and data, C libraries): resident bytes less the runtime's mapped, unreleased
+// memory, plus outsideMargin. Off Linux it is the margin alone.
+func outsideGo() int64 {
+	statm, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return outsideMargin
+	}
+	f := strings.Fields(string(statm))
+	if len(f) < 2 {
+		return outsideMargin
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return outsideMargin
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	goMem := int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	return max(0, pages*int64(os.Getpagesize())-goMem) + outsideMargin
 }

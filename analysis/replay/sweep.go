@@ -256,6 +256,20 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	default:
 		return nil, fmt.Errorf("direction %q: want %s, %s or empty", o.Direction, trace.DirectionIn, trace.DirectionOut)
 	}
+	// The whole sweep runs under the budget: the Go runtime's memory limit is set from it
+	// before the first read.
+	outside := outsideGo()
+	var rep *Report
+	err = withMemoryLimit(o.MemoryBudget, outside, func() error {
+		var err error
+		rep, err = sweep(paths, o, start, outside)
+		return err
+	})
+	return rep, err
+}
+
+// sweep is Sweep once its options are checked.
+func sweep(paths []string, o Options, start time.Time, outside int64) (*Report, error) {
 	sc, err := scanTraces(paths, o.TrainSplit, o.Direction)
 	if err != nil {
 		return nil, err
@@ -320,7 +334,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 	for _, v := range views {
 		v.ihave.r.Forget() // its figures are counted
 	}
-	passes, plan, err := planMemory(o.MemoryBudget, heapLive(), sz, views, jobs)
+	passes, plan, err := planMemory(o.MemoryBudget, outside, heapLive(), sz, views, jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +343,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 		o.Plan(plan)
 	}
 	wantSSZ, wantTopics := wanted(views, jobs)
-	err = withMemoryLimit(o.MemoryBudget, func() error {
+	err = func() error {
 		if err := trainDicts(paths, sc, views, jobs); err != nil {
 			return err
 		}
@@ -353,7 +367,7 @@ func Sweep(paths []string, o Options) (*Report, error) {
 			o.Progress(int(total), int(total), "done")
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}
