@@ -118,7 +118,7 @@ const DefaultAllSubnetsBandwidth = runner.DefaultSupernodeBandwidth
 // unlimited) of the observed node's and its real peers' links by bandwidth class
 // (NeighbourPeer.Bandwidth): default nodes at gossipsub-interop's ordinary class,
 // supernodes at its supernode class, all-subnets nodes (the observed node among them) at the
-// all-subnets class. Boundary peers and grafters stay unshaped: they stand for the rest of
+// all-subnets class. Outside peers stay unshaped: they stand for the rest of
 // mainnet, whose own links the periphery's arrival model already stands for. The zero value
 // is off.
 type Bandwidth struct {

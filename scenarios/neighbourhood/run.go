@@ -531,9 +531,8 @@ func (r *run) subscribe(n *node.Node, topics []string) error {
 	return nil
 }
 
-// periphery is the periphery phase: each real peer dials its boundary peers and outside
-// grafters (so at Dhi it still accepts their GRAFTs: the pressure), which then subscribe and
-// graft, spread over one backoff; churn starts; it returns once the first meshes have formed.
+// periphery is the periphery phase: each real peer dials its outside peers (so at Dhi it still
+// accepts their GRAFTs: the pressure), which then subscribe and graft, spread over one backoff; churn starts; it returns once the first meshes have formed.
 func (r *run) periphery(hs hostSet) error {
 	cfg := r.cfg
 	for i := range r.plan.Peers {

@@ -14,7 +14,7 @@ import (
 	"github.com/streamsim/streamsim/gossip"
 )
 
-// The small neighbourhood of TestSmallNeighbourhood (its population, grafters and churn) on
+// The small neighbourhood of TestSmallNeighbourhood (its population, outside peers and churn) on
 // the virtual clock, in a synctest bubble
 // on a simulated network: every message of the observed node's topics arrives, the
 // periphery's schedule is never late (lateness reads 0, the check stays), latency is at least
