@@ -144,3 +144,111 @@ func TestReadmeIsShort(t *testing.T) {
 		t.Errorf("README.md must open with `go run ./cmd/streamsim` and `go test ./...` (at %d and %d)", run, test)
 	}
 }
+
+// Every figure of the README's headline results has a source in the repository: each block of
+// the section (a paragraph opened by a bold title, with its table and commands) links the
+// docs pages it summarises, and every measured figure in it (a number with a decimal point, or
+// one followed by %, ×, ms, kB/KB, MB/s, MiB or GiB) appears in one of those pages or in a
+// measurements log they link. Commands (code blocks and `inline code`) are not figures.
+func TestReadmeHeadlineFiguresHaveASource(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "## Headline results")
+	if start < 0 {
+		t.Fatal("README.md has no \"## Headline results\" section")
+	}
+	section := text[start+len("## Headline results"):]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	section = regexp.MustCompile("(?s)```.*?```").ReplaceAllString(section, "")
+	section = regexp.MustCompile("`[^`]*`").ReplaceAllString(section, "")
+	link := regexp.MustCompile(`\]\((docs/[^)#\s]+\.md)(#[^)]*)?\)`)
+	num := `(?:\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?`
+	figure := regexp.MustCompile(num + `\s?(?:%|×|ms|kB|KB|MB/s|MiB|GiB)|\d+\.\d+`)
+	number := regexp.MustCompile(num)
+	blocks := regexp.MustCompile(`(?m)^\*\*`).Split(section, -1)
+	checked := 0
+	for _, block := range blocks[1:] {
+		title := strings.SplitN(block, "**", 2)[0]
+		// Link targets and image paths are not figures.
+		body := regexp.MustCompile(`\]\([^)]*\)`).ReplaceAllString(block, "]")
+		figs := figure.FindAllString(body, -1)
+		if len(figs) == 0 {
+			continue
+		}
+		var sources []string
+		for _, m := range link.FindAllStringSubmatch(block, -1) {
+			sources = append(sources, readSources(t, "../../"+m[1])...)
+		}
+		if len(sources) == 0 {
+			t.Errorf("README headline %q gives figures (%s) but links no docs page holding them", title, strings.Join(figs, ", "))
+			continue
+		}
+		corpus := strings.Join(sources, "\n")
+		for _, f := range figs {
+			n := strings.ReplaceAll(number.FindString(f), " ", "")
+			checked++
+			if !containsNumber(corpus, n) {
+				t.Errorf("README headline %q: %s appears in none of the pages it links nor their measurements logs", title, f)
+			}
+		}
+	}
+	if checked < 40 {
+		t.Errorf("only %d headline figures found; the section's parsing is broken", checked)
+	}
+}
+
+// readSources is a docs page's text and that of every measurements log it links.
+func readSources(t *testing.T, page string) []string {
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatalf("README links %s: %v", page, err)
+	}
+	out := []string{string(b)}
+	log := regexp.MustCompile(`\]\(([^)#\s]*measurements/[^)#\s]+\.md)`)
+	seen := map[string]bool{}
+	for _, m := range log.FindAllStringSubmatch(string(b), -1) {
+		p := filepath.Clean(filepath.Join(filepath.Dir(page), m[1]))
+		if seen[p] || p == filepath.Clean(page) {
+			continue
+		}
+		seen[p] = true
+		if lb, err := os.ReadFile(p); err == nil {
+			out = append(out, string(lb))
+		}
+	}
+	return out
+}
+
+// containsNumber reports whether n (digits, maybe a decimal point) occurs in text as a whole
+// number: not inside a longer one. Thousands written with a space or comma match too.
+func containsNumber(text, n string) bool {
+	variants := []string{n}
+	if i := strings.IndexByte(n, '.'); i < 0 && len(n) > 3 || i > 3 {
+		intPart, rest := n, ""
+		if i >= 0 {
+			intPart, rest = n[:i], n[i:]
+		}
+		for _, sep := range []string{" ", ",", " "} {
+			var sb strings.Builder
+			for j, c := range intPart {
+				if j > 0 && (len(intPart)-j)%3 == 0 {
+					sb.WriteString(sep)
+				}
+				sb.WriteRune(c)
+			}
+			variants = append(variants, sb.String()+rest)
+		}
+	}
+	for _, v := range variants {
+		re := regexp.MustCompile(`(^|[^\d.])` + regexp.QuoteMeta(v) + `($|[^\d]|\.[^\d])`)
+		if re.MatchString(text) {
+			return true
+		}
+	}
+	return false
+}
