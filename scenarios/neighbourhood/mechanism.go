@@ -17,7 +17,7 @@ import (
 	"github.com/streamsim/streamsim/gossip"
 )
 
-// The mechanism behind the observed node's control (issue 35): how many eligible gossip
+// The mechanism behind the observed node's control: how many eligible gossip
 // targets each real peer picks its IHAVE receivers from, how often it picks the observed
 // node, and how the ids it advertises recur on the observed node's inbound streams, by
 // distance. Every neighbourhood run reports it.
@@ -240,7 +240,7 @@ func (m *mechanism) result(plan *NeighbourhoodPlan, names map[peer.ID]int, p Nei
 
 // printMechanism writes the mechanism's section of the text report.
 func (mc Mechanism) print(w io.Writer) {
-	fmt.Fprintln(w, "\nIHAVE mechanism (issue 35): per topic kind of the observed node's topics, eligible gossip targets at its real peers (sampled each measured slot) and the share of a peer's heartbeats in which it sent the observed node IHAVE on a topic (per peer and topic)")
+	fmt.Fprintln(w, "\nIHAVE mechanism: per topic kind of the observed node's topics, eligible gossip targets at its real peers (sampled each measured slot) and the share of a peer's heartbeats in which it sent the observed node IHAVE on a topic (per peer and topic)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "topic kind\teligible mean\tp10\tp50\tp90\tIHAVE share mean\tp10\tp50\tp90\tpairs\tout of its mesh: mean\tp50\tpairs\t")
 	for _, k := range mc.Kinds {

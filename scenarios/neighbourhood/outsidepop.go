@@ -12,7 +12,7 @@ import (
 	"github.com/streamsim/streamsim/workload"
 )
 
-// Each real peer's own peers as mainnet's (issue 35): a real peer of degree d has its link to
+// Each real peer's own peers as mainnet's: a real peer of degree d has its link to
 // the observed node and d − 1 outside peers, each a periphery peer whose kind is drawn from
 // the outside population and whose subscriptions follow from its kind: every global topic,
 // 2 consecutive attestation subnets of 64 for a default node or a supernode, every subnet
