@@ -69,12 +69,12 @@ func outsideKind(rng *rand.Rand, allSubnets, supernodes float64) string {
 	return topology.KindDefault
 }
 
-// kindTopics is every topic a node of kind subscribes to (all 64 attestation subnets, not
-// only the form's), with its first attestation subnet and node id drawn from rng.
-func kindTopics(fd string, global []string, kind string, rng *rand.Rand) []string {
+// kindSubscriptions is the global, attestation and sync committee topics a node of kind
+// subscribes to, its first attestation subnet being first (a default node and a supernode
+// take two consecutive subnets, an all-subnets node every one), and its column custody.
+func kindSubscriptions(fd string, global []string, kind string, first int) (topics []string, custody int) {
 	var att, sync []int
-	custody := 4
-	first := rng.IntN(gossip.AttestationSubnets)
+	custody = 4
 	switch kind {
 	case topology.KindDefault:
 		att = []int{first, (first + 1) % gossip.AttestationSubnets}
@@ -83,13 +83,20 @@ func kindTopics(fd string, global []string, kind string, rng *rand.Rand) []strin
 	case topology.KindAllSubnets:
 		att, sync, custody = topology.UpTo(gossip.AttestationSubnets), topology.UpTo(gossip.SyncCommitteeSubnets), 8
 	}
-	topics := slices.Clone(global)
+	topics = slices.Clone(global)
 	for _, s := range att {
 		topics = append(topics, gossip.Topic(fd, gossip.AttestationTopic(s)))
 	}
 	for _, s := range sync {
 		topics = append(topics, gossip.Topic(fd, gossip.SyncCommitteeTopic(s)))
 	}
+	return topics, custody
+}
+
+// kindTopics is every topic a node of kind subscribes to (all 64 attestation subnets, not
+// only the form's), with its first attestation subnet and node id drawn from rng.
+func kindTopics(fd string, global []string, kind string, rng *rand.Rand) []string {
+	topics, custody := kindSubscriptions(fd, global, kind, rng.IntN(gossip.AttestationSubnets))
 	if custody >= gossip.DataColumnSubnets {
 		for c := range gossip.DataColumnSubnets {
 			topics = append(topics, gossip.Topic(fd, gossip.DataColumnTopic(c)))

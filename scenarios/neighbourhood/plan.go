@@ -437,24 +437,7 @@ func Plan(p NeighbourhoodParams) (*NeighbourhoodPlan, error) {
 				id[k+b] = byte(v >> (8 * b))
 			}
 		}
-		var att, sync []int
-		custody := 4
-		first := subnetRng.IntN(gossip.AttestationSubnets)
-		switch kinds[i] {
-		case topology.KindDefault:
-			att = []int{first, (first + 1) % gossip.AttestationSubnets}
-		case topology.KindSupernode:
-			att, custody = []int{first, (first + 1) % gossip.AttestationSubnets}, gossip.DataColumnSubnets
-		case topology.KindAllSubnets:
-			att, sync, custody = topology.UpTo(gossip.AttestationSubnets), topology.UpTo(gossip.SyncCommitteeSubnets), 8
-		}
-		topics := slices.Clone(global)
-		for _, s := range att {
-			topics = append(topics, gossip.Topic(fd, gossip.AttestationTopic(s)))
-		}
-		for _, s := range sync {
-			topics = append(topics, gossip.Topic(fd, gossip.SyncCommitteeTopic(s)))
-		}
+		topics, custody := kindSubscriptions(fd, global, kinds[i], subnetRng.IntN(gossip.AttestationSubnets))
 		for _, c := range workload.CustodyColumns(new(uint256.Int).SetBytes32(id[:]), custody) {
 			topics = append(topics, gossip.Topic(fd, gossip.DataColumnTopic(c)))
 		}
