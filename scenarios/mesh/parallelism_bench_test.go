@@ -28,15 +28,5 @@ func BenchmarkBubbleParallelism(b *testing.B) {
 		runner.MeasuredPhase = nil
 		total.Add(s.Stop())
 	}
-	reportParallelism(b, total)
-}
-
-func reportParallelism(b *testing.B, p bubble.Parallelism) {
-	b.ReportMetric(p.Share(p.Idle), "idle-share")
-	b.ReportMetric(p.Share(p.GC), "gc-share")
-	b.ReportMetric(p.Share(p.User), "user-share")
-	b.ReportMetric(p.BusyCores(), "busy-cores")
-	b.ReportMetric(p.DemandShare(0), "none-runnable")
-	b.ReportMetric(p.DemandShare(1), "one-runnable")
-	b.ReportMetric(p.DemandShare(2), "two+-runnable")
+	total.ReportTo(b)
 }

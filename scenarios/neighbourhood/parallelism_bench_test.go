@@ -41,11 +41,5 @@ func BenchmarkNeighbourhoodParallelism(b *testing.B) {
 			b.Fatalf("bubble %v, run %v", err, runErr)
 		}
 	}
-	b.ReportMetric(total.Share(total.Idle), "idle-share")
-	b.ReportMetric(total.Share(total.GC), "gc-share")
-	b.ReportMetric(total.Share(total.User), "user-share")
-	b.ReportMetric(total.BusyCores(), "busy-cores")
-	b.ReportMetric(total.DemandShare(0), "none-runnable")
-	b.ReportMetric(total.DemandShare(1), "one-runnable")
-	b.ReportMetric(total.DemandShare(2), "two+-runnable")
+	total.ReportTo(b)
 }

@@ -151,3 +151,14 @@ func (s *Sampler) Hook(begin bool) {
 		s.End()
 	}
 }
+
+// ReportTo reports the shares as a benchmark's metrics (a *testing.B's ReportMetric).
+func (p *Parallelism) ReportTo(b interface{ ReportMetric(float64, string) }) {
+	b.ReportMetric(p.Share(p.Idle), "idle-share")
+	b.ReportMetric(p.Share(p.GC), "gc-share")
+	b.ReportMetric(p.Share(p.User), "user-share")
+	b.ReportMetric(p.BusyCores(), "busy-cores")
+	b.ReportMetric(p.DemandShare(0), "none-runnable")
+	b.ReportMetric(p.DemandShare(1), "one-runnable")
+	b.ReportMetric(p.DemandShare(2), "two+-runnable")
+}
