@@ -302,6 +302,7 @@ func (c *conn) bookChunk(now time.Time, lead time.Duration) (booked, more bool) 
 // closed and drained, or has failed.
 func (c *conn) run() {
 	defer c.Conn.Close()
+	defer c.link.dropUplink(c) // before the socket closes: nothing of c outlives it
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var batch []piece
@@ -334,8 +335,13 @@ func (c *conn) run() {
 		c.mu.Unlock()
 		if wait := time.Until(next); wait > 0 {
 			timer.Reset(wait)
-			<-timer.C
-			c.link.recordLate(time.Since(next.Add(timerSlack)))
+			select {
+			case <-timer.C:
+				c.link.recordLate(time.Since(next.Add(timerSlack)))
+			case <-c.wake: // closed, or abandoned: look again
+				timer.Stop()
+				continue
+			}
 		}
 
 		// Everything due by now (within the slack) goes out in one write.
@@ -461,12 +467,35 @@ func (c *conn) Close() error {
 		c.mu.Lock()
 		c.closing = true
 		c.signalLocked()
-		c.forceClose = time.AfterFunc(drainTimeout, func() { c.Conn.Close() })
+		c.forceClose = time.AfterFunc(drainTimeout, c.abandon)
 		c.mu.Unlock()
 		notify(c.wake)
 		_ = c.Conn.SetReadDeadline(time.Now()) // unblock a pending Read
 	})
 	return nil
+}
+
+// abandon ends a closed connection that has not delivered what it accepted within
+// drainTimeout: its backlog and the bytes booked on its line are dropped, as a kernel drops
+// a socket's send buffer when it gives up on it, so the uplink scheduler books nothing
+// more for it; run ends, and the socket closes (which also ends a write blocked on it).
+func (c *conn) abandon() {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = c.opError("write", net.ErrClosed)
+	}
+	dropped := c.backlogBytes
+	for _, p := range c.line[c.lineHead:] {
+		dropped += len(p.b)
+	}
+	c.heldBytes -= dropped
+	c.backlog, c.backlogBytes = nil, 0
+	clear(c.line)
+	c.line, c.lineHead = nil, 0
+	c.mu.Unlock()
+	notify(c.wake)
+	c.link.dropUplink(c)
+	c.Conn.Close()
 }
 
 // CloseWrite half-closes the connection: further writes fail, and once everything Write

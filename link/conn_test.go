@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	manet "github.com/multiformats/go-multiaddr/net"
@@ -421,6 +422,102 @@ func TestCloseDelivers(t *testing.T) {
 	if _, err := w.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Read after Close: %v, want net.ErrClosed", err)
 	}
+}
+
+// closeSignal is a raw conn whose Close closes closed.
+type closeSignal struct {
+	pipeConn
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (c *closeSignal) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.pipeConn.Close()
+}
+
+// TestEndedConnLeavesNoScheduler: when a closed connection with a backlog fails (its peer
+// went away) and ends, its link's uplink scheduler returns with it instead of sleeping out
+// the uplink it had booked ahead, so in a synctest bubble nothing of the link outlives its
+// last connection (the simulated network's drain ends the bubble when every connection end
+// is closed).
+func TestEndedConnLeavesNoScheduler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// 1 Mbit/s: a chunk is 1500 bytes, 12 ms of uplink, so the scheduler books ~10 ms
+		// ahead and sleeps.
+		l := newLink(t, Shape{Region: "a", UpBitsPerSec: 1e6})
+		near, far := net.Pipe()
+		raw := &closeSignal{pipeConn: pipeConn{near}, closed: make(chan struct{})}
+		wrapped, err := l.Wrap(raw, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := wrapped.(*conn)
+		if _, err := c.Write(make([]byte, 64<<10)); err != nil {
+			t.Fatal(err)
+		}
+		c.Close() // what was written is still to be delivered
+		far.Close()
+		<-raw.closed // the first chunk's write failed: the connection ended
+		synctest.Wait()
+		l.upMu.Lock()
+		running, queued := l.upRunning, len(l.upQueue)
+		l.upMu.Unlock()
+		c.mu.Lock()
+		backlog := c.backlogBytes
+		c.mu.Unlock()
+		if running || queued > 0 || backlog > 0 {
+			t.Errorf("after the link's only connection ended: scheduler running %v with %d connections queued, the connection's backlog %d bytes; want none",
+				running, queued, backlog)
+		}
+		time.Sleep(time.Second) // lets a scheduler left asleep finish, so a failure is reported, not a bubble deadlock
+	})
+}
+
+// TestDrainTimeoutDropsBacklog: a closed connection that has not delivered its backlog
+// within drainTimeout (here because another flow shares the uplink) gives it up with its
+// socket: the backlog leaves the uplink scheduler's queue and the connection's goroutine
+// ends, rather than going on booking uplink for a closed socket.
+func TestDrainTimeoutDropsBacklog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLink(t, Shape{Region: "a", UpBitsPerSec: 1e6})
+		open := func() (*conn, *closeSignal, net.Conn) {
+			near, far := net.Pipe()
+			go io.Copy(io.Discard, far)
+			raw := &closeSignal{pipeConn: pipeConn{near}, closed: make(chan struct{})}
+			wrapped, err := l.Wrap(raw, "b")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return wrapped.(*conn), raw, far
+		}
+		// Each flow gets half of 1 Mbit/s: the closed one delivers ~0.6 MB of its 2 MiB in
+		// drainTimeout.
+		bulk, _, bulkFar := open()
+		if _, err := bulk.Write(make([]byte, 4<<20)); err != nil {
+			t.Fatal(err)
+		}
+		c, raw, _ := open()
+		if _, err := c.Write(make([]byte, 2<<20)); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		<-raw.closed
+		synctest.Wait()
+		c.mu.Lock()
+		backlog, line := c.backlogBytes, len(c.line)-c.lineHead
+		c.mu.Unlock()
+		l.upMu.Lock()
+		queued := c.inUplinkQueue
+		l.upMu.Unlock()
+		if backlog > 0 || line > 0 || queued {
+			t.Errorf("after drainTimeout closed the socket: backlog %d bytes, %d pieces on the line, in the uplink queue %v; want none",
+				backlog, line, queued)
+		}
+		bulk.Close()
+		bulkFar.Close()
+		time.Sleep(time.Second) // lets what a failure left running finish
+	})
 }
 
 // TestHandshakeErrors: a peer that does not send the preamble, and one from a region the

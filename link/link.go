@@ -2,6 +2,7 @@ package link
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,7 @@ type Link struct {
 	upMu      sync.Mutex
 	upQueue   []*conn
 	upRunning bool
+	upWake    chan struct{} // capacity 1: the queue emptied while the scheduler slept
 
 	upBytes, downBytes atomic.Int64
 	handshakeErrors    atomic.Int64
@@ -94,6 +96,7 @@ func New(shape Shape, regions Regions, opts ...Option) (*Link, error) {
 		upChunkBytes:    chunkBytes(shape.UpBitsPerSec),
 		downChunkBytes:  chunkBytes(shape.DownBitsPerSec),
 		sendBufferBytes: DefaultSendBufferBytes,
+		upWake:          make(chan struct{}, 1),
 	}
 	for _, o := range opts {
 		if err := o(l); err != nil {
@@ -260,11 +263,32 @@ func (l *Link) queueUplink(c *conn) {
 	}
 }
 
+// dropUplink takes c, which has ended, out of the uplink scheduler's queue. When that
+// empties the queue, the scheduler returns at once instead of sleeping out the uplink it
+// booked ahead: a link none of whose connections is open keeps no goroutine (in a
+// testing/synctest bubble, one that outlived the bubble's last connection would be left
+// asleep when the bubble's clock stops).
+func (l *Link) dropUplink(c *conn) {
+	l.upMu.Lock()
+	defer l.upMu.Unlock()
+	if !c.inUplinkQueue {
+		return
+	}
+	c.inUplinkQueue = false
+	l.upQueue = slices.DeleteFunc(l.upQueue, func(q *conn) bool { return q == c })
+	if len(l.upQueue) == 0 && l.upRunning {
+		notify(l.upWake)
+	}
+}
+
 // scheduleUplink books the backlogs of connections on the uplink, one chunk per
 // connection in turn (round robin: a bulk flow cannot starve another), keeping the uplink
 // booked up to twice uplinkLead ahead, and sleeps while it is booked further than
-// uplinkLead. It returns when no connection has backlog.
+// uplinkLead. It returns when no connection has backlog, or when the last connection with
+// backlog ends (dropUplink).
 func (l *Link) scheduleUplink() {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		l.upMu.Lock()
 		now := time.Now()
@@ -284,12 +308,21 @@ func (l *Link) scheduleUplink() {
 		if len(l.upQueue) == 0 {
 			l.upQueue = nil
 			l.upRunning = false
+			select { // a wake-up meant for this run is not the next run's
+			case <-l.upWake:
+			default:
+			}
 			l.upMu.Unlock()
 			return
 		}
 		l.upMu.Unlock()
 		if wait := time.Until(l.up.freeAt().Add(-uplinkLead)); wait > 0 {
-			time.Sleep(wait)
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-l.upWake:
+				timer.Stop()
+			}
 		}
 	}
 }

@@ -16,7 +16,8 @@ func (l *Link) Region() string { return l.shape.Region }
 // latency, the node's rates still apply. Like Transport's connections, a pair with no
 // latency on a link with no rate limits gets raw back, unshaped (no goroutine, no timer).
 // All waits are sleeps, timers and channels, so inside a testing/synctest bubble the link's
-// rates and latencies are simulated time.
+// rates and latencies are simulated time; once every connection the link shaped has closed
+// raw, no goroutine of the link remains, so a bubble may end there.
 func (l *Link) Wrap(raw manet.Conn, remoteRegion string) (manet.Conn, error) {
 	var lat time.Duration
 	if remoteRegion != "" {
