@@ -28,8 +28,8 @@ func TestBandwidthDelaysBlocks(t *testing.T) {
 	const rate = 10e6
 	cfg := DefaultConfig()
 	pop, err := ParseNeighbourhoodParams(map[string]string{topology.ParamObservedPeers: "4", ParamSubnets: "1",
-		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", ParamBoundary: "6", ParamDialledShare: "1",
-		topology.ParamClients: "lighthouse:1", ParamLatency: LatencyOff})
+		topology.ParamMix: "default:0.25,all-subnets:0.5,supernode:0.25", ParamBoundary: "8", ParamDialledShare: "1",
+		ParamLatency: LatencyOff})
 	if err != nil {
 		t.Fatal(err)
 	}
