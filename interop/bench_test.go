@@ -1,9 +1,6 @@
 package interop
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -11,20 +8,16 @@ import (
 	"github.com/streamsim/streamsim/bench"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/codec/snappystream"
+	"github.com/streamsim/streamsim/internal/timing"
 )
 
-// loadAverage is the machine's 1-minute load average, -1 where /proc/loadavg is missing: the
-// machine is shared, so every speed figure says under what load it was taken.
+// loadAverage is the machine's 1-minute load average, -1 where it cannot be read: the machine
+// is shared, so every speed figure says under what load it was taken.
 func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
+	if l, ok := timing.LoadAverage(); ok {
+		return l
 	}
-	f, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
-	if err != nil {
-		return -1
-	}
-	return f
+	return -1
 }
 
 // cpuTime is the CPU time this process has used, user and system.

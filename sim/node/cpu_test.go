@@ -3,10 +3,7 @@ package node
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 	"github.com/streamsim/streamsim/bench"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/internal/timing"
 )
 
 // liveCPU writes frames through an outbound codecStream of spec into memory, as pubsub writes
@@ -188,29 +186,7 @@ func TestCodecCPUAgrees(t *testing.T) {
 			}
 		}
 	}
-	if len(misses) == 0 {
-		return
-	}
-	if load, ok := loadAverage(); ok && load > float64(runtime.NumCPU()) && os.Getenv("STREAMSIM_TIMING_STRICT") == "" {
-		t.Skipf("load average %.1f on %d cores; not held here (STREAMSIM_TIMING_STRICT=1 makes this a failure):\n%s", load, runtime.NumCPU(), strings.Join(misses, "\n"))
-	}
-	for _, m := range misses {
-		t.Error(m)
-	}
-}
-
-// loadAverage is the machine's one-minute load average (Linux).
-func loadAverage() (float64, bool) {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0, false
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	return v, err == nil
+	timing.Judge(t, misses)
 }
 
 // cpuMeter: a frame's codec CPU is its spans less the spans' own cost, which is reported
