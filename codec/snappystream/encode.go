@@ -34,8 +34,12 @@ const (
 	// maxSkipStep and maxGentleStep cap fast's skip step up to and above the default
 	// window: a step that keeps growing through kilobytes without a match probes a list of
 	// new ids so sparsely that they are never indexed, so their repeats a heartbeat later
-	// are missed as well (docs/codecs.md, "fast after incompressible bytes").
-	maxSkipStep   = 8
+	// are missed as well (docs/codecs.md, "fast after incompressible bytes"). 5 rather than
+	// 8 up to the default: where new and re-advertised 20-byte ids alternate (an IHAVE in a
+	// frame of its own), a re-advertised id is found only where a probe lands at an offset
+	// into it that was probed, and entered, when it came before: about 20/step² chances
+	// per id, 0.3 at a step of 8 and 0.8 at 5 (measured: docs/codecs.md).
+	maxSkipStep   = 5
 	maxGentleStep = 16
 
 	// minFarMatch is the shortest match worth a 4-byte-offset copy (5 bytes).

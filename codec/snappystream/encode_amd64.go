@@ -16,11 +16,11 @@ const fastBlockAsm = true
 
 // The assembly writes these constants as literals: a far match needs the 8 bytes of one
 // load, positions and tags split entries at bit 24, the gentle step shifts by 6, the
-// steps are capped at 8 and 16.
+// steps are capped at 5 and 16.
 var (
 	_ = [1]struct{}{}[minFarMatch-8]
 	_ = [1]struct{}{}[posBits-24]
 	_ = [1]struct{}{}[gentleSkipShift-6]
-	_ = [1]struct{}{}[maxSkipStep-8]
+	_ = [1]struct{}{}[maxSkipStep-5]
 	_ = [1]struct{}{}[maxGentleStep-16]
 )

@@ -56,9 +56,9 @@ probe:
 	JNE  gentleStep
 	MOVQ R10, AX
 	SHRQ $4, AX
-	CMPQ AX, $8
+	CMPQ AX, $5
 	JLE  stepped
-	MOVQ $8, AX
+	MOVQ $5, AX
 	JMP  stepped
 
 gentleStep:
