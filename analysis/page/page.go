@@ -454,8 +454,10 @@ type Fact struct {
 	Value      Figure
 	// Today is plain's figure in the same run (CPU); Low and High the range over seeds.
 	Today, Low, High *Figure
-	// Note qualifies the figure (a saturated machine for latency).
-	Note string
+	// Reasons, each "kind: reason" as Source.Reasons gives them, keep the figure out of the
+	// verdict though its runs carry no problem (a latency difference whose runs had the
+	// machine saturated): it is shown marked with them, not as a measured figure of the verdict.
+	Reasons []string
 }
 
 // The kinds of verdict fact, in the order a verdict lists them.
