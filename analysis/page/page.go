@@ -454,6 +454,9 @@ type Fact struct {
 	Value      Figure
 	// Today is plain's figure in the same run (CPU); Low and High the range over seeds.
 	Today, Low, High *Figure
+	// Seeds, when set, is how many seeds the figure is over, where that is not its row's (a
+	// latency difference counts only seeds with a plain run).
+	Seeds *Figure
 	// Reasons, each "kind: reason" as Source.Reasons gives them, keep the figure out of the
 	// verdict though its runs carry no problem (a latency difference whose runs had the
 	// machine saturated): it is shown marked with them, not as a measured figure of the verdict.

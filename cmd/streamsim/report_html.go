@@ -397,6 +397,10 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 					side = page.Cell{Fig: f.Low, High: f.High, Prefix: "range over seeds"}
 				}
 				v := f.Value
+				by := from // the fact's run and seeds: its own seeds where they are not the row's
+				if f.Seeds != nil {
+					by = page.Cell{Text: a.By, Sub: []page.Cell{{Prefix: "seeds:", Fig: f.Seeds}}}
+				}
 				if len(f.Reasons) > 0 {
 					// Shown, marked with its reasons, and not a figure of the verdict.
 					kinds := reasonKinds(f.Reasons)
@@ -405,11 +409,11 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 						cell.Sub = append(cell.Sub, page.Cell{Text: why, SubClass: "reason"})
 					}
 					rows = append(rows, []page.Cell{page.T(f.Kind), page.T(f.What), cell,
-						{Text: "left out of this verdict: " + strings.Join(kinds, ", "), TDClass: "flagged"}, from})
+						{Text: "left out of this verdict: " + strings.Join(kinds, ", "), TDClass: "flagged"}, by})
 					left = append(left, fmt.Sprintf("%s, %s %s (%s)", a.By, f.Kind, f.What, strings.Join(kinds, ", ")))
 					continue
 				}
-				rows = append(rows, []page.Cell{page.T(f.Kind), page.T(f.What), {Fig: &v, Class: "answer", Runs: a.Runs}, side, from})
+				rows = append(rows, []page.Cell{page.T(f.Kind), page.T(f.What), {Fig: &v, Class: "answer", Runs: a.Runs}, side, by})
 				measured++
 			}
 		}

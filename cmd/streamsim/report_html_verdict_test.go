@@ -11,6 +11,8 @@ import (
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
 	meshreport "github.com/streamsim/streamsim/scenarios/mesh/report"
+	"github.com/streamsim/streamsim/scenarios/neighbourhood"
+	nbreport "github.com/streamsim/streamsim/scenarios/neighbourhood/report"
 )
 
 // verdictPage writes the page's answer from runs of one kind joined by its Compare, as
@@ -150,5 +152,79 @@ func TestVerdictLeavesOutSaturatedLatency(t *testing.T) {
 		if strings.Contains(v, `data-path="latency_diff.`) && strings.Contains(v, `class="fig answer"`) {
 			t.Errorf("a latency difference of an A/B with a saturated run feeds the verdict: %s", v)
 		}
+	}
+	if !regexp.MustCompile(`left out \(from runs with problems\): mesh A/B[^;<]*\(machine saturated\)`).MatchString(html) {
+		t.Error("the verdict does not name the saturated A/B as left out")
+	}
+}
+
+// The neighbourhood A/B's p99 delivery-latency change per category (codec minus plain in the
+// same seed) is a fact of the codec's verdict beside the mesh's: bound to the comparison's
+// latency_diff, with its own seeds and range; one from a late run is shown marked and left out.
+func TestVerdictHasNeighbourhoodLatency(t *testing.T) {
+	run := func(codec string, seed int64, wire int64, p99 map[string]float64) *nbreport.Report {
+		r := &nbreport.Report{Verdict: analysis.NewVerdict()}
+		f := &r.Figures
+		f.Codec, f.Seed, f.Complete = codec, seed, true
+		f.Wire = []neighbourhood.WireLine{
+			{Category: "attestation", Direction: "in", RawBytes: 1000, WireBytes: wire, RelativePct: float64(wire) / 10},
+			{Category: "total", Direction: "in", RawBytes: 1000, WireBytes: wire, RelativePct: float64(wire) / 10}}
+		f.Timing.Latency = map[string]neighbourhood.LatencyLine{}
+		for c, v := range p99 {
+			f.Timing.Latency[c] = neighbourhood.LatencyLine{Messages: 50, P50Ms: v / 2, P99Ms: v}
+		}
+		return r
+	}
+	labels := []analysis.ABRun{{Seed: 1, Codec: "plain"}, {Seed: 1, Codec: "snappy-stream"}, {Seed: 2, Codec: "plain"}, {Seed: 2, Codec: "snappy-stream"}}
+	reports := []analysis.Report{
+		run("plain", 1, 1000, map[string]float64{"attestation": 300, "block": 200}), run("snappy-stream", 1, 450, map[string]float64{"attestation": 340, "block": 190}),
+		run("plain", 2, 1000, map[string]float64{"attestation": 320, "block": 210}), run("snappy-stream", 2, 460, map[string]float64{"attestation": 380, "block": 230}),
+	}
+	html := verdictPage(t, neighbourhood.ReportKind, labels, reports)
+	verdicts := verdictTables(html)
+	if len(verdicts) != 1 {
+		t.Fatalf("%d verdict tables, want 1 (snappy-stream)", len(verdicts))
+	}
+	v := verdicts[0]
+	k, err := analysis.KindOf(neighbourhood.ReportKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := k.Compare(labels, reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs := cmp.(*nbreport.AB).LatencyDiff
+	if len(diffs) != 2 || diffs[0].Category != "attestation" || diffs[0].Seeds != 2 || diffs[0].P99.Mean != 50 || diffs[1].Category != "block" || diffs[1].P99.Mean != 5 {
+		t.Fatalf("latency diffs %+v: want attestation +50 ms and block +5 ms over 2 seeds", diffs)
+	}
+	for i, d := range diffs {
+		b := fmt.Sprintf("latency_diff.%d.", i)
+		class, cell, ok := figSpan(v, b+"p99_ms.mean")
+		if !ok || class != "fig answer" {
+			t.Errorf("%s p99 change: in the verdict %v, class %q; want a measured figure", d.Category, ok, class)
+			continue
+		}
+		row := v[strings.Index(v, cell):]
+		row = row[:strings.Index(row, "</tr>")]
+		for _, want := range []string{`data-path="` + b + `p99_ms.min"`, `data-path="` + b + `p99_ms.max"`, `data-path="` + b + `seeds"`, "neighbourhood A/B"} {
+			if !strings.Contains(row, want) {
+				t.Errorf("%s p99 change: its verdict row lacks %s: %s", d.Category, want, row)
+			}
+		}
+	}
+
+	// A late run (the periphery behind its schedule) is flagged in its JSON: its A/B's figures,
+	// the latency with the rest, are left out of the verdict.
+	late := run("snappy-stream", 2, 460, map[string]float64{"attestation": 380, "block": 230})
+	late.Flag(analysis.FlagLate, "the periphery fell behind its schedule")
+	html = verdictPage(t, neighbourhood.ReportKind, labels, []analysis.Report{reports[0], reports[1], reports[2], late})
+	for _, v := range verdictTables(html) {
+		if strings.Contains(v, `data-path="latency_diff.`) && strings.Contains(v, `class="fig answer"`) {
+			t.Errorf("a latency difference of an A/B with a late run feeds the verdict: %s", v)
+		}
+	}
+	if !strings.Contains(html, "left out (from runs with problems): neighbourhood A/B (late)") {
+		t.Error("the verdict does not name the late A/B as left out")
 	}
 }

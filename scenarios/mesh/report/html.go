@@ -261,7 +261,8 @@ func abSection(s *page.Section, ab *analysis.SectionRun, runs []analysis.Section
 			}
 			b := fmt.Sprintf("latency_diff.%d.", i)
 			f := page.Fact{Kind: page.FactLatency, What: d.Category.String() + ": codec minus plain in the same seed, ms (mesh A/B)",
-				Value: ab.Src.Fig(b+"p99_ms.mean", page.Ms1), Low: ptr(ab.Src.Fig(b+"p99_ms.min", page.Ms1)), High: ptr(ab.Src.Fig(b+"p99_ms.max", page.Ms1))}
+				Value: ab.Src.Fig(b+"p99_ms.mean", page.Ms1), Low: ptr(ab.Src.Fig(b+"p99_ms.min", page.Ms1)), High: ptr(ab.Src.Fig(b+"p99_ms.max", page.Ms1)),
+				Seeds: ptr(ab.Src.Fig(b+"seeds", page.Count))}
 			if d.Saturated {
 				// Latency on a machine busier than its cores is this machine's queueing: out of
 				// the verdict, shown with why.
