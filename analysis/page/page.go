@@ -454,8 +454,13 @@ type Fact struct {
 	Value      Figure
 	// Today is plain's figure in the same run (CPU); Low and High the range over seeds.
 	Today, Low, High *Figure
-	// Note qualifies the figure (a saturated machine for latency).
-	Note string
+	// Seeds, when set, is how many seeds the figure is over, where that is not its row's (a
+	// latency difference counts only seeds with a plain run).
+	Seeds *Figure
+	// Reasons, each "kind: reason" as Source.Reasons gives them, keep the figure out of the
+	// verdict though its runs carry no problem (a latency difference whose runs had the
+	// machine saturated): it is shown marked with them, not as a measured figure of the verdict.
+	Reasons []string
 }
 
 // The kinds of verdict fact, in the order a verdict lists them.
@@ -466,15 +471,17 @@ const (
 	FactLatency = "p99 delivery latency change"
 )
 
-// CPULabel is the one label codec CPU has on the page, and CPUDefinition what it is: the
-// stream codec's own time encoding or decoding, per input (uncompressed stream) byte, from the
-// per-byte codec CPU field each report's JSON has (a sweep's thread CPU of its codec loops,
-// encode_thread_cpu_ns_per_byte / decode_thread_cpu_ns_per_byte; a live check's codec timer on
-// each end, cpu.hub_encode / cpu.decode .ns_per_byte), beside plain's (today's per-message
-// Snappy) measured the same way in the same run.
+// CPULabel is the one label codec CPU has on the page, and CPUDefinition what it is, as
+// docs/results-schema.md ("Codec CPU") defines it: the core time of the codec's own work on a
+// stream direction's frames, encoding or decoding, its meter's cost taken out, per input
+// (uncompressed stream) byte; for plain, today's per-message Snappy of the frames' messages
+// (gossip.MessageSnappy). The page reads it from the per-byte codec CPU field each report's
+// JSON has (a sweep's thread CPU of its codec loops, encode_thread_cpu_ns_per_byte /
+// decode_thread_cpu_ns_per_byte; a live check's codec timer on each end, cpu.hub_encode /
+// cpu.decode .ns_per_byte), plain's beside it measured the same way in the same run.
 const (
 	CPULabel      = "codec CPU, ns/B"
-	CPUDefinition = "codec CPU: the stream codec's own encode or decode time per input (uncompressed stream) byte, in ns/B, from the per-byte codec CPU field of each report's JSON (a sweep's thread CPU of its codec loops; a live check's codec timer on each end), beside plain's figure measured the same way in the same run. Today's per-message Snappy work is not in plain's figure yet: a live check meters no codec work for plain (the page says so rather than show 0), and a sweep's plain is its copy into the stream, the recorded payloads being Snappy already"
+	CPUDefinition = "codec CPU: the core time of the codec's own work on a stream direction's frames, encoding or decoding, per input (uncompressed stream) byte, in ns/B, with the cost of measuring it taken out; for plain, today's per-message Snappy of the frames' messages (encoding each message's SSZ as its publisher did, decoding each message's data as a receiver does before it computes the message id), counted per frame sent like every codec's, so an upper bound of a forwarding node's outbound. A codec in payload mode ssz_snappy carries those Snappy blocks too; its figure is its stream work alone. From the per-byte codec CPU field of each report's JSON (a sweep's thread CPU of its codec loops; a live check's codec timer on each end), beside plain's figure measured the same way in the same run; a run whose JSON holds 0 for plain predates plain's metering, and the page says so rather than show 0"
 )
 
 // What an answer row's 100 % is.

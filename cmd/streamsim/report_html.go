@@ -262,13 +262,7 @@ func answerSection(p *page.Page, src *page.Source) error {
 		if len(reasons) > 0 {
 			flagged++
 			row.Class = "flagged"
-			var kinds []string
-			for _, why := range reasons {
-				if k, _, _ := strings.Cut(why, ":"); !slices.Contains(kinds, k) {
-					kinds = append(kinds, k)
-				}
-			}
-			status = page.Cell{Text: "left out of every verdict: " + strings.Join(kinds, ", "), TDClass: "flagged"}
+			status = page.Cell{Text: "left out of every verdict: " + strings.Join(reasonKinds(reasons), ", "), TDClass: "flagged"}
 			for _, why := range reasons {
 				status.Sub = append(status.Sub, page.Cell{Text: why, SubClass: "reason"})
 			}
@@ -336,13 +330,26 @@ func rowReasons(a page.AnswerRow) []string {
 	return reasons
 }
 
+// reasonKinds are the kinds of reasons ("kind: reason"), each once, in their order.
+func reasonKinds(reasons []string) []string {
+	var kinds []string
+	for _, why := range reasons {
+		if k, _, _ := strings.Cut(why, ":"); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
 // verdictPeers are the peer counts a node's codec memory is asked for.
 var verdictPeers = []int{50, 100, 200}
 
 // verdicts writes one verdict per configuration: the bytes it saved per view and direction,
 // its codec CPU beside plain's, its codec memory, its p99 latency change
 // per category, each figure bound to its JSON with the run it came from, its seeds and range.
-// Rows from runs with problems are named and left out.
+// Rows from runs with problems are named and left out; a fact with reasons of its own (a
+// latency difference whose runs had the machine saturated) is shown marked with them and is no
+// figure of the verdict.
 func verdicts(s *page.Section, answers []page.AnswerRow) {
 	var configs []string
 	byConfig := map[string][]page.AnswerRow{}
@@ -356,20 +363,15 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 		return
 	}
 	s.H3("Verdict per configuration")
-	s.Para("Measured figures only, from runs without problems; each names its run, seeds and range. " + page.CPUDefinition + ". Memory per node at 50, 100 and 200 peers is stated only where a run had that many peers.")
+	s.Para("Measured figures only, from runs without problems; each names its run, seeds and range. A figure from runs with problems (a latency difference whose runs had the machine saturated or fell behind) is shown marked with the reason and is not part of the verdict. " + page.CPUDefinition + ". Memory per node at 50, 100 and 200 peers is stated only where a run had that many peers.")
 	for _, cfg := range configs {
 		var rows [][]page.Cell
 		var left []string
 		maxPeers := 0.0
+		measured := 0 // the verdict's own figures
 		for _, a := range byConfig[cfg] {
 			if reasons := rowReasons(a); len(reasons) > 0 {
-				var kinds []string
-				for _, why := range reasons {
-					if k, _, _ := strings.Cut(why, ":"); !slices.Contains(kinds, k) {
-						kinds = append(kinds, k)
-					}
-				}
-				left = append(left, fmt.Sprintf("%s (%s)", a.By, strings.Join(kinds, ", ")))
+				left = append(left, fmt.Sprintf("%s (%s)", a.By, strings.Join(reasonKinds(reasons), ", ")))
 				continue
 			}
 			from := page.Cell{Text: a.By, Sub: []page.Cell{{Prefix: "seeds:", Text: a.Seeds.Text, Fig: a.Seeds.Fig}}}
@@ -379,6 +381,7 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 					row[3] = page.Cell{Fig: c.Low, High: c.High, Prefix: "range over seeds"}
 				}
 				rows = append(rows, append(row, from))
+				measured++
 			}
 			for _, f := range a.Facts {
 				if f.Kind == page.FactMemory && strings.HasPrefix(f.What, "peers") {
@@ -393,12 +396,25 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 				case f.Low != nil && f.High != nil:
 					side = page.Cell{Fig: f.Low, High: f.High, Prefix: "range over seeds"}
 				}
-				what := f.What
-				if f.Note != "" {
-					what += " — " + f.Note
-				}
 				v := f.Value
-				rows = append(rows, []page.Cell{page.T(f.Kind), page.T(what), {Fig: &v, Class: "answer", Runs: a.Runs}, side, from})
+				by := from // the fact's run and seeds: its own seeds where they are not the row's
+				if f.Seeds != nil {
+					by = page.Cell{Text: a.By, Sub: []page.Cell{{Prefix: "seeds:", Fig: f.Seeds}}}
+				}
+				if len(f.Reasons) > 0 {
+					// Shown, marked with its reasons, and not a figure of the verdict.
+					kinds := reasonKinds(f.Reasons)
+					cell := page.Cell{Fig: &v, TDClass: "flagged", Details: true}
+					for _, why := range f.Reasons {
+						cell.Sub = append(cell.Sub, page.Cell{Text: why, SubClass: "reason"})
+					}
+					rows = append(rows, []page.Cell{page.T(f.Kind), page.T(f.What), cell,
+						{Text: "left out of this verdict: " + strings.Join(kinds, ", "), TDClass: "flagged"}, by})
+					left = append(left, fmt.Sprintf("%s, %s %s (%s)", a.By, f.Kind, f.What, strings.Join(kinds, ", ")))
+					continue
+				}
+				rows = append(rows, []page.Cell{page.T(f.Kind), page.T(f.What), {Fig: &v, Class: "answer", Runs: a.Runs}, side, by})
+				measured++
 			}
 		}
 		for _, n := range verdictPeers {
@@ -412,9 +428,9 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 		}
 		caption := "Verdict: " + cfg
 		if len(left) > 0 {
-			caption += "; left out (runs with problems): " + strings.Join(left, "; ")
+			caption += "; left out (from runs with problems): " + strings.Join(left, "; ")
 		}
-		if len(rows) == len(verdictPeers) && maxPeers == 0 {
+		if measured == 0 {
 			s.Para(caption + ": no verdict, every run that measured it has problems.")
 			continue
 		}

@@ -261,9 +261,12 @@ func abSection(s *page.Section, ab *analysis.SectionRun, runs []analysis.Section
 			}
 			b := fmt.Sprintf("latency_diff.%d.", i)
 			f := page.Fact{Kind: page.FactLatency, What: d.Category.String() + ": codec minus plain in the same seed, ms (mesh A/B)",
-				Value: ab.Src.Fig(b+"p99_ms.mean", page.Ms1), Low: ptr(ab.Src.Fig(b+"p99_ms.min", page.Ms1)), High: ptr(ab.Src.Fig(b+"p99_ms.max", page.Ms1))}
+				Value: ab.Src.Fig(b+"p99_ms.mean", page.Ms1), Low: ptr(ab.Src.Fig(b+"p99_ms.min", page.Ms1)), High: ptr(ab.Src.Fig(b+"p99_ms.max", page.Ms1)),
+				Seeds: ptr(ab.Src.Fig(b+"seeds", page.Count))}
 			if d.Saturated {
-				f.Note = "machine saturated in one of its runs"
+				// Latency on a machine busier than its cores is this machine's queueing: out of
+				// the verdict, shown with why.
+				f.Reasons = []string{analysis.FlagSaturated + ": the machine was saturated in one of the runs this difference compares (" + b + "saturated): latency figures show queueing in this machine, not the network"}
 			}
 			a.Facts = append(a.Facts, f)
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"text/tabwriter"
 
@@ -34,7 +35,26 @@ func init() {
 type AB struct {
 	Runs []ABRun `json:"runs"`
 	Rows []ABRow `json:"rows"`
+	// LatencyDiff is each codec's delivery latency at the observed node minus plain's in the
+	// same seed, per category.
+	LatencyDiff []LatencyDiff `json:"latency_diff"`
 	analysis.Verdict
+}
+
+// LatencyDiff is one codec and category: the codec run's delivery latency percentiles at the
+// observed node minus the plain run's of the same seed (simulated ms), mean and range over
+// seeds. Only runs that passed their checks, with a plain run of the same seed that passed
+// its, count; Saturated and Late are set when any of those runs (or its plain run) had the
+// process saturated or the periphery behind its schedule (the runs' flags), timing that shapes
+// latency.
+type LatencyDiff struct {
+	Codec     string          `json:"codec"`
+	Category  string          `json:"category"`
+	Seeds     int             `json:"seeds"`
+	P50       analysis.Spread `json:"p50_ms"`
+	P99       analysis.Spread `json:"p99_ms"`
+	Saturated bool            `json:"saturated"`
+	Late      bool            `json:"late"`
 }
 
 // ABRun is one run of the comparison.
@@ -50,6 +70,13 @@ type ABRun struct {
 	MaxLagMs     float64  `json:"max_lag_ms"`
 	Copies       *float64 `json:"attestation_copies"` // null: not measured
 	Dir          string   `json:"dir"`
+	// Latency is the run's delivery latency at the observed node per category (its
+	// figures.timing.latency); OK whether it passed its checks; Saturated and Late whether it
+	// was flagged so.
+	Latency   map[string]neighbourhood.LatencyLine `json:"latency"`
+	OK        bool                                 `json:"ok"`
+	Saturated bool                                 `json:"saturated"`
+	Late      bool                                 `json:"late"`
 }
 
 // ABRow is one codec and category over the seeds.
@@ -77,7 +104,12 @@ func compare(runs []analysis.ABRun, reports []analysis.Report) (analysis.Report,
 			return nil, fmt.Errorf("run %d: not a neighbourhood report", i)
 		}
 		ab.TakeBuild(r.Build, r.Optimized)
-		run := ABRun{ABRun: runs[i], Complete: r.Figures.Complete, In: map[string]neighbourhood.WireLine{}, MaxLagMs: r.Figures.MaxLagMs, Dir: r.Dir}
+		run := ABRun{ABRun: runs[i], Complete: r.Figures.Complete, In: map[string]neighbourhood.WireLine{}, MaxLagMs: r.Figures.MaxLagMs, Dir: r.Dir,
+			Latency: r.Figures.Timing.Latency, OK: r.OK}
+		for _, fl := range r.Flags {
+			run.Saturated = run.Saturated || fl.Kind == analysis.FlagSaturated
+			run.Late = run.Late || fl.Kind == analysis.FlagLate
+		}
 		f := r.Figures
 		run.CPUPerMin, run.WallPerMin, run.PeakRSSBytes = f.CPUPerSimMin, f.WallPerSimMin, f.Timing.PeakRSSBytes
 		if run.CPUPerMin == 0 && f.SimulatedS > 0 { // a summary written before the cost figures
@@ -157,10 +189,58 @@ func compare(runs []analysis.ABRun, reports []analysis.Report) (analysis.Report,
 		}
 		return order[a.Category] < order[b.Category]
 	})
+	ab.LatencyDiff = latencyDiff(ab.Runs, plain)
 	if len(plain) == 0 {
 		ab.Note("no plain run: wire is compared with each run's own raw bytes only")
 	}
 	return ab, nil
+}
+
+// latencyDiff compares each run's latency percentiles with the plain run's of the same seed.
+func latencyDiff(runs []ABRun, plain map[int64]*ABRun) []LatencyDiff {
+	type key struct{ codec, cat string }
+	type acc struct {
+		p50, p99        []float64
+		saturated, late bool
+	}
+	accs := map[key]*acc{}
+	for _, r := range runs {
+		base := plain[r.Seed]
+		if r.Codec == "plain" || !r.OK || base == nil || !base.OK {
+			continue
+		}
+		for _, c := range categoryNames() {
+			got, ok := r.Latency[c]
+			want, ok2 := base.Latency[c]
+			if !ok || !ok2 || got.Messages == 0 || want.Messages == 0 {
+				continue
+			}
+			k := key{r.Codec, c}
+			a := accs[k]
+			if a == nil {
+				a = &acc{}
+				accs[k] = a
+			}
+			a.p50 = append(a.p50, got.P50Ms-want.P50Ms)
+			a.p99 = append(a.p99, got.P99Ms-want.P99Ms)
+			a.saturated = a.saturated || r.Saturated || base.Saturated
+			a.late = a.late || r.Late || base.Late
+		}
+	}
+	var out []LatencyDiff
+	for k, a := range accs {
+		out = append(out, LatencyDiff{Codec: k.codec, Category: k.cat, Seeds: len(a.p99), P50: analysis.SpreadOf(a.p50), P99: analysis.SpreadOf(a.p99),
+			Saturated: a.saturated, Late: a.late})
+	}
+	cats := categoryNames()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Codec != b.Codec {
+			return codecOrder(runs, a.Codec) < codecOrder(runs, b.Codec)
+		}
+		return slices.Index(cats, a.Category) < slices.Index(cats, b.Category)
+	})
+	return out
 }
 
 // atRecordingMix is the total wire/raw with each category weighted by the recording's
@@ -231,6 +311,16 @@ func (ab *AB) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t\n", r.Codec, r.Category, r.Seeds, sp(&r.OfRaw), sp(r.OfPlain), sp(r.CPU))
 	}
 	tw.Flush()
+	if len(ab.LatencyDiff) > 0 {
+		fmt.Fprintln(w, "\ndelivery latency at the observed node, codec minus plain in the same seed (simulated ms), mean [min, max] over seeds")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "codec\tcategory\tseeds\tp50\tp99\tsaturated\tlate\t")
+		for _, d := range ab.LatencyDiff {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%+.1f [%+.1f, %+.1f]\t%+.1f [%+.1f, %+.1f]\t%v\t%v\t\n", d.Codec, d.Category, d.Seeds,
+				d.P50.Mean, d.P50.Min, d.P50.Max, d.P99.Mean, d.P99.Min, d.P99.Max, d.Saturated, d.Late)
+		}
+		tw.Flush()
+	}
 	fmt.Fprintln(w)
 	return ab.WriteFooter(w)
 }

@@ -95,3 +95,52 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// Latency is compared with plain in the same seed: a codec run's p50 and p99 minus the plain
+// run's, per category, mean and range over seeds; a run that failed compares nothing, and a
+// run flagged saturated or late marks its difference.
+func TestCompareLatencyDiff(t *testing.T) {
+	raw := map[gossip.Category]int64{gossip.Attestation: 1000}
+	ratio := map[gossip.Category]float64{gossip.Attestation: 0.5}
+	run := func(dir string, p50, p99 float64) *Report {
+		r := fakeRun(dir, raw, ratio, 60)
+		r.Figures.Timing.Latency = map[string]neighbourhood.LatencyLine{"attestation": {Messages: 90, P50Ms: p50, P99Ms: p99},
+			"block": {Messages: 0}} // no block measured: no difference
+		return r
+	}
+	labels := []analysis.ABRun{{Seed: 1, Codec: "plain"}, {Seed: 1, Codec: "zstd"}, {Seed: 2, Codec: "plain"}, {Seed: 2, Codec: "zstd"},
+		{Seed: 3, Codec: "plain"}, {Seed: 3, Codec: "zstd"}}
+	failed := run("e", 100, 100)
+	failed.Problem("delivery incomplete")
+	reports := []analysis.Report{run("a", 200, 350), run("b", 210, 390), run("c", 180, 300), run("d", 200, 320), failed, run("f", 900, 900)}
+	rep, err := compare(labels, reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab := rep.(*AB)
+	if len(ab.LatencyDiff) != 1 {
+		t.Fatalf("latency diffs %+v, want one (zstd, attestation)", ab.LatencyDiff)
+	}
+	d := ab.LatencyDiff[0]
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if d.Codec != "zstd" || d.Category != "attestation" || d.Seeds != 2 || !near(d.P50.Mean, 15) || !near(d.P50.Min, 10) || !near(d.P50.Max, 20) ||
+		!near(d.P99.Mean, 30) || !near(d.P99.Min, 20) || !near(d.P99.Max, 40) || d.Saturated || d.Late {
+		t.Fatalf("zstd attestation diff %+v (seed 3's plain run failed: it compares nothing)", d)
+	}
+	var b strings.Builder
+	if err := ab.WriteTable(&b); err != nil || !strings.Contains(b.String(), "+30.0 [+20.0, +40.0]") {
+		t.Errorf("table lacks the p99 difference: %v\n%s", err, b.String())
+	}
+
+	// A run flagged saturated or late marks its difference.
+	sat, late := run("b", 210, 390), run("c", 180, 300)
+	sat.Flag(analysis.FlagSaturated, "the process was saturated")
+	late.Flag(analysis.FlagLate, "the periphery fell behind its schedule")
+	rep, err = compare(labels[:4], []analysis.Report{reports[0], sat, late, reports[3]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rep.(*AB).LatencyDiff; len(d) != 1 || !d[0].Saturated || !d[0].Late || d[0].Seeds != 2 {
+		t.Errorf("diff of a saturated and a late run: %+v", d)
+	}
+}

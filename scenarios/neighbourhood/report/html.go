@@ -181,6 +181,30 @@ func abSection(s *page.Section, ab *AB, src *page.Source, runs []analysis.Sectio
 			}
 		}
 	}
+	// Each codec's p99 delivery-latency change per category, against plain in the same seed,
+	// is a fact of its verdict; one whose runs had the process saturated or fell behind their
+	// schedule is shown with why and left out.
+	var lat [][]page.Cell
+	for i, d := range ab.LatencyDiff {
+		b := fmt.Sprintf("latency_diff.%d.", i)
+		lat = append(lat, []page.Cell{page.T(d.Codec), page.T(d.Category), page.F(src.Fig(b+"seeds", page.Count)),
+			page.F(src.Fig(b+"p50_ms.mean", page.Ms1)), page.F(src.Fig(b+"p99_ms.mean", page.Ms1)), page.F(src.Fig(b+"p99_ms.min", page.Ms1)), page.F(src.Fig(b+"p99_ms.max", page.Ms1)),
+			page.T(fmt.Sprint(d.Saturated)), page.T(fmt.Sprint(d.Late))})
+		a := answers[d.Codec]
+		if a == nil {
+			continue
+		}
+		f := page.Fact{Kind: page.FactLatency, What: d.Category + ": codec minus plain in the same seed, simulated ms, at the observed node (neighbourhood A/B)",
+			Value: src.Fig(b+"p99_ms.mean", page.Ms1), Low: ptr(src.Fig(b+"p99_ms.min", page.Ms1)), High: ptr(src.Fig(b+"p99_ms.max", page.Ms1)),
+			Seeds: ptr(src.Fig(b+"seeds", page.Count))}
+		if d.Saturated {
+			f.Reasons = append(f.Reasons, analysis.FlagSaturated+": the process was saturated in one of the runs this difference compares ("+b+"saturated): in-process hops took longer than on an idle machine")
+		}
+		if d.Late {
+			f.Reasons = append(f.Reasons, analysis.FlagLate+": the periphery fell behind its schedule in one of the runs this difference compares ("+b+"late): delivery timing is not the model's")
+		}
+		a.Facts = append(a.Facts, f)
+	}
 	for _, c := range answerOrder {
 		s.Answer(*answers[c])
 	}
@@ -191,6 +215,11 @@ func abSection(s *page.Section, ab *AB, src *page.Source, runs []analysis.Sectio
 	s.Bars(page.BarChart{Title: "Observed node inbound: wire, % of the same run's raw bytes (mean; whiskers: range over seeds)", YLabel: "% of raw", Groups: cats, Series: bars, RefY: 100, RefYLabel: "raw"},
 		"Per codec and category, the observed node's inbound wire bytes as a percentage of the same run's raw bytes (what plain would have put on the wire for this traffic); rows.<i>.wire_of_raw_pct.")
 	s.Table("A/B rows", []string{"codec", "category", "seeds", "wire % of raw: mean", "min", "max", "% of the plain run's wire", "process CPU, % of plain run"}, rows)
+	if len(lat) > 0 {
+		s.Table("Delivery latency at the observed node against plain in the same seed (codec minus plain, simulated ms)", []string{"codec", "category", "seeds", "p50 diff", "p99 diff", "p99 diff min", "p99 diff max", "process saturated", "late"}, lat)
+	} else {
+		s.Para("Delivery latency against plain: not compared (no codec run has a plain run of the same seed that passed its checks).")
+	}
 }
 
 // seedCalibration shows, for each codec run over several seeds, the calibration table with
