@@ -459,10 +459,15 @@ func sweepFacts(src *page.Source, rep *Report, i int, view []int) []page.Fact {
 	if res.Memory.Peers == 0 {
 		return facts // the replay measured no state per peer (it does with --layout)
 	}
-	facts = append(facts,
-		page.Fact{Kind: page.FactMemory, What: "encoders per peer (mean over the recording's peers)", Value: src.Fig(b+"memory.mean_peer_encoder_bytes", page.KiB)},
-		page.Fact{Kind: page.FactMemory, What: "decoders per peer (mean over the recording's peers)", Value: src.Fig(b+"memory.mean_peer_decoder_bytes", page.KiB)},
-		page.Fact{Kind: page.FactMemory, What: "peers the replay measured", Value: src.Fig(b+"memory.peers", page.Count)})
+	// A side the replay did not run (an inbound-only sweep has no encoders of the node's)
+	// holds 0, which is not a measurement: left out.
+	if res.DirPlainTotal[1] > 0 {
+		facts = append(facts, page.Fact{Kind: page.FactMemory, What: "encoders per peer (mean over the recording's peers)", Value: src.Fig(b+"memory.mean_peer_encoder_bytes", page.KiB)})
+	}
+	if res.DirPlainTotal[0] > 0 {
+		facts = append(facts, page.Fact{Kind: page.FactMemory, What: "decoders per peer (mean over the recording's peers)", Value: src.Fig(b+"memory.mean_peer_decoder_bytes", page.KiB)})
+	}
+	facts = append(facts, page.Fact{Kind: page.FactMemory, What: "peers the replay measured", Value: src.Fig(b+"memory.peers", page.Count)})
 	return facts
 }
 
