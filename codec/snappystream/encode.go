@@ -38,7 +38,7 @@ const (
 	// 8 up to the default: where new and re-advertised 20-byte ids alternate (an IHAVE in a
 	// frame of its own), a re-advertised id is found only where a probe lands at an offset
 	// into it that was probed, and entered, when it came before: about 20/step² chances
-	// per id, 0.3 at a step of 8 and 0.8 at 5 (measured: docs/codecs.md).
+	// per id, 0.3 at a step of 8 and 0.8 at 5 (the effect, measured: docs/codecs.md).
 	maxSkipStep   = 5
 	maxGentleStep = 16
 
