@@ -368,8 +368,9 @@ func (j *job) finish(plain TrafficSummary) error {
 		}
 	}
 	// The last batch's streams and frames are not held past the pass: a finished job keeps
-	// its figures only.
+	// its figures only (the meter's list of streams touched, plain's messages of a batch).
 	j.batchStreams, j.sub, j.subAt, j.buf = nil, nil, nil, nil
+	j.mem.touched, j.msgSnappy = nil, nil
 	if j.split() {
 		if j.group < j.groups-1 {
 			return nil
@@ -379,6 +380,7 @@ func (j *job) finish(plain TrafficSummary) error {
 			attribute(&j.r, s.closeWire, &s.lastParts, s.lastLen, s.owner.dirIndex())
 		}
 		j.mem.peak = j.mem.seriesPeak()
+		j.wires = nil // every frame's wire bytes are attributed
 	}
 	j.r.Memory = j.mem.summary(j.streams, j.order, int64(j.cfg.Spec.HistoryBytes()))
 	for _, name := range j.order {

@@ -225,6 +225,10 @@ func (m *memoryMeter) sample() {
 		}
 		s.held = now
 	}
+	// Cleared, not only cut: the slice's array outlives the batch (and the job's pass, the
+	// job lives to the end of the sweep), and a stream it points to keeps its encoder and
+	// decoder reachable after the job has closed and dropped it.
+	clear(m.touched)
 	m.touched = m.touched[:0]
 }
 
