@@ -2,6 +2,7 @@ package neighbourhood
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,10 +97,32 @@ func TestSmallNeighbourhood(t *testing.T) {
 	}
 	// PRUNEs to the observed node itself in two measured slots at 2× are a handful at most
 	// (0 to 5 measured), so the pressure is judged by the peers pruning their boundary peers,
-	// and gossip by IHAVE reaching the observed node at all.
-	if r.Control["ihave"].IDs == 0 || r.Boundary.PrunesIn == 0 {
-		t.Errorf("no grafting pressure: IHAVE ids %d, PRUNEs to the observed node %d, to the boundary %d",
+	// and gossip by IHAVE reaching the observed node at all. With 8 peers the observed node is
+	// in every peer's mesh of a global topic, so its IHAVE comes from a peer that pruned it
+	// from the pressed subnet's mesh during the two measured slots and then had ids to
+	// advertise: a run can miss that (seen once in CI, under load: 2 PRUNEs to it and
+	// no IHAVE). A miss is run again once (the same seeds; gossip's own randomness, unseeded,
+	// differs run to run); both runs missing fails.
+	pressure := func(r *Report) string {
+		if r.Control["ihave"].IDs > 0 && r.Boundary.PrunesIn > 0 {
+			return ""
+		}
+		return fmt.Sprintf("no grafting pressure: IHAVE ids %d, PRUNEs to the observed node %d, to the boundary %d",
 			r.Control["ihave"].IDs, r.Control["prune"].Entries, r.Boundary.PrunesIn)
+	}
+	if miss := pressure(r); miss != "" {
+		t.Logf("%s; running again", miss)
+		again := cfg
+		again.Trace = nil
+		ctx2, cancel2 := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel2()
+		r2, err := Run(ctx2, again)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if miss2 := pressure(r2); miss2 != "" {
+			t.Errorf("twice: %s; then %s", miss, miss2)
+		}
 	}
 	if r.In[gossip.Attestation].RawBytes == 0 || r.MiBh(gossip.Attestation) <= 0 {
 		t.Errorf("attestation bytes %+v", r.In[gossip.Attestation])
