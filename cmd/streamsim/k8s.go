@@ -122,8 +122,8 @@ func k8sRunStyle(args []string, stderr io.Writer) (*cluster.Run, *k8sFlags, erro
 	if c.fs.NArg() > 0 {
 		return nil, nil, usageError{fmt.Errorf("unexpected arguments %q (a composition file or --scenario, not both)", c.fs.Args())}
 	}
-	if *c.cpuProfile != "" || *c.asJSON {
-		return nil, nil, usageError{errors.New("--cpuprofile and --json are streamsim run's; on a cluster the report is streamsim report's")}
+	if *c.cpuProfile != "" || *c.asJSON || *c.memLimit != "" {
+		return nil, nil, usageError{errors.New("--cpuprofile, --memory-limit and --json are streamsim run's; on a cluster each pod has its own limits and the report is streamsim report's")}
 	}
 	if c.own == nil {
 		return nil, nil, fmt.Errorf("scenario %s declares no run flags (runner.Scenario.Flags)", sc.Name)

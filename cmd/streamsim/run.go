@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,9 +14,11 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/streamsim/streamsim/sim/network"
+	"github.com/streamsim/streamsim/units"
 
 	"github.com/streamsim/streamsim/analysis"
 	"github.com/streamsim/streamsim/sim/runner"
@@ -66,6 +69,7 @@ type runCommand struct {
 	out        *string
 	asJSON     *bool
 	cpuProfile *string
+	memLimit   *string
 	own        runner.RunFlags
 }
 
@@ -108,6 +112,9 @@ func newRunCommand(sc *runner.Scenario) *runCommand {
 	c.out = fs.String("out", "", "outputs directory (Testground layout <group>/<instance>/); default: a new temporary directory")
 	c.asJSON = fs.Bool("json", false, "print the report as one JSON object instead of the table")
 	c.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	c.memLimit = fs.String("memory-limit", "", "the run's memory limit ("+units.BytesForms+"): near it the collector runs more often instead of the heap growing; "+
+		"default the smaller of "+units.FormatSize(defaultMemoryLimit)+" and three quarters of the memory available at start; GOMEMLIMIT, when set, wins; "+
+		"a run whose peak passes it says so in its report")
 	fs.Var(c.sets, "set", "any parameter of the scenario, as name=value (repeatable; streamsim scenarios lists them)")
 	if sc.Flags != nil {
 		c.own = sc.Flags(fs)
@@ -183,6 +190,10 @@ func runRunCmd(args []string) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	limit, err := runMemoryLimit(*c.memLimit, runner.MemAvailable())
+	if err != nil {
+		return usageError{fmt.Errorf("--memory-limit: %w", err)}
+	}
 	if *c.cpuProfile != "" {
 		f, err := os.Create(*c.cpuProfile)
 		if err != nil {
@@ -195,19 +206,44 @@ func runRunCmd(args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	// Every node of the run shares this heap; collecting less often buys throughput with
-	// memory the machine has, up to a limit: a heap target of 5× the live heap is 13–19 GB
-	// for the neighbourhood's full form (2.7–3.9 GB live), so the heap is also held below
-	// three quarters of the memory available at start (GOMEMLIMIT, when set, wins), where the
-	// collector runs more often instead of the machine running out.
+	// memory the machine has, up to the memory limit (runMemoryLimit), near which the
+	// collector runs more often instead: a heap target of 5× the live heap would be 13–19 GB
+	// for the neighbourhood's full form (2.7–3.9 GB live).
 	debug.SetGCPercent(400)
 	if os.Getenv("GOMEMLIMIT") == "" {
-		if avail := runner.MemAvailable(); avail > 0 {
-			debug.SetMemoryLimit(avail / 4 * 3)
-		}
+		debug.SetMemoryLimit(limit)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return runAndReport(ctx, sc, kind, runs, dir, *c.asJSON, os.Stdout)
+	if err := runAndReport(ctx, sc, kind, runs, dir, *c.asJSON, os.Stdout); err != nil {
+		return err
+	}
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+		var ru syscall.Rusage
+		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil && ru.Maxrss<<10 > limit {
+			fmt.Fprintf(os.Stderr, "run: warning: peak resident memory %s passed the memory limit %s: the run's live heap needed more than the limit (the collector ran at its busiest near it); a larger --memory-limit, or a smaller run, stays inside\n",
+				units.FormatBytes(ru.Maxrss<<10), units.FormatBytes(limit))
+		}
+	}
+	return nil
+}
+
+// defaultMemoryLimit is streamsim run's memory limit unless the machine has less to give:
+// the same default as streamsim sweep's --memory-budget.
+const defaultMemoryLimit = 8 << 30
+
+// runMemoryLimit is the run's memory limit (debug.SetMemoryLimit): --memory-limit's value,
+// or the smaller of defaultMemoryLimit and three quarters of avail (the memory available at
+// start; 0: unknown).
+func runMemoryLimit(flag string, avail int64) (int64, error) {
+	if flag != "" {
+		return units.ParseBytes(flag)
+	}
+	limit := int64(defaultMemoryLimit)
+	if avail > 0 {
+		limit = min(limit, avail/4*3)
+	}
+	return limit, nil
 }
 
 // timeScaleGiven reports whether --time-scale was given.

@@ -10,6 +10,7 @@ func TestRunFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--time-scale", "0"}, {"--slots", "0"}, {"--leaves", "plain,brotli"}, {"--profile", "everything"},
 		{"--payload", "json"}, {"--publishers", "0"}, {"--validators", "8"}, {"--bogus"}, {"extra"},
+		{"--memory-limit", "8GB"}, {"--memory-limit", "0"},
 	} {
 		err := runRunCmd(args)
 		var ue usageError
@@ -51,5 +52,29 @@ func TestRunMeshFlagErrors(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want a usage error mentioning %q", c.args, err, c.want)
 		}
+	}
+}
+
+// The run's memory limit: --memory-limit's value, else the smaller of 8 GiB and three
+// quarters of what the machine has available (8 GiB where that is unknown).
+func TestRunMemoryLimit(t *testing.T) {
+	for _, c := range []struct {
+		flag  string
+		avail int64
+		want  int64
+	}{
+		{"", 0, 8 << 30},
+		{"", 32 << 30, 8 << 30},
+		{"", 8 << 30, 6 << 30},
+		{"12GiB", 8 << 30, 12 << 30},
+		{"512MiB", 32 << 30, 512 << 20},
+	} {
+		got, err := runMemoryLimit(c.flag, c.avail)
+		if err != nil || got != c.want {
+			t.Errorf("runMemoryLimit(%q, %d) = %d, %v; want %d", c.flag, c.avail, got, err, c.want)
+		}
+	}
+	if _, err := runMemoryLimit("lots", 0); err == nil || !strings.Contains(err.Error(), "8GiB") {
+		t.Errorf("a bad limit: error %v, want one naming the forms", err)
 	}
 }
