@@ -8,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/attestantio/go-eth2-client/spec/capella"
 	"github.com/attestantio/go-eth2-client/spec/deneb"
 	"github.com/golang/snappy"
 
@@ -62,29 +61,7 @@ func measureRun(t testing.TB, pls [][]byte) runFigures {
 	return f
 }
 
-func (f runFigures) String() string {
-	return fmtRun(f)
-}
-
-// withoutWithdrawals re-encodes payloads with an empty withdrawal list, as the source of the
-// real run gives them.
-func withoutWithdrawals(t testing.TB, pls [][]byte) [][]byte {
-	t.Helper()
-	var out [][]byte
-	for _, pl := range pls {
-		var p deneb.ExecutionPayload
-		if err := p.UnmarshalSSZ(pl); err != nil {
-			t.Fatal(err)
-		}
-		p.Withdrawals = []*capella.Withdrawal{}
-		b, err := p.MarshalSSZ()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, b)
-	}
-	return out
-}
+func (f runFigures) String() string { return fmtRun(f) }
 
 // mainnetRun is the longest run of consecutive real payloads: the 28 of testdata (blocks
 // 24 364 071–098, 1 Feb 2026), or, with STREAMSIM_MAINNET_DIR set to a directory importmainnet
@@ -104,11 +81,11 @@ func mainnetRun(t testing.TB) []payloadstat.Sample {
 	return payloadstat.LongestRun(ss)
 }
 
-// TestConsecutiveMainnet measures the run of consecutive real 2026 payloads and era 2026-05's
-// payloads by the same code: payload raw/Snappy, zero bytes in transactions, and windows of
-// 14 consecutive payloads in one stream (snappy-stream 64 KiB better, zstd 3 with a 2 MiB
-// window) over their per-message Snappy bytes. The real figures are held to what the
-// committed run gives.
+// TestConsecutiveMainnet measures the run of consecutive real 2026 payloads and the payloads
+// of eras 2026-02 and 2026-05 by the same code: payload raw/Snappy, zero bytes in
+// transactions, and windows of 14 consecutive payloads in one stream (snappy-stream 64 KiB
+// better, zstd 3 with a 2 MiB window) over their per-message Snappy bytes. The real figures
+// are held to what the committed run gives, era 2026-02's content statistics to the run's.
 func TestConsecutiveMainnet(t *testing.T) {
 	run := mainnetRun(t)
 	var real [][]byte
@@ -117,6 +94,12 @@ func TestConsecutiveMainnet(t *testing.T) {
 	}
 	rf := measureRun(t, real)
 	t.Logf("real %d–%d (%s): %s", run[0].Number, run[len(run)-1].Number, run[0].Time.Format("2006-01-02 15:04"), rf)
+	want, err := payloadstat.Measure(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("real: words per tx %.1f, words zero/addr/small/mid/wide %.1f/%.1f/%.1f/%.1f/%.1f %%, repeated in block %.1f %%, first in block seen earlier %.1f %%, recipients seen earlier only %.1f %%",
+		want.WordsPerTx, want.WordKind.Zero, want.WordKind.Address, want.WordKind.Small, want.WordKind.Mid, want.WordKind.Wide, want.WordRepeatBlock, want.WordRepeatEarly, want.ToSeenEarlier)
 	if os.Getenv("STREAMSIM_MAINNET_DIR") == "" {
 		// The committed run: its bytes and the codecs fix these figures.
 		if run[0].Number != 24_364_071 || len(run) != 28 || rf.txs != 10_288 {
@@ -141,17 +124,53 @@ func TestConsecutiveMainnet(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	for _, seed := range []int64{1, 2} {
-		p := DefaultParams()
-		p.Seed = seed
-		if err := p.ApplyEra("2026-05"); err != nil {
-			t.Fatal(err)
+	// The synthetic eras against the committed run (the full run of 100, with
+	// STREAMSIM_MAINNET_DIR, is logged, not held). zstd over 14 payloads is within 3 points of
+	// the real run; snappy-stream better is not: the synthetic payloads are more redundant
+	// within one payload (one payload alone: 0.91–0.92 against the real 0.951), and the test
+	// holds that gap within 5 points so that a change widening it is seen.
+	for _, era := range []string{"2026-02", "2026-05"} {
+		for _, seed := range []int64{1, 2} {
+			p := DefaultParams()
+			p.Seed = seed
+			if err := p.ApplyEra(era); err != nil {
+				t.Fatal(err)
+			}
+			pls := payloads(t, blockSample(t, p, 3*ContentWindow))
+			sf := measureRun(t, pls)
+			t.Logf("%s seed %d: %s", era, seed, sf)
+			if os.Getenv("STREAMSIM_MAINNET_DIR") != "" {
+				continue
+			}
+			if era == "2026-02" {
+				// Its content model was fitted to the run's statistics: held like for like
+				// (as many consecutive payloads) with TestPayloadsAsMainnet's tolerances.
+				got, err := payloadstat.Measure(pls[:len(real)])
+				if err != nil {
+					t.Fatal(err)
+				}
+				points := func(name string, g, w, tol float64) {
+					if math.Abs(g-w) > tol {
+						t.Errorf("%s seed %d: %s %.1f, real %.1f ± %.0f", era, seed, name, g, w, tol)
+					}
+				}
+				points("zero bytes in transactions (%)", got.ZeroShareAll, want.ZeroShareAll, 5)
+				points("zero words (%)", got.WordKind.Zero, want.WordKind.Zero, 5)
+				points("address words (%)", got.WordKind.Address, want.WordKind.Address, 5)
+				points("small words (%)", got.WordKind.Small, want.WordKind.Small, 5)
+				points("mid words (%)", got.WordKind.Mid, want.WordKind.Mid, 5)
+				points("wide words (%)", got.WordKind.Wide, want.WordKind.Wide, 5)
+				points("words repeated in the block (%)", got.WordRepeatBlock, want.WordRepeatBlock, 8)
+				points("words first in the block seen in an earlier one (%)", got.WordRepeatEarly, want.WordRepeatEarly, 8)
+				points("recipients seen in an earlier block only (%)", got.ToSeenEarlier, want.ToSeenEarlier, 8)
+			}
+			if d := sf.zstd - rf.zstd; math.Abs(d) > 0.03 {
+				t.Errorf("%s seed %d: 14 payloads in a zstd 2 MiB stream %.3f, real %.3f ± 0.03", era, seed, sf.zstd, rf.zstd)
+			}
+			if d := sf.better - rf.better; math.Abs(d) > 0.05 {
+				t.Errorf("%s seed %d: 14 payloads in a better 64 KiB stream %.3f, real %.3f ± 0.05", era, seed, sf.better, rf.better)
+			}
 		}
-		pls := payloads(t, blockSample(t, p, 3*ContentWindow))
-		sf := measureRun(t, pls)
-		t.Logf("2026-05 seed %d: %s", seed, sf)
-		nf := measureRun(t, withoutWithdrawals(t, pls))
-		t.Logf("2026-05 seed %d without withdrawals: %s", seed, nf)
 	}
 }
 
