@@ -23,7 +23,7 @@ type Era struct {
 	// RollupCalldataShare is the share of transaction bytes that is rollup batch data posted
 	// as calldata (before EIP-4844 moved it to blobs).
 	RollupCalldataShare float64
-	// Content names the model of ordinary transactions' content ("2023" or "2025"): the
+	// Content names the model of ordinary transactions' content ("2023", "2025" or "2026"): the
 	// real payloads its statistics were fitted to (docs/workload-content.md).
 	Content string
 	// Source names where the figures come from.
@@ -64,6 +64,14 @@ var eras = []Era{
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
 		BlobTarget: 10, BlobMax: 15, Content: "2025",
 		Source: "gas limit 60 M (25 Nov 2025); blobs 10/15 (BPO1, 9 Dec 2025); builder mix, gas used and sizes as 2026-05; " + content2025Source,
+	},
+	{
+		Name: "2026-02", GasLimit: 60_000_000,
+		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
+		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
+		BlobTarget: 14, BlobMax: 21, Content: "2026",
+		Source: "gas limit 60 M (25 Nov 2025); blobs 14/21 (BPO2, 7 Jan 2026); builder mix, gas used and sizes as 2026-05; " +
+			"transaction content: model 2026, fitted to the 100 consecutive mainnet payloads 24 364 071-170 (1 Feb 2026; 28 of them in workload/payloadstat/testdata)",
 	},
 	{
 		Name: "2026-05", GasLimit: 60_000_000,

@@ -151,6 +151,11 @@ type contentModel struct {
 	// nestedShare of generic calls carry an inner call as ABI bytes; packedPathShare of
 	// swaps carry their token path packed (Uniswap v3).
 	nestedShare, packedPathShare float64
+	// earlierShare of the non-zero generic words (and swap amounts) not repeated from the
+	// block repeat a word of one of the earlierBlocks previous blocks (drawn uniformly): the
+	// same pools, prices, amounts and accounts from block to block (bots, oracles, routers).
+	earlierShare  float64
+	earlierBlocks int
 }
 
 // content2023 is the model refitted on era 2023-09 to the 14 consecutive mainnet payloads
@@ -191,8 +196,29 @@ var content2025 = contentModel{
 	packedPathShare: 0.5,
 }
 
+// content2026 is content2025 refitted to the statistics of the 100 consecutive mainnet
+// payloads 24 364 071–170 (1 Feb 2026, gas limit 60 M; the first 28 are in
+// workload/payloadstat/testdata), measured by payloadstat over their first 42: words of 9–16
+// significant bytes (18-decimal amounts, prices) are 10 % of calldata words (model 2025: 3 %),
+// fewer are addresses and small numbers, calls carry fewer words, and 20 % of the non-zero
+// words first used in a block were used in an earlier block of the 42 (model 2025: 8 %; this
+// model, which draws them from the 14 blocks before: 14 %, as it repeats single words across
+// blocks where the real run also repeats hashes and packed data). docs/workload-content.md
+// gives the figures.
+var content2026 = func() contentModel {
+	m := content2025
+	m.name = "2026"
+	m.callWordsMedian = 16
+	m.wordMix = []wordShare{
+		{wZero, 0.14}, {wConst, 0.23}, {wMax, 0.235}, {wAddr, 0.47}, {wAmount, 0.61}, {wBig, 0.78}, {wID, 0.93}, {wRandom, 1},
+	}
+	m.earlierShare = 0.4
+	m.earlierBlocks = ContentWindow
+	return m
+}()
+
 // contentModels are the known models by name.
-var contentModels = map[string]*contentModel{content2023.name: &content2023, content2025.name: &content2025}
+var contentModels = map[string]*contentModel{content2023.name: &content2023, content2025.name: &content2025, content2026.name: &content2026}
 
 type shape struct {
 	s, v  float64
@@ -230,9 +256,10 @@ type txSource struct {
 	eoas, tokens, routers, contracts *population
 	selectors, commonSels, consts    *rand.Zipf
 	model                            *contentModel
-	words                            float64    // log median of a generic call's words
-	inBlock                          []target   // recipients of the current block's transactions
-	blockWords                       [][32]byte // non-zero generic words of the current block
+	words                            float64      // log median of a generic call's words
+	inBlock                          []target     // recipients of the current block's transactions
+	blockWords                       [][32]byte   // non-zero generic words of the current block
+	pastWords                        [][][32]byte // blockWords of the model's earlierBlocks previous blocks
 }
 
 // target is a recipient with its kind and popularity rank (which fixes its selectors).
@@ -243,9 +270,19 @@ type target struct {
 	data []byte
 }
 
-// startBlock forgets the previous block's recipients and words.
+// startBlock forgets the previous block's recipients and words (keeping the words for the
+// model's earlierBlocks blocks when it repeats words across blocks).
 func (s *txSource) startBlock() {
 	s.inBlock = s.inBlock[:0]
+	if n := s.model.earlierBlocks; n > 0 && len(s.blockWords) > 0 {
+		if len(s.pastWords) == n {
+			recycled := s.pastWords[0][:0]
+			s.pastWords = append(s.pastWords[:0], s.pastWords[1:]...)
+			s.pastWords = append(s.pastWords, append(recycled, s.blockWords...))
+		} else {
+			s.pastWords = append(s.pastWords, append([][32]byte(nil), s.blockWords...))
+		}
+	}
 	s.blockWords = s.blockWords[:0]
 }
 
@@ -348,12 +385,21 @@ func (s *txSource) amountWord(dst []byte) []byte {
 }
 
 // reusedWord appends, with the model's reuse share, a non-zero word already used in the
-// block and reports whether it did.
+// block, else with its earlier share one used in an earlier block, and reports whether it did.
 func (s *txSource) reusedWord(dst *[]byte) bool {
-	if s.model.reuseShare == 0 || len(s.blockWords) == 0 || s.rng.Float64() >= s.model.reuseShare {
+	if s.model.reuseShare == 0 {
 		return false
 	}
-	w := s.blockWords[s.recent(len(s.blockWords), s.model.reuseGap)]
+	if len(s.blockWords) > 0 && s.rng.Float64() < s.model.reuseShare {
+		w := s.blockWords[s.recent(len(s.blockWords), s.model.reuseGap)]
+		*dst = append(*dst, w[:]...)
+		return true
+	}
+	if len(s.pastWords) == 0 || s.rng.Float64() >= s.model.earlierShare {
+		return false
+	}
+	past := s.pastWords[s.rng.IntN(len(s.pastWords))]
+	w := past[s.rng.IntN(len(past))]
 	*dst = append(*dst, w[:]...)
 	return true
 }

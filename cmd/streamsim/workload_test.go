@@ -98,7 +98,7 @@ func TestWorkloadBadFlags(t *testing.T) {
 // trace header; --help names every era with its sources.
 func TestWorkloadEra(t *testing.T) {
 	err := runWorkload([]string{"--era", "2024-13"}, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "known eras are 2023-09, 2025-06, 2025-12, 2026-05") {
+	if err == nil || !strings.Contains(err.Error(), "known eras are 2023-09, 2025-06, 2025-12, 2026-02, 2026-05") {
 		t.Fatalf("bad era: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "w.trace")

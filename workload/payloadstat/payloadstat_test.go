@@ -2,6 +2,7 @@ package payloadstat
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,31 +16,53 @@ import (
 )
 
 // TestLoadMainnet: the real payloads decode, their block numbers are their names and their
-// transaction counts the ones the sources give.
+// transaction counts the ones the sources give; the 28 payloads of 1 Feb 2026 are one run of
+// consecutive blocks, the 2025 pair another, the rest single blocks.
 func TestLoadMainnet(t *testing.T) {
 	ss, err := LoadMainnet()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[uint64]int{19426587: 37, 22162263: 142, 22431083: 139, 22431084: 95, 22869878: 301}
-	if len(ss) != len(want) {
-		t.Fatalf("%d samples, want %d", len(ss), len(want))
-	}
+	var runTxs int
 	for i, s := range ss {
 		var p deneb.ExecutionPayload
 		if err := p.UnmarshalSSZ(s.SSZ); err != nil {
 			t.Fatalf("%d: %v", s.Number, err)
 		}
-		if p.BlockNumber != s.Number || len(p.Transactions) != want[s.Number] {
-			t.Errorf("%d: payload of block %d with %d transactions, want %d", s.Number, p.BlockNumber, len(p.Transactions), want[s.Number])
+		if n, ok := want[s.Number]; ok && (p.BlockNumber != s.Number || len(p.Transactions) != n) {
+			t.Errorf("%d: payload of block %d with %d transactions, want %d", s.Number, p.BlockNumber, len(p.Transactions), n)
+		}
+		if s.Number >= 24_364_071 {
+			runTxs += len(p.Transactions)
 		}
 		if i > 0 && ss[i-1].Number >= s.Number {
 			t.Errorf("samples out of order: %d after %d", s.Number, ss[i-1].Number)
 		}
-		t.Logf("%d: %s, %d transactions, %d B", s.Number, time.Unix(int64(p.Timestamp), 0).UTC().Format(time.DateOnly), len(p.Transactions), len(s.SSZ))
+		t.Logf("%d: %s, %d transactions, %d B", s.Number, s.Time.Format(time.DateTime), len(p.Transactions), len(s.SSZ))
 	}
-	if _, err := Mainnet2025(); err != nil {
-		t.Fatal(err)
+	if len(ss) != len(want)+28 {
+		t.Fatalf("%d samples, want %d", len(ss), len(want)+28)
+	}
+	var lens []int
+	for _, r := range Runs(ss) {
+		lens = append(lens, len(r))
+	}
+	if !slices.Equal(lens, []int{1, 1, 2, 1, 28}) {
+		t.Errorf("runs of consecutive payloads %v, want [1 1 2 1 28]", lens)
+	}
+	run := LongestRun(ss)
+	if run[0].Number != 24_364_071 || run[0].Time != time.Date(2026, 2, 1, 19, 21, 59, 0, time.UTC) || runTxs != 10_288 {
+		t.Errorf("run from %d at %s with %d transactions, want 24 364 071 at 2026-02-01 19:21:59 with 10 288", run[0].Number, run[0].Time, runTxs)
+	}
+	for i := 1; i < len(run); i++ {
+		if d := run[i].Time.Sub(run[i-1].Time); d != 12*time.Second {
+			t.Errorf("block %d %v after the previous one, want one slot (12 s)", run[i].Number, d)
+		}
+	}
+	r25, err := Mainnet2025()
+	if err != nil || len(r25) != 4 {
+		t.Fatalf("Mainnet2025: %d payloads, %v; want 4", len(r25), err)
 	}
 }
 

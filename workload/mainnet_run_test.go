@@ -1,0 +1,180 @@
+package workload
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/attestantio/go-eth2-client/spec/deneb"
+	"github.com/golang/snappy"
+
+	"github.com/streamsim/streamsim/workload/payloadstat"
+)
+
+// runFigures are the figures of a run of consecutive payloads that the stream codecs see.
+type runFigures struct {
+	blocks, txs      int
+	payloadKB        float64 // mean payload SSZ, kB
+	rawPerSnappy     float64 // payload SSZ ÷ Snappy, median over payloads
+	zeroShare        float64 // zero bytes in transactions, %
+	single           float64 // one payload alone in a snappy-stream 64 KiB better stream ÷ Snappy, median
+	better, zstd     float64 // windows of ContentWindow payloads in one stream ÷ per-message Snappy, mean over windows
+	windows          int
+	betterAll, zstdA float64 // the whole run in one stream
+}
+
+func measureRun(t testing.TB, pls [][]byte) runFigures {
+	t.Helper()
+	f := runFigures{blocks: len(pls)}
+	var ratios []float64
+	var size, zeros, txBytes int64
+	for _, pl := range pls {
+		var p deneb.ExecutionPayload
+		if err := p.UnmarshalSSZ(pl); err != nil {
+			t.Fatal(err)
+		}
+		size += int64(len(pl))
+		ratios = append(ratios, float64(len(pl))/float64(len(snappy.Encode(nil, pl))))
+		for _, tx := range p.Transactions {
+			f.txs++
+			txBytes += int64(len(tx))
+			zeros += int64(bytes.Count(tx, []byte{0}))
+		}
+	}
+	slices.Sort(ratios)
+	f.rawPerSnappy = ratios[len(ratios)/2]
+	f.payloadKB = float64(size) / float64(len(pls)) / 1000
+	f.zeroShare = 100 * float64(zeros) / float64(txBytes)
+	f.single = singleRatios(t, "snappy-stream:64KiB:better", pls)
+	for k := 0; k+ContentWindow <= len(pls); k += ContentWindow {
+		f.better += streamRatio(t, "snappy-stream:64KiB:better", pls[k:k+ContentWindow])
+		f.zstd += streamRatio(t, "zstd:3:2MiB", pls[k:k+ContentWindow])
+		f.windows++
+	}
+	f.better /= float64(f.windows)
+	f.zstd /= float64(f.windows)
+	f.betterAll = streamRatio(t, "snappy-stream:64KiB:better", pls)
+	f.zstdA = streamRatio(t, "zstd:3:2MiB", pls)
+	return f
+}
+
+func (f runFigures) String() string { return fmtRun(f) }
+
+// mainnetRun is the longest run of consecutive real payloads: the 28 of testdata (blocks
+// 24 364 071–098, 1 Feb 2026), or, with STREAMSIM_MAINNET_DIR set to a directory importmainnet
+// wrote, that directory's longest run.
+func mainnetRun(t testing.TB) []payloadstat.Sample {
+	t.Helper()
+	var ss []payloadstat.Sample
+	var err error
+	if dir := os.Getenv("STREAMSIM_MAINNET_DIR"); dir != "" {
+		ss, err = payloadstat.LoadDir(dir)
+	} else {
+		ss, err = payloadstat.LoadMainnet()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return payloadstat.LongestRun(ss)
+}
+
+// TestConsecutiveMainnet measures the run of consecutive real 2026 payloads and the payloads
+// of eras 2026-02 and 2026-05 by the same code: payload raw/Snappy, zero bytes in
+// transactions, and windows of 14 consecutive payloads in one stream (snappy-stream 64 KiB
+// better, zstd 3 with a 2 MiB window) over their per-message Snappy bytes. The real figures
+// are held to what the committed run gives, era 2026-02's content statistics to the run's.
+func TestConsecutiveMainnet(t *testing.T) {
+	run := mainnetRun(t)
+	var real [][]byte
+	for _, s := range run {
+		real = append(real, s.SSZ)
+	}
+	rf := measureRun(t, real)
+	t.Logf("real %d–%d (%s): %s", run[0].Number, run[len(run)-1].Number, run[0].Time.Format("2006-01-02 15:04"), rf)
+	want, err := payloadstat.Measure(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("real: words per tx %.1f, words zero/addr/small/mid/wide %.1f/%.1f/%.1f/%.1f/%.1f %%, repeated in block %.1f %%, first in block seen earlier %.1f %%, recipients seen earlier only %.1f %%",
+		want.WordsPerTx, want.WordKind.Zero, want.WordKind.Address, want.WordKind.Small, want.WordKind.Mid, want.WordKind.Wide, want.WordRepeatBlock, want.WordRepeatEarly, want.ToSeenEarlier)
+	if os.Getenv("STREAMSIM_MAINNET_DIR") == "" {
+		// The committed run: its bytes and the codecs fix these figures.
+		if run[0].Number != 24_364_071 || len(run) != 28 || rf.txs != 10_288 {
+			t.Fatalf("run from %d of %d payloads with %d transactions, want 24 364 071, 28, 10 288", run[0].Number, len(run), rf.txs)
+		}
+		near := func(what string, got, want, tol float64) {
+			if math.Abs(got-want) > tol {
+				t.Errorf("real run: %s %.4f, measured %.4f ± %.3f", what, got, want, tol)
+			}
+		}
+		near("payload raw/Snappy (median)", rf.rawPerSnappy, 2.066, 0.005)
+		near("zero bytes in transactions (%)", rf.zeroShare, 47.47, 0.05)
+		near("one payload in a better stream", rf.single, 0.951, 0.002)
+		near("14 payloads in a better 64 KiB stream", rf.better, 0.9283, 0.002)
+		near("14 payloads in a zstd 3 2 MiB stream", rf.zstd, 0.7868, 0.002)
+		// Consecutive payloads share more than one payload holds: a stream gains over the
+		// payload alone, zstd's 2 MiB window (many blocks back) more than Snappy's 64 KiB.
+		if rf.better >= rf.single || rf.zstdA >= rf.zstd || rf.zstd >= rf.better-0.1 {
+			t.Errorf("real run: one payload %.3f, windows better %.3f zstd %.3f, whole run zstd %.3f", rf.single, rf.better, rf.zstd, rf.zstdA)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	// The synthetic eras against the committed run (the full run of 100, with
+	// STREAMSIM_MAINNET_DIR, is logged, not held). zstd over 14 payloads is within 3 points of
+	// the real run; snappy-stream better is not: the synthetic payloads are more redundant
+	// within one payload (one payload alone: 0.91–0.92 against the real 0.951), and the test
+	// holds that gap within 5 points so that a change widening it is seen.
+	for _, era := range []string{"2026-02", "2026-05"} {
+		for _, seed := range []int64{1, 2} {
+			p := DefaultParams()
+			p.Seed = seed
+			if err := p.ApplyEra(era); err != nil {
+				t.Fatal(err)
+			}
+			pls := payloads(t, blockSample(t, p, 3*ContentWindow))
+			sf := measureRun(t, pls)
+			t.Logf("%s seed %d: %s", era, seed, sf)
+			if os.Getenv("STREAMSIM_MAINNET_DIR") != "" {
+				continue
+			}
+			if era == "2026-02" {
+				// Its content model was fitted to the run's statistics: held like for like
+				// (as many consecutive payloads) with TestPayloadsAsMainnet's tolerances.
+				got, err := payloadstat.Measure(pls[:len(real)])
+				if err != nil {
+					t.Fatal(err)
+				}
+				points := func(name string, g, w, tol float64) {
+					if math.Abs(g-w) > tol {
+						t.Errorf("%s seed %d: %s %.1f, real %.1f ± %.0f", era, seed, name, g, w, tol)
+					}
+				}
+				points("zero bytes in transactions (%)", got.ZeroShareAll, want.ZeroShareAll, 5)
+				points("zero words (%)", got.WordKind.Zero, want.WordKind.Zero, 5)
+				points("address words (%)", got.WordKind.Address, want.WordKind.Address, 5)
+				points("small words (%)", got.WordKind.Small, want.WordKind.Small, 5)
+				points("mid words (%)", got.WordKind.Mid, want.WordKind.Mid, 5)
+				points("wide words (%)", got.WordKind.Wide, want.WordKind.Wide, 5)
+				points("words repeated in the block (%)", got.WordRepeatBlock, want.WordRepeatBlock, 8)
+				points("words first in the block seen in an earlier one (%)", got.WordRepeatEarly, want.WordRepeatEarly, 8)
+				points("recipients seen in an earlier block only (%)", got.ToSeenEarlier, want.ToSeenEarlier, 8)
+			}
+			if d := sf.zstd - rf.zstd; math.Abs(d) > 0.03 {
+				t.Errorf("%s seed %d: 14 payloads in a zstd 2 MiB stream %.3f, real %.3f ± 0.03", era, seed, sf.zstd, rf.zstd)
+			}
+			if d := sf.better - rf.better; math.Abs(d) > 0.05 {
+				t.Errorf("%s seed %d: 14 payloads in a better 64 KiB stream %.3f, real %.3f ± 0.05", era, seed, sf.better, rf.better)
+			}
+		}
+	}
+}
+
+func fmtRun(f runFigures) string {
+	return fmt.Sprintf("%d payloads, %d txs (%.0f per block), %.1f kB per payload, raw/Snappy %.3f, zeros %.2f %%, one payload better %.4f; %d windows of %d: better %.4f zstd %.4f; whole run: better %.4f zstd %.4f",
+		f.blocks, f.txs, float64(f.txs)/float64(f.blocks), f.payloadKB, f.rawPerSnappy, f.zeroShare, f.single, f.windows, ContentWindow, f.better, f.zstd, f.betterAll, f.zstdA)
+}
