@@ -139,3 +139,41 @@ func TestLatencyCDF(t *testing.T) {
 		}
 	}
 }
+
+// A bytes-per-slot chart per category: each point bound to its interval's wire bytes (y), x
+// the interval's slot; a category no curve has is not a chart; curves without a series are
+// named, and with none the charts are a sentence.
+func TestBytesPerSlot(t *testing.T) {
+	p := &Page{Title: "t"}
+	src, err := p.AddSource("run", []byte(`{"a":{"by_slot":[{"slot":1,"in":{"block":{"wire_bytes":1234567},"control":{"wire_bytes":0}},"out":{}},{"slot":2.5,"in":{"block":{"wire_bytes":0},"control":{"wire_bytes":0}},"out":{}}]},"old":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Section{ID: "s", Title: "s"}
+	p.Sections = append(p.Sections, s)
+	curves := []SlotCurve{{Name: "new", Codec: "plain", Src: src, Path: "a.by_slot", Dir: "in"}, {Name: "older", Src: src, Path: "old.by_slot", Dir: "in"}}
+	if n := s.BytesPerSlot("Bytes", curves, []string{"attestation", "block", "control"}, "cap."); n != 1 {
+		t.Errorf("%d charts, want 1 (block; no curve has attestation, control is 0 throughout)", n)
+	}
+	if n := s.BytesPerSlot("Nothing", curves[1:], []string{"block"}, "cap."); n != 0 {
+		t.Errorf("%d charts from no series", n)
+	}
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{`data-path="a.by_slot.0.in.block.wire_bytes"`, `data-value="1.234567e+06" data-x="1" data-y="1.234567e+06"`,
+		`data-path="a.by_slot.1.in.block.wire_bytes"`, `data-x="2.5" data-y="0"`, "No per-slot series in the JSON of older.",
+		"Nothing: not drawn: the JSON of older holds no per-slot series", "Bytes: control: not drawn: 0 bytes in every interval of every line."} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, "<svg"); n != 1 {
+		t.Errorf("%d charts, want 1", n)
+	}
+	if t.Failed() {
+		t.Log(html)
+	}
+}

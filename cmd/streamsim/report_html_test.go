@@ -700,6 +700,7 @@ func TestReportHTMLInBrowser(t *testing.T) {
 
 	checkCDFCharts(t, d)
 	checkOfRawCharts(t, d)
+	checkSlotCharts(t, d, trees)
 
 	// A page with a failed run: its answer cells are marked, the checks pass; the same page
 	// with the mark removed fails them.
@@ -864,6 +865,56 @@ func checkOfRawCharts(t *testing.T, d pageDump) {
 			if found[s.ID] < 3 {
 				t.Errorf("section %s: %d charts relative to raw bytes, want at least 3 (the A/B, in, out)", s.Title, found[s.ID])
 			}
+		}
+	}
+}
+
+// checkSlotCharts: the live check and the mesh have bytes-per-slot charts; every point is
+// bound to one interval's wire bytes of a by_slot series, its x is that interval's slot as the
+// JSON holds it, and x rises along each line.
+func checkSlotCharts(t *testing.T, d pageDump, trees map[string]any) {
+	t.Helper()
+	perSection := map[string]int{}
+	for _, ch := range d.Charts {
+		if !strings.Contains(ch.Title, "wire bytes per slot: ") {
+			continue
+		}
+		section := ch.ID[:strings.LastIndex(ch.ID, "-c")]
+		perSection[section]++
+		last := map[string]float64{}
+		points := 0
+		for _, m := range ch.Marks {
+			if !strings.Contains(m.Class, "point") {
+				continue
+			}
+			points++
+			i := strings.Index(m.Path, ".by_slot.")
+			if i < 0 || !strings.HasSuffix(m.Path, ".wire_bytes") {
+				t.Errorf("chart %q: point bound to %s, not to a by_slot interval's wire bytes", ch.Title, m.Path)
+				continue
+			}
+			rest := m.Path[i+len(".by_slot."):]
+			interval := m.Path[:i+len(".by_slot.")] + rest[:strings.Index(rest, ".")]
+			dir := strings.Split(rest, ".")[1]
+			slot, ok := page.Lookup(trees[m.Src], interval+".slot")
+			want, isNum := number(slot)
+			x, _ := strconv.ParseFloat(m.X, 64)
+			if !ok || !isNum || want != x {
+				t.Errorf("chart %q: point %s at x %v, the JSON's slot is %v", ch.Title, m.Path, x, slot)
+			}
+			line := m.Src + ":" + m.Path[:i] + ":" + dir
+			if prev, ok := last[line]; ok && x <= prev {
+				t.Errorf("chart %q, line %s: slot %v after %v", ch.Title, line, x, prev)
+			}
+			last[line] = x
+		}
+		if points < 2 {
+			t.Errorf("chart %q: %d points", ch.Title, points)
+		}
+	}
+	for _, s := range d.Sections {
+		if (strings.HasPrefix(s.Title, "live-check") || strings.HasPrefix(s.Title, "gossip-mesh")) && perSection[s.ID] == 0 {
+			t.Errorf("section %s has no bytes-per-slot chart", s.Title)
 		}
 	}
 }

@@ -98,6 +98,13 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 			"The codec state of the leaf's inbound stream on both ends (leaves.<i>.cpu.hub_encode.state_bytes, cpu.decode.state_bytes).")
 		s.Table("Codec CPU and memory per peer stream (hub encoding for the leaf; the leaf decoding)", []string{"codec", "encode µs/block", "encode " + page.CPULabel, "encode % of a core", "encoder state", "decode µs/block", "decode " + page.CPULabel, "decode % of a core", "decoder state"}, cpu)
 		liveLatency(s, r, rep)
+		s.H3("Bytes per slot")
+		var slotCurves []page.SlotCurve
+		for i, l := range rep.Leaves {
+			slotCurves = append(slotCurves, page.SlotCurve{Name: l.Codec, Codec: explicit(l.Codec), Src: r.Src, Path: fmt.Sprintf("leaves.%d.by_slot", i), Dir: "in"})
+		}
+		s.BytesPerSlot("Leaf inbound wire bytes per slot", slotCurves, cats,
+			"Each leaf's inbound wire bytes of the category per interval between its resource samples (one slot at the default sample period; the first interval starts when the measured phase does, the last ends when the leaf stopped, so it may be shorter or hold the drain), one line per leaf in its codec's colour: leaves.<i>.by_slot.<j>.in.<category>.wire_bytes.")
 		s.Table("Schedule", []string{"published", "max lag", "mean lag", "late messages", "scheduled", "elapsed", "kept up (1 yes)", "drops"}, [][]page.Cell{{
 			page.F(r.Src.Fig("schedule.published", page.Count)), page.F(r.Src.Fig("schedule.max_lag_ms", page.Ms)), page.F(r.Src.Fig("schedule.mean_lag_ms", page.Ms)),
 			page.F(r.Src.Fig("schedule.late_messages", page.Count)), page.F(r.Src.Fig("schedule.scheduled_s", page.Sec)), page.F(r.Src.Fig("schedule.elapsed_s", page.Sec)),

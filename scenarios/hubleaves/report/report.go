@@ -80,6 +80,10 @@ type LeafReport struct {
 	// to the leaf's first delivery, in wall ms (latency.go); absent when the run recorded no
 	// message times (LatencyNote says why).
 	Latency map[gossip.Category]*result.LatencyDist `json:"latency,omitempty"`
+	// BySlot is the leaf's bytes per category per interval between its resource samples
+	// (one slot at the default period; analysis.BytesBySlot), absent in runs from before
+	// samples held byte totals.
+	BySlot []analysis.SlotBytes `json:"by_slot,omitempty"`
 }
 
 // CategoryReport is one category of one leaf.
@@ -364,6 +368,7 @@ func (r *RunReport) leaves(hub *result.NodeSummary, leaves []*result.NodeSummary
 			}
 		}
 		lr.BandwidthIn = l.Bandwidth[lr.Protocol].In
+		lr.BySlot = analysis.NodeBytesBySlot(l)
 		lr.CPU.Decode = cpuOf(l.Duration, in...)
 		if hub != nil {
 			var out []result.StreamStats

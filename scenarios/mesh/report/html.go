@@ -71,6 +71,13 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 			"Wire bytes (after stream compression) of the observed node's gossip streams, "+dir.name+", as a percentage of the same bytes before it, per category and run (observed.wire_of_raw_pct."+dir.key+".<category>): runs carry different traffic (gossip's randomness is not seeded), so each run's bytes are compared with its own raw bytes; the bytes are in the table below.")
 	}
 	s.Table("Observed node: raw and wire bytes per category", []string{"run", "direction", "category", "raw", "wire", "wire, % of raw"}, byteRows)
+	var slotCurves []page.SlotCurve
+	for _, r := range runs {
+		slotCurves = append(slotCurves, page.SlotCurve{Name: r.Label + " in", Codec: runCodec(r), Src: r.Src, Path: "observed.by_slot", Dir: "in"},
+			page.SlotCurve{Name: r.Label + " out", Codec: runCodec(r), Variant: "out", Src: r.Src, Path: "observed.by_slot", Dir: "out"})
+	}
+	s.BytesPerSlot("Observed node, wire bytes per slot", slotCurves, presentIn(runs, "observed.in.", gossip.Categories()),
+		"The observed node's wire bytes of the category in (solid colour) and out (lighter) per interval between its resource samples (one slot at the default sample period; the first interval starts when the measured phase does, the last ends when the node stopped, so it may be shorter or hold the drain), per run: observed.by_slot.<j>.<in|out>.<category>.wire_bytes.")
 
 	s.H3("Control by kind")
 	kinds := presentIn(runs, "observed.control_in.", gossip.ControlKinds())

@@ -110,6 +110,10 @@ type MeshNode struct {
 	// ControlIn and ControlOut split control by kind.
 	ControlIn  map[string]result.ControlBytes `json:"control_in"`
 	ControlOut map[string]result.ControlBytes `json:"control_out"`
+	// BySlot is the node's bytes per category in and out per interval between its resource
+	// samples (one slot at the default period; analysis.BytesBySlot), absent in runs from
+	// before samples held byte totals.
+	BySlot []analysis.SlotBytes `json:"by_slot,omitempty"`
 	// Codec time over every stream direction, and the largest codec state of one direction.
 	CodecTimeMs     float64        `json:"codec_time_ms"`
 	CodecStateBytes int64          `json:"codec_state_bytes"`
@@ -567,6 +571,7 @@ func meshNode(n *result.NodeSummary) MeshNode {
 		m.Protocols[s.Protocol]++
 	}
 	m.WireOfRawPct = map[string]map[string]float64{"in": wireOfRaw(m.In), "out": wireOfRaw(m.Out)}
+	m.BySlot = analysis.NodeBytesBySlot(n)
 	return m
 }
 

@@ -92,6 +92,8 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 	s.Bars(page.BarChart{Title: "Observed node, inbound control entries by kind", YLabel: "entries", Groups: kinds, Series: ctl},
 		"Control entries received per kind over the measured slots (figures.control_in.<kind>.entries); every kind is in the JSON, zero included.")
 
+	s.Para("Bytes per slot: not drawn for the neighbourhood: its report holds the observed node's bytes over the measured slots as totals, not per slot.")
+
 	mechanismSection(s, runs)
 
 	s.H3("Latency, CPU and memory")
