@@ -96,38 +96,45 @@ func (l *MessageLog) Close() error {
 
 // ReadMessages reads every event of a messages file.
 func ReadMessages(path string) ([]MessageEvent, error) {
+	var out []MessageEvent
+	err := ScanMessages(path, func(e MessageEvent) { out = append(out, e) })
+	return out, err
+}
+
+// ScanMessages calls fn with each event of a messages file in turn, without holding them
+// (a long run's logs hold millions of events).
+func ScanMessages(path string, fn func(MessageEvent)) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 256<<10)
 	magic := make([]byte, len(messagesMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != messagesMagic {
-		return nil, fmt.Errorf("%s: not a streamsim messages file", path)
+		return fmt.Errorf("%s: not a streamsim messages file", path)
 	}
-	var out []MessageEvent
 	var rec [1 + IDBytes + 8]byte
-	for {
+	for n := 0; ; n++ {
 		if _, err := io.ReadFull(r, rec[:]); err != nil {
 			if errors.Is(err, io.EOF) {
-				return out, nil
+				return nil
 			}
-			return out, fmt.Errorf("%s: event %d: %w", path, len(out), err)
+			return fmt.Errorf("%s: event %d: %w", path, n, err)
 		}
 		e := MessageEvent{Published: rec[0] == 1, At: int64(binary.LittleEndian.Uint64(rec[1+IDBytes:]))}
 		copy(e.ID[:], rec[1:1+IDBytes])
 		if e.Published {
-			var n [2]byte
-			if _, err := io.ReadFull(r, n[:]); err != nil {
-				return out, fmt.Errorf("%s: event %d topic: %w", path, len(out), err)
+			var l [2]byte
+			if _, err := io.ReadFull(r, l[:]); err != nil {
+				return fmt.Errorf("%s: event %d topic: %w", path, n, err)
 			}
-			topic := make([]byte, binary.LittleEndian.Uint16(n[:]))
+			topic := make([]byte, binary.LittleEndian.Uint16(l[:]))
 			if _, err := io.ReadFull(r, topic); err != nil {
-				return out, fmt.Errorf("%s: event %d topic: %w", path, len(out), err)
+				return fmt.Errorf("%s: event %d topic: %w", path, n, err)
 			}
 			e.Topic = string(topic)
 		}
-		out = append(out, e)
+		fn(e)
 	}
 }

@@ -5,6 +5,8 @@ package result
 // the node's resources developed (Sample). Reports account every published message against
 // them (analysis: fault accounting, soak trends).
 
+import "github.com/streamsim/streamsim/gossip"
+
 // FaultEvent is one scheduled fault as this node carried it out (or failed to).
 type FaultEvent struct {
 	// Spec is the schedule entry as written in param faults.
@@ -69,4 +71,10 @@ type Sample struct {
 	Conns         int64 `json:"conns"`
 	// Delivered is the messages delivered to the node's subscriptions so far.
 	Delivered int64 `json:"delivered"`
+	// In and Out are the node's gossip stream bytes per category so far, raw and wire, over
+	// every stream direction (cumulative since the node started, as its streams' totals are):
+	// the difference of two samples is the bytes between them. Absent in summaries from
+	// before they were sampled.
+	In  map[gossip.Category]CategoryBytes `json:"in,omitempty"`
+	Out map[gossip.Category]CategoryBytes `json:"out,omitempty"`
 }

@@ -135,6 +135,9 @@ type LineChart struct {
 	XTicks []XTick
 	// Dots draws a series as unconnected points (the proposal's figures over a curve).
 	Dots map[int]bool
+	// BindY binds each point to its y figure (a measured series over time) instead of its x
+	// (a CDF's latency).
+	BindY bool
 }
 
 // HRef is a horizontal reference line at a figure, in a codec's colour.
@@ -349,7 +352,7 @@ func (s *Section) Lines(c LineChart, caption string) {
 			}
 			fmt.Fprintf(&d, "%s%s %s", cmd, fnum(xf(p.X.Value)), fnum(yf(p.Y.Value)))
 			bound := p.X
-			if bound.Src == nil {
+			if bound.Src == nil || (c.BindY && p.Y.Src != nil) {
 				bound = p.Y
 			}
 			fmt.Fprintf(&dots, `<circle class="mark point" cx="%s" cy="%s" r="%g" fill="%s"%s%s%s data-value="%s" data-x="%s" data-y="%s"><title>%s: %s, %s</title></circle>`,

@@ -164,7 +164,9 @@ type pageDump struct {
 		}
 		Marks []struct {
 			Src, Path, Value, Codec, Color string
-			W, H                           float64
+			// X and Y are a line's point (data-x, data-y), Class the mark's classes.
+			X, Y, Class string
+			W, H        float64
 		}
 	} `json:"charts"`
 	Sections []struct {
@@ -190,7 +192,8 @@ const dumpJS = `(() => {
     Ticks: [...s.querySelectorAll('text.tick')].map(t => t.textContent),
     Labels: [...s.querySelectorAll('text.marklabel')].map(t => { const b = t.getBBox(); return {Text: t.textContent, X: b.x, Y: b.y, W: b.width, H: b.height}; }),
     Marks: [...s.querySelectorAll('.mark')].map(m => { const b = m.getBBox(); return {Src: m.dataset.src || '', Path: m.dataset.path || '', Value: m.dataset.value || '',
-      Codec: m.dataset.codec || '', Color: m.getAttribute('fill') || m.getAttribute('stroke') || '', W: b.width, H: b.height}; })}));
+      Codec: m.dataset.codec || '', Color: m.getAttribute('fill') || m.getAttribute('stroke') || '', X: m.dataset.x || '', Y: m.dataset.y || '',
+      Class: m.getAttribute('class') || '', W: b.width, H: b.height}; })}));
   const sections = [...document.querySelectorAll('section.run')].map(s => ({ID: s.id, Title: s.querySelector('h2').textContent,
     Problems: [...s.querySelectorAll('.problems li')].map(l => l.textContent)}));
   const verdicts = [...document.querySelectorAll('#answer table')].filter(t => t.caption && t.caption.textContent.startsWith('Verdict: ')).map(t => ({
@@ -695,6 +698,10 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	}
 	t.Logf("%d figures, %d answer cells and %d charts checked against %d JSON sources; page %.0f px tall", c.checked, len(d.Answers), len(d.Charts), len(trees), d.Height)
 
+	checkCDFCharts(t, d)
+	checkOfRawCharts(t, d)
+	checkSlotCharts(t, d, trees)
+
 	// A page with a failed run: its answer cells are marked, the checks pass; the same page
 	// with the mark removed fails them.
 	failedDir := t.TempDir()
@@ -747,6 +754,168 @@ func TestReportHTMLInBrowser(t *testing.T) {
 				t.Errorf("the checks accept the page with %s (failures: %q)", m.name, mc.fails)
 			}
 		})
+	}
+}
+
+// checkCDFCharts: the live check, the mesh and the neighbourhood each have delivery-latency
+// CDFs, one curve per codec in the codec's colour; each curve's points are bound to one
+// cdf_ms array, run from 0 to 100 % of deliveries, with latency never falling as the share
+// rises, and its p50, p90 and p99 marks are bound to the same distribution.
+func checkCDFCharts(t *testing.T, d pageDump) {
+	t.Helper()
+	perSection := map[string]int{}
+	for _, ch := range d.Charts {
+		if !strings.HasPrefix(ch.Title, "Delivery latency CDF") {
+			continue
+		}
+		section := ch.ID[:strings.LastIndex(ch.ID, "-c")]
+		perSection[section]++
+		type curve struct {
+			codec string
+			xs    []float64
+			ys    []float64
+		}
+		curves := map[string]*curve{}
+		var order []string
+		for _, m := range ch.Marks {
+			if !strings.Contains(m.Class, "point") {
+				continue
+			}
+			i := strings.LastIndex(m.Path, ".cdf_ms.")
+			if i < 0 {
+				t.Errorf("chart %q: point bound to %s, not to a cdf_ms element", ch.Title, m.Path)
+				continue
+			}
+			key := m.Src + ":" + m.Path[:i]
+			cu := curves[key]
+			if cu == nil {
+				cu = &curve{codec: m.Codec}
+				curves[key] = cu
+				order = append(order, key)
+			}
+			if m.Codec == "" || m.Codec != cu.codec {
+				t.Errorf("chart %q, curve %s: points of codecs %q and %q", ch.Title, key, cu.codec, m.Codec)
+			}
+			x, _ := strconv.ParseFloat(m.X, 64)
+			y, _ := strconv.ParseFloat(m.Y, 64)
+			if v, _ := strconv.ParseFloat(m.Value, 64); v != x {
+				t.Errorf("chart %q, curve %s: point at x %v shows the value %v", ch.Title, key, x, v)
+			}
+			cu.xs, cu.ys = append(cu.xs, x), append(cu.ys, y)
+		}
+		codecs := map[string]bool{}
+		for _, key := range order {
+			cu := curves[key]
+			codecs[cu.codec] = true
+			n := len(cu.ys)
+			if n < 2 || cu.ys[0] != 0 || cu.ys[n-1] != 100 {
+				t.Errorf("chart %q, curve %s: %d points from %v %% to %v %%, want 0 to 100", ch.Title, key, n, cu.ys[0], cu.ys[n-1])
+			}
+			for i := 1; i < n; i++ {
+				if cu.ys[i] <= cu.ys[i-1] || cu.xs[i] < cu.xs[i-1] {
+					t.Errorf("chart %q, curve %s: point %d (%v ms, %v %%) after (%v ms, %v %%)", ch.Title, key, i, cu.xs[i], cu.ys[i], cu.xs[i-1], cu.ys[i-1])
+					break
+				}
+			}
+			marks := 0
+			for _, m := range ch.Marks {
+				if strings.Contains(m.Class, "ref") && m.Src+":"+m.Path[:max(0, strings.LastIndex(m.Path, "."))] == key {
+					marks++
+				}
+			}
+			if marks != 3 {
+				t.Errorf("chart %q, curve %s: %d percentile marks bound to its distribution, want p50, p90, p99", ch.Title, key, marks)
+			}
+		}
+		if len(codecs) != len(order) || len(codecs) < 2 {
+			t.Errorf("chart %q: %d curves of %d codecs, want one curve per codec and at least two", ch.Title, len(order), len(codecs))
+		}
+	}
+	for _, s := range d.Sections {
+		if s.ID == "answer" || strings.HasPrefix(s.Title, "sweep") {
+			continue
+		}
+		if perSection[s.ID] == 0 {
+			t.Errorf("section %s has no delivery-latency CDF", s.Title)
+		}
+	}
+}
+
+// checkOfRawCharts: the mesh's A/B and per-run byte charts are relative to each run's own raw
+// bytes (bound to wire_of_raw_pct), beside the A/B relative to plain; the neighbourhood's
+// likewise (wire_of_raw_pct in its A/B, relative_pct per run).
+func checkOfRawCharts(t *testing.T, d pageDump) {
+	t.Helper()
+	found := map[string]int{}
+	for _, ch := range d.Charts {
+		if !strings.Contains(ch.Title, "% of the same run's raw bytes") {
+			continue
+		}
+		section := ch.ID[:strings.LastIndex(ch.ID, "-c")]
+		for _, m := range ch.Marks {
+			if !strings.Contains(m.Path, "wire_of_raw_pct") && !strings.HasSuffix(m.Path, ".relative_pct") {
+				t.Errorf("chart %q: bar bound to %s, not to a %% of raw bytes", ch.Title, m.Path)
+			}
+		}
+		found[section]++
+	}
+	for _, s := range d.Sections {
+		if strings.HasPrefix(s.Title, "gossip-mesh") || strings.HasPrefix(s.Title, "neighbourhood") {
+			// An A/B chart and one per direction (in, out) per section.
+			if found[s.ID] < 3 {
+				t.Errorf("section %s: %d charts relative to raw bytes, want at least 3 (the A/B, in, out)", s.Title, found[s.ID])
+			}
+		}
+	}
+}
+
+// checkSlotCharts: the live check and the mesh have bytes-per-slot charts; every point is
+// bound to one interval's wire bytes of a by_slot series, its x is that interval's slot as the
+// JSON holds it, and x rises along each line.
+func checkSlotCharts(t *testing.T, d pageDump, trees map[string]any) {
+	t.Helper()
+	perSection := map[string]int{}
+	for _, ch := range d.Charts {
+		if !strings.Contains(ch.Title, "wire bytes per slot: ") {
+			continue
+		}
+		section := ch.ID[:strings.LastIndex(ch.ID, "-c")]
+		perSection[section]++
+		last := map[string]float64{}
+		points := 0
+		for _, m := range ch.Marks {
+			if !strings.Contains(m.Class, "point") {
+				continue
+			}
+			points++
+			i := strings.Index(m.Path, ".by_slot.")
+			if i < 0 || !strings.HasSuffix(m.Path, ".wire_bytes") {
+				t.Errorf("chart %q: point bound to %s, not to a by_slot interval's wire bytes", ch.Title, m.Path)
+				continue
+			}
+			rest := m.Path[i+len(".by_slot."):]
+			interval := m.Path[:i+len(".by_slot.")] + rest[:strings.Index(rest, ".")]
+			dir := strings.Split(rest, ".")[1]
+			slot, ok := page.Lookup(trees[m.Src], interval+".slot")
+			want, isNum := number(slot)
+			x, _ := strconv.ParseFloat(m.X, 64)
+			if !ok || !isNum || want != x {
+				t.Errorf("chart %q: point %s at x %v, the JSON's slot is %v", ch.Title, m.Path, x, slot)
+			}
+			line := m.Src + ":" + m.Path[:i] + ":" + dir
+			if prev, ok := last[line]; ok && x <= prev {
+				t.Errorf("chart %q, line %s: slot %v after %v", ch.Title, line, x, prev)
+			}
+			last[line] = x
+		}
+		if points < 2 {
+			t.Errorf("chart %q: %d points", ch.Title, points)
+		}
+	}
+	for _, s := range d.Sections {
+		if (strings.HasPrefix(s.Title, "live-check") || strings.HasPrefix(s.Title, "gossip-mesh")) && perSection[s.ID] == 0 {
+			t.Errorf("section %s has no bytes-per-slot chart", s.Title)
+		}
 	}
 }
 

@@ -29,7 +29,8 @@ const ParamPublishers = "publishers"
 // workload through one hub (message i of the run by publisher i mod publishers); leaves are
 // direct peers of the hub only, each on its group's codec, so each receives every message of
 // its profile and no gossip control; a leaf fails when what it received differs from what was
-// published. Flow control is on: a machine that cannot keep up shows lag, not drops.
+// published. Every node records when it published or first received each message, for each
+// leaf's delivery latency. Flow control is on: a machine that cannot keep up shows lag, not drops.
 var HubLeaves = &runner.Scenario{
 	Name:    "hub-leaves",
 	Summary: "the proposal's live check: publishers → hub → direct-peer leaves, one per codec; parity and bytes per leaf",
@@ -52,6 +53,8 @@ var HubLeaves = &runner.Scenario{
 		},
 		Receiver:    func(n *topology.Node) bool { return n.Role == topology.RoleLeaf },
 		FlowControl: true,
+		// Message times give each leaf's delivery latency (report/latency.go).
+		RecordMessages: true,
 	}),
 	Report: ReportKind,
 	Flags:  hubLeavesFlags,

@@ -145,11 +145,15 @@ type Timing struct {
 	Saturated    bool    `json:"saturated"`
 }
 
-// LatencyLine is one category's delivery latency at the observed node.
+// LatencyLine is one category's delivery latency at the observed node: its percentiles and
+// its CDF (the latency at every result.CDFStepPct percent of messages, from the same sorted
+// list; absent in runs from before it was recorded).
 type LatencyLine struct {
-	Messages int     `json:"messages"`
-	P50Ms    float64 `json:"p50_ms"`
-	P99Ms    float64 `json:"p99_ms"`
+	Messages int       `json:"messages"`
+	P50Ms    float64   `json:"p50_ms"`
+	P90Ms    float64   `json:"p90_ms"`
+	P99Ms    float64   `json:"p99_ms"`
+	CDFMs    []float64 `json:"cdf_ms,omitempty"`
 }
 
 // Spread is a mean with its range (the mesh sizes over slots).
@@ -173,7 +177,8 @@ func (o *observer) timing(maxLag time.Duration, cpu, wall time.Duration) Timing 
 		}
 		s := append([]float64(nil), vs...)
 		sort.Float64s(s)
-		t.Latency[gossip.Category(c).String()] = LatencyLine{Messages: len(s), P50Ms: result.Quantile(s, 0.5), P99Ms: result.Quantile(s, 0.99)}
+		t.Latency[gossip.Category(c).String()] = LatencyLine{Messages: len(s), P50Ms: result.Quantile(s, 0.5), P90Ms: result.Quantile(s, 0.9),
+			P99Ms: result.Quantile(s, 0.99), CDFMs: result.LatencyCDF(s)}
 	}
 	lags := append([]float64(nil), o.lags...)
 	sort.Float64s(lags)

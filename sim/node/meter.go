@@ -126,6 +126,38 @@ func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs code
 
 // snapshot returns every side's figures; freeze freezes the meter and each side as its
 // figures are taken.
+// totals sums every side's bytes per category and direction.
+func (m *meter) totals() (in, out map[gossip.Category]result.CategoryBytes) {
+	var sum [2][gossip.NumCategories]result.CategoryBytes
+	m.mu.Lock()
+	sides := make([]*streamSide, 0, len(m.sides))
+	for _, ss := range m.sides {
+		sides = append(sides, ss)
+	}
+	m.mu.Unlock()
+	for _, ss := range sides {
+		d := 0
+		if ss.dir == "out" {
+			d = 1
+		}
+		ss.mu.Lock()
+		for c := range ss.catRaw {
+			sum[d][c].RawBytes += ss.catRaw[c]
+			sum[d][c].WireBytes += ss.catWire[c]
+		}
+		ss.mu.Unlock()
+	}
+	maps := [2]map[gossip.Category]result.CategoryBytes{{}, {}}
+	for d := range sum {
+		for c, b := range sum[d] {
+			if b.RawBytes != 0 || b.WireBytes != 0 {
+				maps[d][gossip.Category(c)] = b
+			}
+		}
+	}
+	return maps[0], maps[1]
+}
+
 func (m *meter) snapshot(role func(peer.ID) string, freeze bool) []result.StreamStats {
 	m.mu.Lock()
 	m.frozen = m.frozen || freeze

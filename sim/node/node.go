@@ -412,6 +412,14 @@ func (n *Node) Stats() []result.StreamStats { return n.meter.snapshot(n.cfg.peer
 // (streamSide.add), so what the summary holds is exactly what the recording holds.
 func (n *Node) FreezeStats() []result.StreamStats { return n.meter.snapshot(n.cfg.peerRole, true) }
 
+// CategoryTotals returns the node's gossip stream bytes so far per category, inbound and
+// outbound, summed over every stream direction: the totals Stats' directions add up to
+// (since the node started; no longer growing once frozen). Categories with no bytes are
+// left out.
+func (n *Node) CategoryTotals() (in, out map[gossip.Category]result.CategoryBytes) {
+	return n.meter.totals()
+}
+
 // PubsubStats returns pubsub's event counters.
 func (n *Node) PubsubStats() result.Pubsub { return n.tracer.snapshot() }
 

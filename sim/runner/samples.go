@@ -11,7 +11,8 @@ import (
 
 // sampler takes periodic resource samples of a node for the soak check: the process's live
 // heap, Go memory and goroutines, the node's open streams, gossip streams and connections,
-// and its deliveries so far.
+// its deliveries and its gossip stream bytes per category so far (a per-slot byte series at
+// the default period of one slot).
 type sampler struct {
 	in    *instance
 	start time.Time
@@ -70,6 +71,7 @@ func (s *sampler) take() {
 			x.Streams += int64(len(c.GetStreams()))
 		}
 		x.GossipStreams = n.GossipStreams()
+		x.In, x.Out = n.CategoryTotals()
 	}
 	if s.in.received != nil {
 		x.Delivered = s.in.received.total()

@@ -97,12 +97,54 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 		s.Bars(page.BarChart{Title: "Codec memory per peer stream", YLabel: "KiB", Groups: []string{"encoder (hub)", "decoder (leaf)"}, Series: stateBars},
 			"The codec state of the leaf's inbound stream on both ends (leaves.<i>.cpu.hub_encode.state_bytes, cpu.decode.state_bytes).")
 		s.Table("Codec CPU and memory per peer stream (hub encoding for the leaf; the leaf decoding)", []string{"codec", "encode µs/block", "encode " + page.CPULabel, "encode % of a core", "encoder state", "decode µs/block", "decode " + page.CPULabel, "decode % of a core", "decoder state"}, cpu)
+		liveLatency(s, r, rep)
+		s.H3("Bytes per slot")
+		var slotCurves []page.SlotCurve
+		for i, l := range rep.Leaves {
+			slotCurves = append(slotCurves, page.SlotCurve{Name: l.Codec, Codec: explicit(l.Codec), Src: r.Src, Path: fmt.Sprintf("leaves.%d.by_slot", i), Dir: "in"})
+		}
+		s.BytesPerSlot("Leaf inbound wire bytes per slot", slotCurves, cats,
+			"Each leaf's inbound wire bytes of the category per interval between its resource samples (one slot at the default sample period; the first interval starts when the measured phase does, the last ends when the leaf stopped, so it may be shorter or hold the drain), one line per leaf in its codec's colour: leaves.<i>.by_slot.<j>.in.<category>.wire_bytes.")
 		s.Table("Schedule", []string{"published", "max lag", "mean lag", "late messages", "scheduled", "elapsed", "kept up (1 yes)", "drops"}, [][]page.Cell{{
 			page.F(r.Src.Fig("schedule.published", page.Count)), page.F(r.Src.Fig("schedule.max_lag_ms", page.Ms)), page.F(r.Src.Fig("schedule.mean_lag_ms", page.Ms)),
 			page.F(r.Src.Fig("schedule.late_messages", page.Count)), page.F(r.Src.Fig("schedule.scheduled_s", page.Sec)), page.F(r.Src.Fig("schedule.elapsed_s", page.Sec)),
 			page.F(r.Src.Fig("schedule.kept_up", page.Count)), page.F(r.Src.Fig("drops", page.Count))}})
 	}
 	return nil
+}
+
+// liveLatency draws each leaf's delivery-latency CDF per category (one curve per leaf, in its
+// codec's colour) and tabulates the percentiles; a run whose JSON holds no latency gets the
+// sentence its latency_note gives instead.
+func liveLatency(s *page.Section, r analysis.SectionRun, rep *RunReport) {
+	s.H3("Delivery latency")
+	if rep.LatencyNote != "" {
+		s.Para("Delivery latency per leaf: " + rep.LatencyNote + ".")
+		return
+	}
+	var rows [][]page.Cell
+	for _, c := range gossip.Categories() {
+		var curves []page.CDFCurve
+		for i, l := range rep.Leaves {
+			b := fmt.Sprintf("leaves.%d.latency.%s", i, c)
+			if _, ok := r.Src.Lookup(b); !ok {
+				continue
+			}
+			curves = append(curves, page.CDFCurve{Name: l.Codec, Codec: explicit(l.Codec), Src: r.Src, Path: b})
+			rows = append(rows, []page.Cell{page.T(l.Codec), page.T(c.String()), page.F(r.Src.Fig(b+".deliveries", page.Count)),
+				page.F(r.Src.Fig(b+".p50_ms", page.Ms1)), page.F(r.Src.Fig(b+".p90_ms", page.Ms1)), page.F(r.Src.Fig(b+".p99_ms", page.Ms1)), page.F(r.Src.Fig(b+".max_ms", page.Ms1))})
+		}
+		if len(curves) == 0 {
+			continue // a category no leaf received is not a chart
+		}
+		s.LatencyCDF("Delivery latency CDF: "+c.String(), "wall ms from the publisher's publish to the leaf's first delivery (log scale)", curves,
+			"Share of a leaf's deliveries within a latency, one curve per leaf in its codec's colour: publisher to hub to leaf over loopback, both ends' codec work and flow control included, in wall ms (not scaled by the time scale); dashed: p50, p90, p99 per leaf. leaves.<i>.latency."+c.String()+".cdf_ms.")
+	}
+	if len(rows) == 0 {
+		s.Para("Delivery latency per leaf: no leaf received a message with a recorded publish time.")
+		return
+	}
+	s.Table("Delivery latency per leaf (wall ms)", []string{"leaf codec", "category", "deliveries", "p50", "p90", "p99", "max"}, rows)
 }
 
 // explicit is a codec's explicit form (its colour on the page), or the name as given.

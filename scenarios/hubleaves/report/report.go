@@ -33,6 +33,9 @@ type RunReport struct {
 	Faults *analysis.FaultAccounting `json:"faults,omitempty"`
 	// Soak is the resource trend check (soak.go).
 	Soak *analysis.SoakReport `json:"soak,omitempty"`
+	// LatencyNote says why the leaves hold no delivery latency (latency.go), empty when they
+	// do.
+	LatencyNote string `json:"latency_note,omitempty"`
 
 	Nodes   []*result.NodeSummary `json:"-"`
 	faulted bool
@@ -73,6 +76,14 @@ type LeafReport struct {
 	// BandwidthIn is go-libp2p's BandwidthCounter for the leaf's protocol, inbound: WireBytes
 	// plus multistream negotiation.
 	BandwidthIn int64 `json:"bandwidth_counter_in"`
+	// Latency is the leaf's delivery latency per category, from the publisher's publish call
+	// to the leaf's first delivery, in wall ms (latency.go); absent when the run recorded no
+	// message times (LatencyNote says why).
+	Latency map[gossip.Category]*result.LatencyDist `json:"latency,omitempty"`
+	// BySlot is the leaf's bytes per category per interval between its resource samples
+	// (one slot at the default period; analysis.BytesBySlot), absent in runs from before
+	// samples held byte totals.
+	BySlot []analysis.SlotBytes `json:"by_slot,omitempty"`
 }
 
 // CategoryReport is one category of one leaf.
@@ -142,6 +153,9 @@ func LoadRun(dir string) (*RunReport, error) {
 	}
 	r := BuildRunReport(nodes)
 	r.Dir = dir
+	if err := r.latency(paths, nodes); err != nil {
+		return nil, err
+	}
 	if r.faulted {
 		r.applyFaultAccounting(analysis.LoadFaultAccounting(dir))
 	}
@@ -354,6 +368,7 @@ func (r *RunReport) leaves(hub *result.NodeSummary, leaves []*result.NodeSummary
 			}
 		}
 		lr.BandwidthIn = l.Bandwidth[lr.Protocol].In
+		lr.BySlot = analysis.NodeBytesBySlot(l)
 		lr.CPU.Decode = cpuOf(l.Duration, in...)
 		if hub != nil {
 			var out []result.StreamStats

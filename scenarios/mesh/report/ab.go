@@ -62,36 +62,45 @@ type ABLatency struct {
 // ABRunResult is one run's totals.
 type ABRunResult struct {
 	analysis.ABRun
-	OK             bool                        `json:"ok"`
-	Clock          string                      `json:"clock"`               // real or virtual
-	Transport      string                      `json:"transport,omitempty"` // what the nodes' hosts ran on
-	ObservedInWire map[gossip.Category]int64   `json:"observed_in_wire"`
-	AllInWire      map[gossip.Category]int64   `json:"all_in_wire"`
-	Copies         map[gossip.Category]float64 `json:"copies_observed"`
-	LatencyP50Ms   map[gossip.Category]float64 `json:"latency_p50_ms"`
-	LatencyP99Ms   map[gossip.Category]float64 `json:"latency_p99_ms"`
-	LatencyT95Ms   map[gossip.Category]float64 `json:"latency_t95_p50_ms"`
-	CPUShare       float64                     `json:"cpu_share"`
-	PeakShare      float64                     `json:"peak_cpu_share"`
-	SchedP99Ms     float64                     `json:"sched_p99_ms"`
-	Saturated      bool                        `json:"saturated"`
+	OK             bool                      `json:"ok"`
+	Clock          string                    `json:"clock"`               // real or virtual
+	Transport      string                    `json:"transport,omitempty"` // what the nodes' hosts ran on
+	ObservedInWire map[gossip.Category]int64 `json:"observed_in_wire"`
+	AllInWire      map[gossip.Category]int64 `json:"all_in_wire"`
+	// ObservedInRaw and AllInRaw are the same bytes before stream compression.
+	ObservedInRaw map[gossip.Category]int64   `json:"observed_in_raw"`
+	AllInRaw      map[gossip.Category]int64   `json:"all_in_raw"`
+	Copies        map[gossip.Category]float64 `json:"copies_observed"`
+	LatencyP50Ms  map[gossip.Category]float64 `json:"latency_p50_ms"`
+	LatencyP99Ms  map[gossip.Category]float64 `json:"latency_p99_ms"`
+	LatencyT95Ms  map[gossip.Category]float64 `json:"latency_t95_p50_ms"`
+	CPUShare      float64                     `json:"cpu_share"`
+	PeakShare     float64                     `json:"peak_cpu_share"`
+	SchedP99Ms    float64                     `json:"sched_p99_ms"`
+	Saturated     bool                        `json:"saturated"`
 	// What a simulated minute of the run cost (Report's), and its peak memory.
 	CPUPerSimMinute  float64 `json:"cpu_s_per_simulated_minute,omitempty"`
 	WallPerSimMinute float64 `json:"wall_s_per_simulated_minute,omitempty"`
 	PeakRSSBytes     int64   `json:"peak_rss_bytes,omitempty"`
 }
 
-// ABRow is one codec, scope and category: wire bytes relative to plain (percent) over seeds.
+// ABRow is one codec, scope and category: wire bytes relative to plain (percent) over seeds,
+// and relative to the same run's raw bytes.
 type ABRow struct {
-	Bandwidth string          `json:"bandwidth,omitempty"`
-	Codec     string          `json:"codec"`
-	Scope     string          `json:"scope"` // "observed in" or "all nodes in"
-	Category  string          `json:"category"`
-	Seeds     int             `json:"seeds"`
-	Mean      float64         `json:"mean_pct"`
-	Min       float64         `json:"min_pct"`
-	Max       float64         `json:"max_pct"`
-	cat       gossip.Category // "total" rows use Other's slot
+	Bandwidth string  `json:"bandwidth,omitempty"`
+	Codec     string  `json:"codec"`
+	Scope     string  `json:"scope"` // "observed in" or "all nodes in"
+	Category  string  `json:"category"`
+	Seeds     int     `json:"seeds"`
+	Mean      float64 `json:"mean_pct"`
+	Min       float64 `json:"min_pct"`
+	Max       float64 `json:"max_pct"`
+	// OfRaw is the codec run's wire bytes as a percentage of its own raw bytes (before
+	// stream compression), over the same seeds: unlike Mean it does not move with the
+	// traffic difference between the codec's run and plain's. Absent when a run of the row
+	// recorded no raw bytes.
+	OfRaw *analysis.Spread `json:"wire_of_raw_pct,omitempty"`
+	cat   gossip.Category  // "total" rows use Other's slot
 }
 
 // abBaseline names the plain run a codec's run is compared with: the same seed (topology
@@ -118,17 +127,19 @@ func MeshAB(runs []analysis.ABRun, reports []*MeshReport) *ABReport {
 	for i, r := range reports {
 		ab.TakeBuild(r.Build, r.Optimized)
 		res := ABRunResult{ABRun: runs[i], OK: r.OK, Clock: r.Clock, Transport: r.Transport, ObservedInWire: map[gossip.Category]int64{}, AllInWire: map[gossip.Category]int64{},
+			ObservedInRaw: map[gossip.Category]int64{}, AllInRaw: map[gossip.Category]int64{},
 			Copies: r.Copies, LatencyP50Ms: map[gossip.Category]float64{}, LatencyP99Ms: map[gossip.Category]float64{},
 			LatencyT95Ms: map[gossip.Category]float64{}}
 		if !r.OK {
 			ab.Problem("run seed %d, %s, links %s failed its checks: %s", runs[i].Seed, runs[i].Codec, linksLabel(runs[i].Bandwidth), strings.Join(r.Problems, "; "))
 		}
 		for c, b := range r.Observed.In {
-			res.ObservedInWire[c] = b.WireBytes
+			res.ObservedInWire[c], res.ObservedInRaw[c] = b.WireBytes, b.RawBytes
 		}
 		for _, k := range r.Kinds {
 			for c, b := range k.In {
 				res.AllInWire[c] += b.WireBytes
+				res.AllInRaw[c] += b.RawBytes
 			}
 		}
 		for c, l := range r.Latency {
@@ -146,36 +157,47 @@ func MeshAB(runs []analysis.ABRun, reports []*MeshReport) *ABReport {
 	type key struct {
 		bw, codec, scope, cat string
 	}
-	rel := map[key][]float64{}
+	rel, ofRaw := map[key][]float64{}, map[key][]float64{}
 	for _, r := range ab.Runs {
 		p := plain[abBaseline{r.Seed, r.Bandwidth}]
 		if p == nil || r.Codec == "plain" || !r.OK || !p.OK {
 			continue // a failed run (or its baseline) compares nothing
 		}
 		for _, scope := range []string{"observed in", "all nodes in"} {
-			got, base := r.ObservedInWire, p.ObservedInWire
+			got, base, raw := r.ObservedInWire, p.ObservedInWire, r.ObservedInRaw
 			if scope == "all nodes in" {
-				got, base = r.AllInWire, p.AllInWire
+				got, base, raw = r.AllInWire, p.AllInWire, r.AllInRaw
 			}
-			var tg, tb int64
+			var tg, tb, tr int64
 			for _, c := range gossip.Categories() {
 				if base[c] == 0 {
 					continue
 				}
 				tg += got[c]
 				tb += base[c]
+				tr += raw[c]
 				k := key{r.Bandwidth, r.Codec, scope, c.String()}
 				rel[k] = append(rel[k], 100*float64(got[c])/float64(base[c]))
+				if raw[c] > 0 {
+					ofRaw[k] = append(ofRaw[k], 100*float64(got[c])/float64(raw[c]))
+				}
 			}
 			if tb > 0 {
 				k := key{r.Bandwidth, r.Codec, scope, "total"}
 				rel[k] = append(rel[k], 100*float64(tg)/float64(tb))
+				if tr > 0 {
+					ofRaw[k] = append(ofRaw[k], 100*float64(tg)/float64(tr))
+				}
 			}
 		}
 	}
 	for k, vs := range rel {
 		sp := analysis.SpreadOf(vs)
 		row := ABRow{Bandwidth: k.bw, Codec: k.codec, Scope: k.scope, Category: k.cat, Seeds: len(vs), Mean: sp.Mean, Min: sp.Min, Max: sp.Max}
+		if vs := ofRaw[k]; len(vs) == len(rel[k]) {
+			o := analysis.SpreadOf(vs)
+			row.OfRaw = &o
+		}
 		if c, err := gossip.ParseCategory(k.cat); err == nil {
 			row.cat = c
 		} else {

@@ -50,24 +50,34 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 		}
 	}
 	s.H3("Observed node: bytes per category")
+	var byteRows [][]page.Cell
 	for _, dir := range []struct{ key, name string }{{"in", "inbound"}, {"out", "outbound"}} {
 		var series []page.BarSeries
 		groups := presentIn(runs, "observed."+dir.key+".", gossip.Categories())
 		for _, r := range runs {
-			se := page.BarSeries{Name: r.Label + " wire", Codec: runCodec(r)}
-			raw := page.BarSeries{Name: r.Label + " raw", Codec: runCodec(r), Variant: "raw"}
+			se := page.BarSeries{Name: r.Label, Codec: runCodec(r)}
 			for _, g := range groups {
-				se.Values = append(se.Values, r.Src.Fig("observed."+dir.key+"."+g+".wire_bytes", page.MB))
-				raw.Values = append(raw.Values, r.Src.Fig("observed."+dir.key+"."+g+".raw_bytes", page.MB))
+				se.Values = append(se.Values, r.Src.Fig("observed.wire_of_raw_pct."+dir.key+"."+g, page.Pct))
+				b := "observed." + dir.key + "." + g
+				if _, ok := r.Src.Lookup(b); ok {
+					byteRows = append(byteRows, []page.Cell{page.T(r.Label), page.T(dir.name), page.T(g), page.F(r.Src.Fig(b+".raw_bytes", page.MB)),
+						page.F(r.Src.Fig(b+".wire_bytes", page.MB)), r.Src.Cell("observed.wire_of_raw_pct."+dir.key+"."+g, page.Pct, "no raw bytes")})
+				}
 			}
+			se.Values = append(se.Values, r.Src.Fig("observed.wire_of_raw_pct."+dir.key+".total", page.Pct))
 			series = append(series, se)
-			if dir.key == "in" && len(runs) == 1 {
-				series = append(series, raw)
-			}
 		}
-		s.Bars(page.BarChart{Title: "Observed node, " + dir.name + " wire bytes per category", YLabel: "MB", Groups: groups, Series: series},
-			"Wire bytes (after stream compression) of the observed node's gossip streams, "+dir.name+", per category and run; from observed."+dir.key+".<category>.wire_bytes.")
+		s.Bars(page.BarChart{Title: "Observed node, " + dir.name + " wire bytes per category, % of the same run's raw bytes", YLabel: "% of raw", Groups: append(groups, "total"), Series: series, RefY: 100, RefYLabel: "raw"},
+			"Wire bytes (after stream compression) of the observed node's gossip streams, "+dir.name+", as a percentage of the same bytes before it, per category and run (observed.wire_of_raw_pct."+dir.key+".<category>): runs carry different traffic (gossip's randomness is not seeded), so each run's bytes are compared with its own raw bytes; the bytes are in the table below.")
 	}
+	s.Table("Observed node: raw and wire bytes per category", []string{"run", "direction", "category", "raw", "wire", "wire, % of raw"}, byteRows)
+	var slotCurves []page.SlotCurve
+	for _, r := range runs {
+		slotCurves = append(slotCurves, page.SlotCurve{Name: r.Label + " in", Codec: runCodec(r), Src: r.Src, Path: "observed.by_slot", Dir: "in"},
+			page.SlotCurve{Name: r.Label + " out", Codec: runCodec(r), Variant: "out", Src: r.Src, Path: "observed.by_slot", Dir: "out"})
+	}
+	s.BytesPerSlot("Observed node, wire bytes per slot", slotCurves, presentIn(runs, "observed.in.", gossip.Categories()),
+		"The observed node's wire bytes of the category in (solid colour) and out (lighter) per interval between its resource samples (one slot at the default sample period; the first interval starts when the measured phase does, the last ends when the node stopped, so it may be shorter or hold the drain), per run: observed.by_slot.<j>.<in|out>.<category>.wire_bytes.")
 
 	s.H3("Control by kind")
 	kinds := presentIn(runs, "observed.control_in.", gossip.ControlKinds())
@@ -91,25 +101,15 @@ func meshSection(s *page.Section, runs []analysis.SectionRun, joined *analysis.S
 
 	s.H3("Delivery latency")
 	for _, c := range cdfCategories {
-		chart := page.LineChart{Title: "Delivery latency CDF: " + c.String(), XLabel: "ms from publish to first delivery (log scale)", YLabel: "% of deliveries", YMax: 100, LogX: true}
-		for ri, r := range runs {
-			base := "latency." + c.String()
-			cdf, ok := r.Src.Lookup(base + ".cdf_ms")
-			if !ok {
-				continue
-			}
-			n := len(cdf.([]any))
-			se := page.LineSeries{Name: r.Label, Codec: runCodec(r)}
-			for i := 0; i < n; i++ {
-				se.Points = append(se.Points, page.Point{X: r.Src.Fig(fmt.Sprintf("%s.cdf_ms.%d", base, i), page.Ms1), Y: page.Const(float64(i*CDFStepPct), page.Pct)})
-			}
-			chart.Series = append(chart.Series, se)
-			for _, q := range []string{"p50", "p90", "p99"} {
-				chart.Marks = append(chart.Marks, page.Mark{Label: q, At: r.Src.Fig(base+"."+q+"_ms", page.Ms), Series: ri})
+		var curves []page.CDFCurve
+		for _, r := range runs {
+			if _, ok := r.Src.Lookup("latency." + c.String()); ok {
+				curves = append(curves, page.CDFCurve{Name: r.Label, Codec: runCodec(r), Src: r.Src, Path: "latency." + c.String()})
 			}
 		}
-		if len(chart.Series) > 0 {
-			s.Lines(chart, "Share of deliveries (publish to first delivery at each subscribed node, origin excluded) within a latency; dashed: p50, p90, p99 per run. latency."+c.String()+".cdf_ms.")
+		if len(curves) > 0 {
+			s.LatencyCDF("Delivery latency CDF: "+c.String(), "ms from publish to first delivery (log scale)", curves,
+				"Share of deliveries (publish to first delivery at each subscribed node, origin excluded) within a latency, one curve per run in its codec's colour; dashed: p50, p90, p99 per run. latency."+c.String()+".cdf_ms.")
 		}
 	}
 	var latRows [][]page.Cell
@@ -232,7 +232,8 @@ func abSection(s *page.Section, ab *analysis.SectionRun, runs []analysis.Section
 		series[k].Values[ci] = ab.Src.Fig(b+"mean_pct", page.Pct)
 		series[k].Low[ci], series[k].High[ci] = ab.Src.Fig(b+"min_pct", page.Pct), ab.Src.Fig(b+"max_pct", page.Pct)
 		rows = append(rows, []page.Cell{page.T(linksLabel(row.Bandwidth)), page.T(row.Codec), page.T(row.Scope), page.T(row.Category), page.F(ab.Src.Fig(b+"seeds", page.Count)),
-			page.F(ab.Src.Fig(b+"mean_pct", page.Pct)), page.F(ab.Src.Fig(b+"min_pct", page.Pct)), page.F(ab.Src.Fig(b+"max_pct", page.Pct))})
+			page.F(ab.Src.Fig(b+"mean_pct", page.Pct)), page.F(ab.Src.Fig(b+"min_pct", page.Pct)), page.F(ab.Src.Fig(b+"max_pct", page.Pct)),
+			ab.Src.Cell(b+"wire_of_raw_pct.mean", page.Pct, "no raw bytes"), ab.Src.Cell(b+"wire_of_raw_pct.min", page.Pct, ""), ab.Src.Cell(b+"wire_of_raw_pct.max", page.Pct, "")})
 		// The observed all-subnets node's inbound rows are the answer's: % of the plain run's
 		// wire bytes in the same seed, every category and the total.
 		if row.Scope == "observed in" {
@@ -277,9 +278,25 @@ func abSection(s *page.Section, ab *analysis.SectionRun, runs []analysis.Section
 	for _, k := range order {
 		bars = append(bars, *series[k])
 	}
+	var rawBars []page.BarSeries
+	for _, k := range order {
+		se := *series[k]
+		raw := page.BarSeries{Name: se.Name, Codec: se.Codec, Variant: se.Variant, Values: make([]page.Figure, len(cats)), Low: make([]page.Figure, len(cats)), High: make([]page.Figure, len(cats))}
+		for i, row := range rep.Rows {
+			if (key{row.Bandwidth, row.Codec, row.Scope}) != k {
+				continue
+			}
+			b := fmt.Sprintf("rows.%d.wire_of_raw_pct.", i)
+			ci := slices.Index(cats, row.Category)
+			raw.Values[ci], raw.Low[ci], raw.High[ci] = ab.Src.Fig(b+"mean", page.Pct), ab.Src.Fig(b+"min", page.Pct), ab.Src.Fig(b+"max", page.Pct)
+		}
+		rawBars = append(rawBars, raw)
+	}
+	s.Bars(page.BarChart{Title: "Wire bytes, % of the same run's raw bytes (mean; whiskers: range over seeds)", YLabel: "% of raw", Groups: cats, Series: rawBars, RefY: 100, RefYLabel: "raw"},
+		"Each codec's inbound wire bytes per category as a percentage of its own run's raw bytes (before stream compression), for the observed node and for all nodes; rows.<i>.wire_of_raw_pct. What the codec left of the traffic its run carried: a codec's run and plain's carry different traffic (gossip's randomness is not seeded), which the chart below, relative to plain, includes.")
 	s.Bars(page.BarChart{Title: "Wire bytes, % of plain in the same seed (mean; whiskers: range over seeds)", YLabel: "% of plain", Groups: cats, Series: bars, RefY: 100, RefYLabel: "plain"},
-		"Each codec's inbound wire bytes per category as a percentage of the plain run of the same seed, for the observed node and for all nodes; rows.<i>.mean_pct, min_pct, max_pct.")
-	s.Table("A/B rows", []string{"links", "codec", "scope", "category", "seeds", "mean", "min", "max"}, rows)
+		"Each codec's inbound wire bytes per category as a percentage of the plain run of the same seed, for the observed node and for all nodes; rows.<i>.mean_pct, min_pct, max_pct. The two runs' traffic differs (duplicates, IHAVE/IWANT), and the difference is in these figures as well as the codec's saving.")
+	s.Table("A/B rows", []string{"links", "codec", "scope", "category", "seeds", "% of plain: mean", "min", "max", "% of own raw: mean", "min", "max"}, rows)
 	var lat [][]page.Cell
 	for i, d := range rep.LatencyDiff {
 		b := fmt.Sprintf("latency_diff.%d.", i)

@@ -102,9 +102,18 @@ type MeshNode struct {
 	// In and Out are raw and wire bytes per category.
 	In  map[gossip.Category]result.CategoryBytes `json:"in"`
 	Out map[gossip.Category]result.CategoryBytes `json:"out"`
+	// WireOfRawPct is, per direction ("in", "out") and category (and "total"), wire bytes as
+	// a percentage of the same bytes raw (before stream compression): what the codec left of
+	// the traffic this run carried, comparable between runs whose traffic differs (gossip's
+	// randomness is not seeded). A category without raw bytes is absent.
+	WireOfRawPct map[string]map[string]float64 `json:"wire_of_raw_pct"`
 	// ControlIn and ControlOut split control by kind.
 	ControlIn  map[string]result.ControlBytes `json:"control_in"`
 	ControlOut map[string]result.ControlBytes `json:"control_out"`
+	// BySlot is the node's bytes per category in and out per interval between its resource
+	// samples (one slot at the default period; analysis.BytesBySlot), absent in runs from
+	// before samples held byte totals.
+	BySlot []analysis.SlotBytes `json:"by_slot,omitempty"`
 	// Codec time over every stream direction, and the largest codec state of one direction.
 	CodecTimeMs     float64        `json:"codec_time_ms"`
 	CodecStateBytes int64          `json:"codec_state_bytes"`
@@ -158,16 +167,10 @@ type Latency struct {
 }
 
 // CDFStepPct is the step between the points of a Latency's CDFMs, in percent.
-const CDFStepPct = 2
+const CDFStepPct = result.CDFStepPct
 
 // latencyCDF samples a sorted latency list at every CDFStepPct percent.
-func latencyCDF(sorted []float64) []float64 {
-	out := make([]float64, 0, 100/CDFStepPct+1)
-	for p := 0; p <= 100; p += CDFStepPct {
-		out = append(out, result.Quantile(sorted, float64(p)/100))
-	}
-	return out
-}
+func latencyCDF(sorted []float64) []float64 { return result.LatencyCDF(sorted) }
 
 // MeshPeers summarizes mesh sizes at the end of the run: the observed node's per topic kind,
 // and all nodes' mean.
@@ -567,7 +570,26 @@ func meshNode(n *result.NodeSummary) MeshNode {
 		m.CodecStateBytes = max(m.CodecStateBytes, s.CodecStats.StateBytes)
 		m.Protocols[s.Protocol]++
 	}
+	m.WireOfRawPct = map[string]map[string]float64{"in": wireOfRaw(m.In), "out": wireOfRaw(m.Out)}
+	m.BySlot = analysis.NodeBytesBySlot(n)
 	return m
+}
+
+// wireOfRaw is wire bytes as a percentage of raw bytes per category and in total, over the
+// categories with raw bytes.
+func wireOfRaw(cats map[gossip.Category]result.CategoryBytes) map[string]float64 {
+	out := map[string]float64{}
+	var t result.CategoryBytes
+	for c, b := range cats {
+		if pct, ok := result.PercentOf(float64(b.WireBytes), float64(b.RawBytes)); ok {
+			out[c.String()] = pct
+			t = addBytes(t, b)
+		}
+	}
+	if pct, ok := result.PercentOf(float64(t.WireBytes), float64(t.RawBytes)); ok {
+		out["total"] = pct
+	}
+	return out
 }
 
 // latency reads every node's message log and computes delivery latency per category.

@@ -162,13 +162,15 @@ func TestMeshLatency(t *testing.T) {
 // mean and range over seeds, per category and in total, for the observed node and all nodes.
 func TestMeshAB(t *testing.T) {
 	att := gossip.Attestation
-	report := func(obsWire, allWire int64) *MeshReport {
+	// Raw bytes differ between a seed's runs (gossip's randomness): % of plain moves with
+	// them, % of the run's own raw bytes does not.
+	report := func(obsWire, obsRaw, allWire int64) *MeshReport {
 		return &MeshReport{Verdict: analysis.Verdict{Checks: analysis.Checks{OK: true}},
-			Observed: MeshNode{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: obsWire}}},
-			Kinds:    []MeshKind{{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: allWire}}}}}
+			Observed: MeshNode{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: obsWire, RawBytes: obsRaw}}},
+			Kinds:    []MeshKind{{In: map[gossip.Category]result.CategoryBytes{att: {WireBytes: allWire, RawBytes: 2 * allWire}}}}}
 	}
 	runs := []analysis.ABRun{{Seed: 1, Codec: "plain"}, {Seed: 1, Codec: "snappy-stream"}, {Seed: 2, Codec: "plain"}, {Seed: 2, Codec: "snappy-stream"}}
-	ab := MeshAB(runs, []*MeshReport{report(1000, 10000), report(400, 5000), report(2000, 10000), report(1000, 6000)})
+	ab := MeshAB(runs, []*MeshReport{report(1000, 1000, 10000), report(400, 800, 5000), report(2000, 2000, 10000), report(1000, 1600, 6000)})
 	var obs, all *ABRow
 	for i := range ab.Rows {
 		r := &ab.Rows[i]
@@ -182,7 +184,10 @@ func TestMeshAB(t *testing.T) {
 	if obs == nil || obs.Seeds != 2 || obs.Mean != 45 || obs.Min != 40 || obs.Max != 50 {
 		t.Fatalf("observed total row %+v", obs)
 	}
-	if all == nil || all.Mean != 55 || all.Min != 50 || all.Max != 60 {
+	if obs.OfRaw == nil || *obs.OfRaw != (analysis.Spread{Mean: 56.25, Min: 50, Max: 62.5}) {
+		t.Fatalf("observed total, %% of raw: %+v", obs.OfRaw)
+	}
+	if all == nil || all.Mean != 55 || all.Min != 50 || all.Max != 60 || all.OfRaw == nil || all.OfRaw.Mean != 50 {
 		t.Fatalf("all-nodes attestation row %+v", all)
 	}
 	if !ab.OK {
@@ -230,5 +235,23 @@ func TestMeshABLatencyDiff(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "-1100 [-1200, -1000]") {
 		t.Fatalf("table lacks the p99 difference:\n%s", buf.String())
+	}
+}
+
+// The observed node's wire bytes as a percentage of its raw bytes, per direction, category
+// and in total; a category without raw bytes has none.
+func TestWireOfRaw(t *testing.T) {
+	n := &result.NodeSummary{Streams: []result.StreamStats{
+		{Direction: "in", Categories: map[gossip.Category]result.CategoryBytes{gossip.Attestation: {RawBytes: 1000, WireBytes: 400}, gossip.Block: {RawBytes: 3000, WireBytes: 2900}}},
+		{Direction: "in", Categories: map[gossip.Category]result.CategoryBytes{gossip.Attestation: {RawBytes: 1000, WireBytes: 600}}},
+		{Direction: "out", Categories: map[gossip.Category]result.CategoryBytes{gossip.Aggregate: {}}},
+	}}
+	m := meshNode(n)
+	in, out := m.WireOfRawPct["in"], m.WireOfRawPct["out"]
+	if in["attestation"] != 50 || math.Abs(in["block"]-2900.0/30) > 1e-9 || math.Abs(in["total"]-3900.0/50) > 1e-9 || len(in) != 3 {
+		t.Errorf("in: %v", in)
+	}
+	if len(out) != 0 {
+		t.Errorf("out without raw bytes: %v", out)
 	}
 }

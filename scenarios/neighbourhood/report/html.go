@@ -92,9 +92,25 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 	s.Bars(page.BarChart{Title: "Observed node, inbound control entries by kind", YLabel: "entries", Groups: kinds, Series: ctl},
 		"Control entries received per kind over the measured slots (figures.control_in.<kind>.entries); every kind is in the JSON, zero included.")
 
+	s.Para("Bytes per slot: not drawn for the neighbourhood: its report holds the observed node's bytes over the measured slots as totals, not per slot.")
+
 	mechanismSection(s, runs)
 
 	s.H3("Latency, CPU and memory")
+	for _, c := range gossip.Categories() {
+		var curves []page.CDFCurve
+		for _, r := range runs {
+			b := "figures.timing.latency." + c.String()
+			if _, ok := r.Src.Lookup(b); ok {
+				curves = append(curves, page.CDFCurve{Name: r.Label, Codec: explicit(r.Report.(*Report).Figures.Codec), Src: r.Src, Path: b})
+			}
+		}
+		if len(curves) == 0 {
+			continue // a category no run delivered is not a chart
+		}
+		s.LatencyCDF("Delivery latency CDF at the observed node: "+c.String(), "simulated ms from publication to delivery at the observed node (log scale)", curves,
+			"Share of the observed node's deliveries within a latency, in simulated ms from the message's publication (validation included), one curve per run in its codec's colour; dashed: p50, p90, p99 per run. figures.timing.latency."+c.String()+".cdf_ms.")
+	}
 	var lat [][]page.Cell
 	for _, r := range runs {
 		for _, c := range gossip.Categories() {
@@ -103,10 +119,10 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 				continue
 			}
 			lat = append(lat, []page.Cell{page.T(r.Label), page.T(c.String()), page.F(r.Src.Fig(b+".messages", page.Count)),
-				page.F(r.Src.Fig(b+".p50_ms", page.Ms1)), page.F(r.Src.Fig(b+".p99_ms", page.Ms1))})
+				page.F(r.Src.Fig(b+".p50_ms", page.Ms1)), r.Src.Cell(b+".p90_ms", page.Ms1, "not recorded"), page.F(r.Src.Fig(b+".p99_ms", page.Ms1))})
 		}
 	}
-	s.Table("Delivery latency at the observed node (simulated ms)", []string{"run", "category", "messages", "p50", "p99"}, lat)
+	s.Table("Delivery latency at the observed node (simulated ms)", []string{"run", "category", "messages", "p50", "p90", "p99"}, lat)
 	var cpu [][]page.Cell
 	rss := page.LineChart{Title: "Process resident memory at the start of each measured slot", XLabel: "measured slot", YLabel: "MB"}
 	for _, r := range runs {
