@@ -31,10 +31,7 @@ const (
 // the populations below are calibrated to the content statistics of docs/inputs.md §8 (share of
 // recipients and selectors seen before, words per transaction); docs/workload-content.md
 // gives the derivation.
-var kindMix = []struct {
-	kind  txKind
-	cumul float64
-}{
+var kindMix = []kindShare{
 	{txTransfer, 0.26}, {txERC20, 0.50}, {txSwap, 0.64}, {txCall, 1},
 }
 
@@ -120,6 +117,15 @@ const (
 	wRandom          // 32 random bytes: hashes, signatures, proofs, packed data
 )
 
+type kindShare struct {
+	kind  txKind
+	cumul float64
+}
+
+// envelopeMix is the share of legacy (type 0), access-list (type 1) and set-code (type 4)
+// envelopes among transactions; the rest are EIP-1559 (type 2).
+type envelopeMix struct{ legacy, accessList, setCode float64 }
+
 type wordShare struct {
 	kind  wordKind
 	cumul float64
@@ -140,7 +146,9 @@ type contentModel struct {
 	sameBlockShare, repeatArgsShare float64
 	// reuseShare of the non-zero generic words (and swap amounts) repeat a word already used
 	// in the block: the same pool, amount, price or deadline in several transactions.
+	// reuseOf, when set, replaces it by a share per kind of word, the copy of the same kind.
 	reuseShare float64
+	reuseOf    [8]float64
 	// accessListShare of EIP-1559 transactions carry an access list; smallKeyShare of its
 	// storage keys are small slot numbers (mostly zero bytes).
 	accessListShare, smallKeyShare float64
@@ -156,6 +164,40 @@ type contentModel struct {
 	// same pools, prices, amounts and accounts from block to block (bots, oracles, routers).
 	earlierShare  float64
 	earlierBlocks int
+
+	// The fields below are set by model 2026 only; left zero, the package-wide figures the
+	// earlier models share apply (kindMix, callWordsSigma, the envelope shares, the
+	// populations' shapes, one access-list entry, sameBlockShare's repeats).
+	//
+	// kinds is the mix of kinds (cumulative) of the transactions that do not continue a run.
+	kinds []kindShare
+	// runShare[k] of the transactions that follow one of kind k continue it: the same kind and
+	// recipient (a sender's or a bot's consecutive transactions); a continued token call gets
+	// new arguments, other calls repeat theirs but for one or two words (repeatArgsShare).
+	runShare [4]float64
+	// callSigma is the σ of a generic call's lognormal word count.
+	callSigma float64
+	// envelopes[k] are kind k's envelope types.
+	envelopes *[4]envelopeMix
+	// listShare[k] of kind k's EIP-1559 transactions carry an access list, of 1 + ⌊listAddrs·E⌋
+	// addresses (the recipient first) with 0…2·listKeys storage keys each.
+	listShare           [4]float64
+	listAddrs, listKeys float64
+	// eoa, token and contract replace the populations' shapes; anyToken and anyEOA are the
+	// shares of tokens and accounts among generic address words (the rest contracts).
+	eoa, token, contract *shape
+	anyToken, anyEOA     float64
+	// tokenZero and tokenMid of token calls' amounts are zero or of 9–16 significant bytes.
+	tokenZero, tokenMid float64
+	// tokenReuse of token calls' other amounts copy an amount of the block (with reuseOf).
+	tokenReuse float64
+	// tipBytes and valueBytes are the significant bytes of the priority fee and of a
+	// transfer's value (uniform in the range); feeCapSlack the fee cap over the base fee
+	// (base fee × (1 + slack·U) + tip); nonceBits the senders' first nonces (log-uniform
+	// below 2^nonceBits).
+	tipBytes, valueBytes [2]int
+	feeCapSlack          float64
+	nonceBits            int
 }
 
 // content2023 is the model refitted on era 2023-09 to the 14 consecutive mainnet payloads
@@ -198,22 +240,48 @@ var content2025 = contentModel{
 
 // content2026 is content2025 refitted to the statistics of the 100 consecutive mainnet
 // payloads 24 364 071–170 (1 Feb 2026, gas limit 60 M; the first 28 are in
-// workload/payloadstat/testdata), measured by payloadstat over their first 42: words of 9–16
-// significant bytes (18-decimal amounts, prices) are 10 % of calldata words (model 2025: 3 %),
-// fewer are addresses and small numbers, calls carry fewer words, and 20 % of the non-zero
-// words first used in a block were used in an earlier block of the 42 (model 2025: 8 %; this
-// model, which draws them from the 14 blocks before: 14 %, as it repeats single words across
-// blocks where the real run also repeats hashes and packed data). docs/workload-content.md
-// gives the figures.
+// workload/payloadstat/testdata), measured by payloadstat: words of 9–16 significant bytes
+// (18-decimal amounts, prices) are 12 % of calldata words (model 2025: 3 %); 39 % of the
+// transactions are plain transfers and 37 % ERC-20 token calls, so the other calls (24 %) are
+// large (a median 12 words, 105 at the 90th percentile); legacy envelopes are 20 % of
+// transfers, 10 % of token calls and 6 % of other calls (12.8 % in all), and access lists are
+// rare (5 % of other calls) but long (10 addresses); a transaction continues the previous
+// one's run (same kind and recipient) in 10 % of transfers, 46 % of token calls and 13 % of
+// other calls; addresses recur within the block less (41 % seen earlier in it) and words of
+// earlier blocks more (20 % of the non-zero words first used in a block over the first 42).
+// docs/workload-content.md gives the figures and the fit.
 var content2026 = func() contentModel {
 	m := content2025
 	m.name = "2026"
-	m.callWordsMedian = 16
 	m.wordMix = []wordShare{
 		{wZero, 0.14}, {wConst, 0.23}, {wMax, 0.235}, {wAddr, 0.47}, {wAmount, 0.61}, {wBig, 0.78}, {wID, 0.93}, {wRandom, 1},
 	}
-	m.earlierShare = 0.4
+	m.earlierShare = 0.7
 	m.earlierBlocks = ContentWindow
+	// Kinds drawn afresh ∝ share × (1 − run share), so that with the runs transfers, token
+	// calls, swaps and other calls are 39, 37, 4 and 20 % of the transactions.
+	m.kinds = []kindShare{{txTransfer, 0.464}, {txERC20, 0.730}, {txSwap, 0.770}, {txCall, 1}}
+	m.runShare = [4]float64{txTransfer: 0.10, txERC20: 0.46, txSwap: 0.13, txCall: 0.13}
+	m.callWordsMedian, m.callSigma = 14, 1.8
+	// In-block copies by kind of word (reuseShare only switches them on), near: 1 + ⌊5·E⌋
+	// words of the kind back; token amounts copy one in 15 %.
+	m.reuseOf = [8]float64{wAddr: 0.08, wAmount: 0.55, wBig: 0.7, wID: 0.55, wMax: 0.5, wRandom: 0.15}
+	m.reuseGap = 6
+	m.tokenReuse = 0.15
+	m.envelopes = &[4]envelopeMix{
+		txTransfer: {legacy: 0.196, accessList: 0.001, setCode: 0.001},
+		txERC20:    {legacy: 0.101},
+		txSwap:     {legacy: 0.057, accessList: 0.004, setCode: 0.015},
+		txCall:     {legacy: 0.057, accessList: 0.004, setCode: 0.015},
+	}
+	m.listShare = [4]float64{txSwap: 0.055, txCall: 0.055}
+	m.listAddrs, m.listKeys, m.smallKeyShare = 9, 4.4, 0.46
+	m.eoa = &shape{s: 1.2, v: 30, n: 2_000_000, fresh: 0.2}
+	m.token = &shape{s: 1.6, v: 1, n: 50_000}
+	m.contract = &shape{s: 1.4, v: 15, n: 1_000_000, fresh: 0.05}
+	m.anyToken, m.anyEOA = 0.15, 0.80
+	m.tokenZero, m.tokenMid = 0.11, 0.10
+	m.tipBytes, m.valueBytes, m.feeCapSlack, m.nonceBits = [2]int{1, 4}, [2]int{4, 8}, 0.5, 12
 	return m
 }()
 
@@ -256,10 +324,11 @@ type txSource struct {
 	eoas, tokens, routers, contracts *population
 	selectors, commonSels, consts    *rand.Zipf
 	model                            *contentModel
-	words                            float64      // log median of a generic call's words
-	inBlock                          []target     // recipients of the current block's transactions
-	blockWords                       [][32]byte   // non-zero generic words of the current block
-	pastWords                        [][][32]byte // blockWords of the model's earlierBlocks previous blocks
+	words                            float64       // log median of a generic call's words
+	inBlock                          []target      // recipients of the current block's transactions
+	blockWords                       [][32]byte    // non-zero generic words of the current block
+	pastWords                        [][][32]byte  // blockWords of the model's earlierBlocks previous blocks
+	kindWords                        [8][][32]byte // blockWords by kind (models with reuseOf)
 }
 
 // target is a recipient with its kind and popularity rank (which fixes its selectors).
@@ -284,6 +353,9 @@ func (s *txSource) startBlock() {
 		}
 	}
 	s.blockWords = s.blockWords[:0]
+	for k := range s.kindWords {
+		s.kindWords[k] = s.kindWords[k][:0]
+	}
 }
 
 func newTxSource(rng *rand.Rand, fill func([]byte), model *contentModel) (*txSource, error) {
@@ -302,13 +374,23 @@ func newTxSource(rng *rand.Rand, fill func([]byte), model *contentModel) (*txSou
 			continue // outside the curve order: draw again
 		}
 		s.keys = append(s.keys, k)
+		if model.nonceBits > 0 {
+			s.nonces = append(s.nonces, uint64(math.Exp2(float64(model.nonceBits)*rng.Float64())))
+			continue
+		}
 		s.nonces = append(s.nonces, uint64(rng.IntN(5000)))
 	}
 	fill(s.salt[:])
-	s.eoas = newPopulation(rng, eoaShape, 'e', nil)
-	s.tokens = newPopulation(rng, tokenShape, 't', knownTokens)
+	or := func(sh *shape, def shape) shape {
+		if sh != nil {
+			return *sh
+		}
+		return def
+	}
+	s.eoas = newPopulation(rng, or(model.eoa, eoaShape), 'e', nil)
+	s.tokens = newPopulation(rng, or(model.token, tokenShape), 't', knownTokens)
 	s.routers = newPopulation(rng, routerShape, 'r', knownRouters)
-	s.contracts = newPopulation(rng, contractShape, 'c', nil)
+	s.contracts = newPopulation(rng, or(model.contract, contractShape), 'c', nil)
 	s.selectors = rand.NewZipf(rng, selectorShape.s, selectorShape.v, selectorShape.n-1)
 	s.commonSels = rand.NewZipf(rng, commonSelShape.s, commonSelShape.v, commonSelShape.n-1)
 	s.consts = rand.NewZipf(rng, constShape.s, constShape.v, constShape.n-1)
@@ -386,11 +468,20 @@ func (s *txSource) amountWord(dst []byte) []byte {
 
 // reusedWord appends, with the model's reuse share, a non-zero word already used in the
 // block, else with its earlier share one used in an earlier block, and reports whether it did.
-func (s *txSource) reusedWord(dst *[]byte) bool {
+//
+// With the model's reuseOf, the share depends on the kind of word being drawn, and the copy
+// is of a word of the same kind.
+func (s *txSource) reusedWord(dst *[]byte, kind wordKind) bool {
 	if s.model.reuseShare == 0 {
 		return false
 	}
-	if len(s.blockWords) > 0 && s.rng.Float64() < s.model.reuseShare {
+	if s.model.reuseOf != ([8]float64{}) {
+		if ws := s.kindWords[kind]; len(ws) > 0 && s.rng.Float64() < s.model.reuseOf[kind] {
+			w := ws[s.recent(len(ws), s.model.reuseGap)]
+			*dst = append(*dst, w[:]...)
+			return true
+		}
+	} else if len(s.blockWords) > 0 && s.rng.Float64() < s.model.reuseShare {
 		w := s.blockWords[s.recent(len(s.blockWords), s.model.reuseGap)]
 		*dst = append(*dst, w[:]...)
 		return true
@@ -415,12 +506,15 @@ func (s *txSource) recent(n int, gap float64) int {
 	return n - min(back, n)
 }
 
-// remember records the word just appended to dst as one of the block's words.
-func (s *txSource) remember(dst []byte) {
+// remember records the word just appended to dst, of the kind, as one of the block's words.
+func (s *txSource) remember(dst []byte, kind wordKind) {
 	if s.model.reuseShare == 0 {
 		return
 	}
 	s.blockWords = append(s.blockWords, [32]byte(dst[len(dst)-32:]))
+	if s.model.reuseOf != ([8]float64{}) {
+		s.kindWords[kind] = append(s.kindWords[kind], [32]byte(dst[len(dst)-32:]))
+	}
 }
 
 // idWord appends a mid-sized number that rarely repeats: a deadline, nonce, token id,
@@ -445,10 +539,14 @@ func (s *txSource) constWord(dst []byte) []byte {
 
 func (s *txSource) anyAddress() common.Address {
 	var a common.Address
+	tok, eoa := 0.35, 0.45
+	if s.model.anyToken+s.model.anyEOA > 0 {
+		tok, eoa = s.model.anyToken, s.model.anyEOA
+	}
 	switch u := s.rng.Float64(); {
-	case u < 0.35:
+	case u < tok:
 		a, _ = s.addr(s.tokens)
-	case u < 0.8:
+	case u < tok+eoa:
 		a, _ = s.addr(s.eoas)
 	default:
 		a, _ = s.addr(s.contracts)
@@ -474,7 +572,7 @@ func (s *txSource) genericWords(dst []byte, n int) []byte {
 			dst = s.constWord(dst) // constants repeat by their popularity already
 			continue
 		}
-		if s.reusedWord(&dst) {
+		if s.reusedWord(&dst, k) {
 			continue
 		}
 		switch k {
@@ -495,7 +593,7 @@ func (s *txSource) genericWords(dst []byte, n int) []byte {
 			s.fill(w[:]) // hashes, signatures, proofs, packed data
 			dst = append(dst, w[:]...)
 		}
-		s.remember(dst)
+		s.remember(dst, k)
 	}
 	return dst
 }
@@ -511,7 +609,7 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 	}
 	var rank uint64
 	defer func() { s.inBlock = append(s.inBlock, target{kind, to, rank, data}) }()
-	if again != nil && len(again.data) >= 4+32 && s.rng.Float64() < s.model.repeatArgsShare {
+	if again != nil && len(again.data) >= 4+32 && (s.model.runShare == [4]float64{} || kind != txERC20) && s.rng.Float64() < s.model.repeatArgsShare {
 		// The same call again with most of its arguments: a bot's or an exchange's
 		// batch of similar calls.
 		to, rank, gas = again.to, again.rank, 60000+s.rng.Uint64N(200000)
@@ -521,7 +619,15 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 	switch kind {
 	case txTransfer:
 		to, rank = pick(s.eoas)
-		value = uint256.NewInt(s.rng.Uint64N(5e18))
+		if b := s.model.valueBytes; b[1] > 0 {
+			var v [8]byte
+			n := b[0] + s.rng.IntN(b[1]-b[0]+1)
+			s.fill(v[8-n:])
+			v[8-n] |= 1
+			value = uint256.NewInt(binary.BigEndian.Uint64(v[:]))
+		} else {
+			value = uint256.NewInt(s.rng.Uint64N(5e18))
+		}
 		gas = 21000
 	case txERC20:
 		to, rank = pick(s.tokens)
@@ -530,7 +636,7 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		case u < 0.8:
 			data = append(data, selTransfer[:]...)
 			data = addrWord(data, recipient)
-			data = s.amountWord(data)
+			data = s.tokenAmount(data)
 		case u < 0.92:
 			data = append(data, selApprove[:]...)
 			spender, _ := s.addr(s.routers)
@@ -538,14 +644,14 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 			if s.rng.IntN(2) == 0 {
 				data = append(data, maxWord()...) // unlimited approval
 			} else {
-				data = s.amountWord(data)
+				data = s.tokenAmount(data)
 			}
 		default:
 			from, _ := s.addr(s.eoas)
 			data = append(data, selTransferFrom[:]...)
 			data = addrWord(data, from)
 			data = addrWord(data, recipient)
-			data = s.amountWord(data)
+			data = s.tokenAmount(data)
 		}
 		gas = 45000 + s.rng.Uint64N(20000)
 	case txSwap:
@@ -556,9 +662,9 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		// tiers, packed in words.
 		data = s.constWord(data)
 		for range 2 {
-			if !s.reusedWord(&data) {
+			if !s.reusedWord(&data, wAmount) {
 				data = s.amountWord(data)
-				s.remember(data)
+				s.remember(data, wAmount)
 			}
 		}
 		recipient, _ := s.addr(s.eoas)
@@ -583,7 +689,11 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		to, rank = pick(s.contracts)
 		sel := s.selector('C', rank)
 		data = append(data, sel[:]...)
-		n := min(int(math.Exp(s.words+callWordsSigma*s.rng.NormFloat64())), callWordsMax)
+		sigma := callWordsSigma
+		if s.model.callSigma > 0 {
+			sigma = s.model.callSigma
+		}
+		n := min(int(math.Exp(s.words+sigma*s.rng.NormFloat64())), callWordsMax)
 		if n >= 4 && s.rng.Float64() < s.model.nestedShare {
 			data = s.nested(data, n)
 		} else {
@@ -631,6 +741,30 @@ func (s *txSource) packedPath(dst []byte, hops int) []byte {
 	return append(dst, make([]byte, 31-(len(path)+31)%32)...)
 }
 
+// tokenAmount appends a token call's amount: with the model's shares zero (zero-value
+// transfers, approvals reset) or of 9–16 significant bytes (18-decimal amounts), else as
+// amountWord.
+func (s *txSource) tokenAmount(dst []byte) []byte {
+	if s.model.tokenZero+s.model.tokenMid == 0 {
+		return s.amountWord(dst)
+	}
+	switch u := s.rng.Float64(); {
+	case u < s.model.tokenZero:
+		return word(dst, 0)
+	case u < s.model.tokenZero+s.model.tokenMid:
+		var w [32]byte
+		s.fill(w[32-(9+s.rng.IntN(8)):])
+		return append(dst, w[:]...)
+	}
+	if ws := s.kindWords[wAmount]; len(ws) > 0 && s.rng.Float64() < s.model.tokenReuse {
+		w := ws[s.recent(len(ws), s.model.reuseGap)]
+		return append(dst, w[:]...)
+	}
+	dst = s.amountWord(dst)
+	s.remember(dst, wAmount)
+	return dst
+}
+
 // redraw copies calldata and draws one or two of its words anew (amounts, ids).
 func (s *txSource) redraw(data []byte) []byte {
 	out := append([]byte(nil), data...)
@@ -652,12 +786,25 @@ func maxWord() []byte {
 
 // fees returns tip and fee cap around a base fee.
 func (s *txSource) fees(baseFee uint64) (*uint256.Int, *uint256.Int) {
+	if b := s.model.tipBytes; b[1] > 0 {
+		var v [8]byte
+		n := b[0] + s.rng.IntN(b[1]-b[0]+1)
+		s.fill(v[8-n:])
+		v[8-n] |= 1
+		tip := binary.BigEndian.Uint64(v[:])
+		return uint256.NewInt(tip), uint256.NewInt(baseFee + uint64(float64(baseFee)*s.model.feeCapSlack*s.rng.Float64()) + tip)
+	}
 	tip := uint64(1e7) * (1 + s.rng.Uint64N(300))
 	return uint256.NewInt(tip), uint256.NewInt(2*baseFee + tip)
 }
 
 // sign builds the go-ethereum transaction of type typ and signs it with the sender's key.
 func (s *txSource) sign(typ uint8, sender int, to common.Address, data []byte, value *uint256.Int, gas, baseFee uint64, blobHashes []common.Hash) ([]byte, error) {
+	return s.signList(typ, sender, to, data, value, gas, baseFee, blobHashes, s.model.accessListShare)
+}
+
+// signList is sign with the share of EIP-1559 transactions that carry an access list.
+func (s *txSource) signList(typ uint8, sender int, to common.Address, data []byte, value *uint256.Int, gas, baseFee uint64, blobHashes []common.Hash, listShare float64) ([]byte, error) {
 	nonce := s.nonces[sender]
 	s.nonces[sender]++
 	tip, feeCap := s.fees(baseFee)
@@ -684,7 +831,7 @@ func (s *txSource) sign(typ uint8, sender int, to common.Address, data []byte, v
 			To: to, Value: value, Data: data, BlobFeeCap: uint256.NewInt(1e9 + s.rng.Uint64N(1e10)), BlobHashes: blobHashes}
 	default:
 		var al types.AccessList
-		if s.rng.Float64() < s.model.accessListShare {
+		if s.rng.Float64() < listShare {
 			al = s.accessList(to)
 		}
 		txd = &types.DynamicFeeTx{ChainID: s.chainID.ToBig(), Nonce: nonce, GasTipCap: tip.ToBig(), GasFeeCap: feeCap.ToBig(),
@@ -701,9 +848,27 @@ func (s *txSource) sign(typ uint8, sender int, to common.Address, data []byte, v
 	return b, nil
 }
 
-// accessList is the called contract with 1–3 storage slots.
+// accessList is the called contract with 1–3 storage slots, or, with the model's listAddrs,
+// the called contract and 1 + ⌊listAddrs·E⌋ − 1 other addresses with 0…2·listKeys slots each.
 func (s *txSource) accessList(to common.Address) types.AccessList {
-	keys := make([]common.Hash, 1+s.rng.IntN(3))
+	if s.model.listAddrs > 0 {
+		n := min(1+int(s.model.listAddrs*s.rng.ExpFloat64()), 64)
+		al := make(types.AccessList, n)
+		for i := range al {
+			al[i].Address = to
+			if i > 0 {
+				al[i].Address = s.anyAddress()
+			}
+			al[i].StorageKeys = s.storageKeys(s.rng.IntN(int(2*s.model.listKeys) + 1))
+		}
+		return al
+	}
+	return types.AccessList{{Address: to, StorageKeys: s.storageKeys(1 + s.rng.IntN(3))}}
+}
+
+// storageKeys draws n storage keys: low slot numbers (the model's smallKeyShare) or hashes.
+func (s *txSource) storageKeys(n int) []common.Hash {
+	keys := make([]common.Hash, n)
 	for k := range keys {
 		if s.rng.Float64() < s.model.smallKeyShare {
 			keys[k][31] = byte(s.rng.IntN(16)) // a low storage slot
@@ -711,11 +876,14 @@ func (s *txSource) accessList(to common.Address) types.AccessList {
 		}
 		s.fill(keys[k][:])
 	}
-	return types.AccessList{{Address: to, StorageKeys: keys}}
+	return keys
 }
 
 // tx returns one signed transaction of the regular mix.
 func (s *txSource) tx(baseFee uint64) ([]byte, error) {
+	if s.model.kinds != nil {
+		return s.txRuns(baseFee)
+	}
 	var again *target
 	u := s.rng.Float64()
 	kind := txCall
@@ -740,6 +908,38 @@ func (s *txSource) tx(baseFee uint64) ([]byte, error) {
 		typ = types.SetCodeTxType
 	}
 	return s.sign(typ, s.rng.IntN(len(s.keys)), to, data, value, gas, baseFee, nil)
+}
+
+// txRuns is tx for a model with runs (model 2026): a transaction continues the previous one's
+// run with the runShare of its kind, else draws a kind from the model's mix; the envelope
+// type and the access list follow the kind.
+func (s *txSource) txRuns(baseFee uint64) ([]byte, error) {
+	var again *target
+	kind := txCall
+	if n := len(s.inBlock); n > 0 && s.rng.Float64() < s.model.runShare[s.inBlock[n-1].kind] {
+		t := s.inBlock[n-1]
+		again, kind = &t, t.kind
+	} else {
+		u := s.rng.Float64()
+		for _, m := range s.model.kinds {
+			if u < m.cumul {
+				kind = m.kind
+				break
+			}
+		}
+	}
+	to, data, value, gas := s.calldata(kind, again)
+	env := s.model.envelopes[kind]
+	typ := uint8(types.DynamicFeeTxType)
+	switch v := s.rng.Float64(); {
+	case v < env.legacy:
+		typ = types.LegacyTxType
+	case v < env.legacy+env.accessList:
+		typ = types.AccessListTxType
+	case v < env.legacy+env.accessList+env.setCode:
+		typ = types.SetCodeTxType
+	}
+	return s.signList(typ, s.rng.IntN(len(s.keys)), to, data, value, gas, baseFee, nil, s.model.listShare[kind])
 }
 
 // blobTx returns a signed blob transaction carrying the versioned hashes of commitments.

@@ -38,6 +38,21 @@ type Stats struct {
 	WordRepeatBlock   float64 // % of non-zero calldata words seen earlier in the same block
 	WordRepeatEarly   float64 // % … in an earlier block only
 	AddrRepeatBlock   float64 // % of addresses (recipients and address words) seen earlier in the block
+	// AddrWordRepeatBlock is the % of address words whose address appeared earlier in the
+	// block, as a recipient or an address word (AddrRepeatBlock without the recipients).
+	AddrWordRepeatBlock float64
+	// TxsPerBlock is the median number of transactions of a payload; TxSize the transactions'
+	// bytes at the 10th, 25th, 50th, 75th and 90th percentiles.
+	TxsPerBlock float64
+	TxSize      [5]float64
+	// Kind is the share of transactions by what they call: nothing (no calldata: plain
+	// transfers), an ERC-20 token's transfer, approve or transferFrom (by selector, with 2
+	// or 3 words of arguments), or anything else.
+	Kind Kinds
+	// OtherWords are the calldata words of the "other" calls at the same percentiles.
+	OtherWords [5]float64
+	// LegacyByKind is the % of legacy (type-0) transactions among each kind.
+	LegacyByKind Kinds
 	// WordRepeatGap and ToRepeatGap are the medians, over repeats within a block, of how far
 	// back the previous occurrence is: in calldata words, and in transactions.
 	WordRepeatGap, ToRepeatGap float64
@@ -70,6 +85,14 @@ type Words struct {
 	Zero, Address, Small, Mid, Wide float64
 }
 
+// Kinds splits transactions by what they call.
+type Kinds struct {
+	Transfer, Token, Other float64
+}
+
+// ERC-20 selectors: transfer, approve, transferFrom.
+var tokenSelectors = map[[4]byte]bool{{0xa9, 0x05, 0x9c, 0xbb}: true, {0x09, 0x5e, 0xa7, 0xb3}: true, {0x23, 0xb8, 0x72, 0xdd}: true}
+
 type counter struct{ n, d int64 }
 
 func (c *counter) add(hit bool) {
@@ -100,7 +123,9 @@ func Measure(payloads [][]byte) (Stats, error) {
 	var runs counter
 	var repKind [5]int64
 	var reps int64
-	var toBlock, toEarly, selBlock, selEarly, wordBlock, wordEarly, addrBlock counter
+	var toBlock, toEarly, selBlock, selEarly, wordBlock, wordEarly, addrBlock, addrWordBlock counter
+	var sizes, otherWords, perBlock []float64
+	var kinds, legacy [3]int64
 	seenTo := map[common.Address]bool{}
 	seenSel := map[[4]byte]bool{}
 	seenWord := map[[32]byte]bool{}
@@ -121,12 +146,27 @@ func Measure(payloads [][]byte) (Stats, error) {
 		blkSel := map[[4]byte]bool{}
 		blkWord := map[[32]byte]bool{}
 		blkAddr := map[common.Address]bool{}
+		perBlock = append(perBlock, float64(len(p.Transactions)))
 		for j, raw := range p.Transactions {
 			var tx types.Transaction
 			if err := tx.UnmarshalBinary(raw); err != nil {
 				return s, fmt.Errorf("payload %d tx %d: %w", i, j, err)
 			}
 			s.Txs++
+			sizes = append(sizes, float64(len(raw)))
+			kind := 2
+			switch d := tx.Data(); {
+			case len(d) == 0:
+				kind = 0
+			case (len(d) == 4+64 || len(d) == 4+96) && tokenSelectors[[4]byte(d[:4])]:
+				kind = 1
+			case len(d) >= 4:
+				otherWords = append(otherWords, float64((len(d)-4)/32))
+			}
+			kinds[kind]++
+			if tx.Type() == types.LegacyTxType {
+				legacy[kind]++
+			}
 			txcat = append(txcat, raw...)
 			if t := tx.Type(); t < 5 {
 				types_[t]++
@@ -201,6 +241,7 @@ func Measure(payloads [][]byte) (Stats, error) {
 						wkind[1]++
 						a := common.BytesToAddress(word[12:])
 						addrBlock.add(blkAddr[a])
+						addrWordBlock.add(blkAddr[a])
 						blkAddr[a] = true
 					default:
 						wkind[4]++
@@ -281,7 +322,11 @@ func Measure(payloads [][]byte) (Stats, error) {
 	s.ToSeenBlock, s.ToSeenEarlier = toBlock.pct(), toEarly.pct()
 	s.SelectorSeenBlock, s.SelectorSeenEarly = selBlock.pct(), selEarly.pct()
 	s.WordRepeatBlock, s.WordRepeatEarly = wordBlock.pct(), wordEarly.pct()
-	s.AddrRepeatBlock = addrBlock.pct()
+	s.AddrRepeatBlock, s.AddrWordRepeatBlock = addrBlock.pct(), addrWordBlock.pct()
+	s.TxsPerBlock = median(perBlock)
+	s.TxSize, s.OtherWords = quantiles(sizes), quantiles(otherWords)
+	s.Kind = Kinds{pct(kinds[0], int64(s.Txs)), pct(kinds[1], int64(s.Txs)), pct(kinds[2], int64(s.Txs))}
+	s.LegacyByKind = Kinds{pct(legacy[0], kinds[0]), pct(legacy[1], kinds[1]), pct(legacy[2], kinds[2])}
 	s.WordRepeatGap, s.ToRepeatGap = median(wordGaps), median(toGaps)
 	s.WordRepeatRun = runs.pct()
 	s.RepeatKind = Words{0, pct(repKind[1], reps), pct(repKind[2], reps), pct(repKind[3], reps), pct(repKind[4], reps)}
@@ -300,6 +345,18 @@ func Measure(payloads [][]byte) (Stats, error) {
 	}
 	s.PayloadRawSnappy, s.TxsRawSnappy, s.CalldataRawSnappy = median(pr), median(tr), median(cr)
 	return s, nil
+}
+
+// quantiles are v's 10th, 25th, 50th, 75th and 90th percentiles (nearest rank).
+func quantiles(v []float64) (q [5]float64) {
+	if len(v) == 0 {
+		return q
+	}
+	slices.Sort(v)
+	for k, f := range []float64{0.10, 0.25, 0.50, 0.75, 0.90} {
+		q[k] = v[min(len(v)-1, int(f*float64(len(v))))]
+	}
+	return q
 }
 
 func median(v []float64) float64 {

@@ -139,6 +139,17 @@ func TestMeasure(t *testing.T) {
 	near("word repeat gap", s.WordRepeatGap, 2)
 	near("to repeat gap", s.ToRepeatGap, 1)
 	near("repeats in runs", s.WordRepeatRun, 0) // 5 then 7: the run breaks
+	near("address words seen in the block", s.AddrWordRepeatBlock, 50)
+	near("transactions per block (median)", s.TxsPerBlock, 3)
+	near("plain transfers", s.Kind.Transfer, 50)
+	near("token calls", s.Kind.Token, 0) // selector 01020304 is no ERC-20 one
+	near("other calls", s.Kind.Other, 50)
+	near("legacy among transfers", s.LegacyByKind.Transfer, 100)
+	near("legacy among other calls", s.LegacyByKind.Other, 0)
+	near("words of other calls (median)", s.OtherWords[2], 2)
+	if s.TxSize[0] > s.TxSize[2] || s.TxSize[2] > s.TxSize[4] || s.TxSize[0] == 0 {
+		t.Errorf("transaction sizes %v", s.TxSize)
+	}
 	if s.ByteShare.Calldata <= 0 || s.ByteShare.Rest <= 0 || s.ByteShare.AccessList != 0 {
 		t.Errorf("byte shares %+v", s.ByteShare)
 	}
