@@ -123,7 +123,7 @@ func k8sRunStyle(args []string, stderr io.Writer) (*cluster.Run, *k8sFlags, erro
 		return nil, nil, usageError{fmt.Errorf("unexpected arguments %q (a composition file or --scenario, not both)", c.fs.Args())}
 	}
 	if *c.cpuProfile != "" || *c.asJSON || *c.memLimit != "" {
-		return nil, nil, usageError{errors.New("--cpuprofile, --memory-limit and --json are streamsim run's; on a cluster each pod has its own limits and the report is streamsim report's")}
+		return nil, nil, usageError{errors.New("--cpuprofile, --heap-limit and --json are streamsim run's; on a cluster each pod has its own --memory-limit and the report is streamsim report's")}
 	}
 	if c.own == nil {
 		return nil, nil, fmt.Errorf("scenario %s declares no run flags (runner.Scenario.Flags)", sc.Name)

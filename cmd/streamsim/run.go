@@ -112,7 +112,7 @@ func newRunCommand(sc *runner.Scenario) *runCommand {
 	c.out = fs.String("out", "", "outputs directory (Testground layout <group>/<instance>/); default: a new temporary directory")
 	c.asJSON = fs.Bool("json", false, "print the report as one JSON object instead of the table")
 	c.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	c.memLimit = fs.String("memory-limit", "", "the run's memory limit ("+units.BytesForms+"): near it the collector runs more often instead of the heap growing; "+
+	c.memLimit = fs.String("heap-limit", "", "the run's memory limit, Go's soft limit on its heap ("+units.BytesForms+"): near it the collector runs more often instead of the heap growing; "+
 		"default the smaller of "+units.FormatSize(defaultMemoryLimit)+" and three quarters of the memory available at start; GOMEMLIMIT, when set, wins; "+
 		"a run whose peak passes it says so in its report")
 	fs.Var(c.sets, "set", "any parameter of the scenario, as name=value (repeatable; streamsim scenarios lists them)")
@@ -192,7 +192,7 @@ func runRunCmd(args []string) error {
 	}
 	limit, err := runMemoryLimit(*c.memLimit, runner.MemAvailable())
 	if err != nil {
-		return usageError{fmt.Errorf("--memory-limit: %w", err)}
+		return usageError{fmt.Errorf("--heap-limit: %w", err)}
 	}
 	if *c.cpuProfile != "" {
 		f, err := os.Create(*c.cpuProfile)
@@ -221,7 +221,7 @@ func runRunCmd(args []string) error {
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
 		var ru syscall.Rusage
 		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil && ru.Maxrss<<10 > limit {
-			fmt.Fprintf(os.Stderr, "run: warning: peak resident memory %s passed the memory limit %s: the run's live heap needed more than the limit (the collector ran at its busiest near it); a larger --memory-limit, or a smaller run, stays inside\n",
+			fmt.Fprintf(os.Stderr, "run: warning: peak resident memory %s passed the memory limit %s: the run's live heap needed more than the limit (the collector ran at its busiest near it); a larger --heap-limit, or a smaller run, stays inside\n",
 				units.FormatBytes(ru.Maxrss<<10), units.FormatBytes(limit))
 		}
 	}
@@ -232,7 +232,7 @@ func runRunCmd(args []string) error {
 // the same default as streamsim sweep's --memory-budget.
 const defaultMemoryLimit = 8 << 30
 
-// runMemoryLimit is the run's memory limit (debug.SetMemoryLimit): --memory-limit's value,
+// runMemoryLimit is the run's memory limit (debug.SetMemoryLimit): --heap-limit's value,
 // or the smaller of defaultMemoryLimit and three quarters of avail (the memory available at
 // start; 0: unknown).
 func runMemoryLimit(flag string, avail int64) (int64, error) {

@@ -10,7 +10,7 @@ func TestRunFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--time-scale", "0"}, {"--slots", "0"}, {"--leaves", "plain,brotli"}, {"--profile", "everything"},
 		{"--payload", "json"}, {"--publishers", "0"}, {"--validators", "8"}, {"--bogus"}, {"extra"},
-		{"--memory-limit", "8GB"}, {"--memory-limit", "0"},
+		{"--heap-limit", "8GB"}, {"--heap-limit", "0"},
 	} {
 		err := runRunCmd(args)
 		var ue usageError
@@ -55,7 +55,7 @@ func TestRunMeshFlagErrors(t *testing.T) {
 	}
 }
 
-// The run's memory limit: --memory-limit's value, else the smaller of 8 GiB and three
+// The run's memory limit: --heap-limit's value, else the smaller of 8 GiB and three
 // quarters of what the machine has available (8 GiB where that is unknown).
 func TestRunMemoryLimit(t *testing.T) {
 	for _, c := range []struct {
