@@ -41,3 +41,24 @@ func TestCompareNotMeasured(t *testing.T) {
 		t.Errorf("total with every category: %+v, want -10.1", c)
 	}
 }
+
+// The proposal's zstd-3 row names no implementation: libzstd's configuration (zstd-c) is set
+// beside it as klauspost's is; another level or window is not.
+func TestCompareZstdImplementations(t *testing.T) {
+	for _, cfg := range []string{"zstd:3:2MiB", "zstd-c:3:2MiB", "zstd-c:9:2MiB", "zstd-c:3:1MiB"} {
+		r := &Result{View: "all-subnets", Config: cfg}
+		for _, c := range gossip.Categories() {
+			r.PlainBytes[c] = 1000
+		}
+		r.Relative[gossip.Control] = 68.2
+		c, ok := compare(r)[gossip.Control.String()]
+		want := cfg == "zstd:3:2MiB" || cfg == "zstd-c:3:2MiB"
+		if ok != want {
+			t.Errorf("%s: compared with the proposal's zstd-3: %v, want %v", cfg, ok, want)
+			continue
+		}
+		if ok && (c.Low != 64 || c.Diff == nil || *c.Diff != 4.2) {
+			t.Errorf("%s: control %+v, want the proposal's 64 and +4.2", cfg, c)
+		}
+	}
+}
