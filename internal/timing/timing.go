@@ -27,19 +27,31 @@ func LoadAverage() (load float64, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	f := strings.Fields(string(b))
+	return parseLoadAvg(string(b))
+}
+
+// parseLoadAvg reads the one-minute load average, the first field of /proc/loadavg's line
+// ("0.52 0.58 0.59 1/467 12345").
+func parseLoadAvg(line string) (float64, bool) {
+	f := strings.Fields(line)
 	if len(f) == 0 {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(f[0], 64)
-	return v, err == nil
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	return v, true
 }
 
 // Busy reports whether the machine's load average is above its number of cores.
 func Busy() (load float64, busy bool) {
 	load, ok := LoadAverage()
-	return load, ok && load > float64(runtime.NumCPU())
+	return load, ok && busyAt(load, runtime.NumCPU())
 }
+
+// busyAt: a load above the core count is a machine busier than its cores.
+func busyAt(load float64, cores int) bool { return load > float64(cores) }
 
 // Judge reports a timing test's misses: none passes; on a busy machine, unless Strict, the test
 // is skipped with the misses and the load; otherwise each miss is an error.

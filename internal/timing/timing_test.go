@@ -31,6 +31,41 @@ func TestLoadAverage(t *testing.T) {
 	}
 }
 
+// The one-minute figure is /proc/loadavg's first field; anything else is no figure.
+func TestParseLoadAvg(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want float64
+		ok   bool
+	}{
+		{"0.52 0.58 0.59 1/467 12345\n", 0.52, true},
+		{"12.75 9.10 4.00 5/900 1", 12.75, true},
+		{"0.00 0.00 0.00 1/1 1", 0, true},
+		{"", 0, false},
+		{"   \n", 0, false},
+		{"abc 0.1 0.2", 0, false},
+		{"-1.0 0 0", 0, false},
+	} {
+		got, ok := parseLoadAvg(c.line)
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseLoadAvg(%q) = %v, %v; want %v, %v", c.line, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// Busy means a load above the core count, not at it.
+func TestBusyAt(t *testing.T) {
+	for _, c := range []struct {
+		load  float64
+		cores int
+		want  bool
+	}{{1.99, 2, false}, {2, 2, false}, {2.01, 2, true}, {9.4, 8, true}, {0, 1, false}} {
+		if got := busyAt(c.load, c.cores); got != c.want {
+			t.Errorf("busyAt(%v, %d) = %v, want %v", c.load, c.cores, got, c.want)
+		}
+	}
+}
+
 func TestJudgeNoMissesPasses(t *testing.T) {
 	t.Setenv(StrictEnv, "1")
 	Judge(t, nil) // must neither fail nor skip
