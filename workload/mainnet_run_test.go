@@ -160,12 +160,7 @@ func TestConsecutiveMainnet(t *testing.T) {
 	// widening it is seen.
 	for _, era := range []string{"2026-02", "2026-05"} {
 		for _, seed := range []int64{1, 2} {
-			p := DefaultParams()
-			p.Seed = seed
-			if err := p.ApplyEra(era); err != nil {
-				t.Fatal(err)
-			}
-			pls := payloads(t, blockSample(t, p, 3*ContentWindow))
+			pls := eraPayloads(t, era, seed, 3*ContentWindow)
 			sf := measureRun(t, pls)
 			t.Logf("%s seed %d: %s", era, seed, sf)
 			if os.Getenv("STREAMSIM_MAINNET_DIR") != "" {

@@ -65,12 +65,7 @@ func TestPayloadsAsMainnet(t *testing.T) {
 		want.PayloadRawSnappy, singleRatios(t, "snappy-stream:64KiB:better", real), singleRatios(t, "zstd:3:2MiB", real))
 	for _, era := range []string{"2025-06", "2026-05"} {
 		for _, seed := range []int64{1, 2} {
-			p := DefaultParams()
-			p.Seed = seed
-			if err := p.ApplyEra(era); err != nil {
-				t.Fatal(err)
-			}
-			pls := payloads(t, blockSample(t, p, 2*ContentWindow))
+			pls := eraPayloads(t, era, seed, 2*ContentWindow)
 			got, err := payloadstat.Measure(pls)
 			if err != nil {
 				t.Fatal(err)
@@ -143,4 +138,16 @@ func TestEraFigures(t *testing.T) {
 				e.Name, seed, f.wireP50/1000, f.wireP99/1000, f.rawPerSnappy, f.payloadRawPerSnappy, f.zeroShare, f.txsPerBlock, f.meanTx, better, zstd)
 		}
 	}
+}
+
+// eraPayloads returns the execution payloads of n blocks of era at seed, default parameters
+// otherwise.
+func eraPayloads(t *testing.T, era string, seed int64, n int) [][]byte {
+	t.Helper()
+	p := DefaultParams()
+	p.Seed = seed
+	if err := p.ApplyEra(era); err != nil {
+		t.Fatal(err)
+	}
+	return payloads(t, blockSample(t, p, n))
 }
