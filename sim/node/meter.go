@@ -124,8 +124,6 @@ func (ss *streamSide) add(parts *gossip.FrameParts, raw int, wire int64, cs code
 	ss.codecSum.StateBytes = max(ss.codecSum.StateBytes, cs.StateBytes)
 }
 
-// snapshot returns every side's figures; freeze freezes the meter and each side as its
-// figures are taken.
 // totals sums every side's bytes per category and direction.
 func (m *meter) totals() (in, out map[gossip.Category]result.CategoryBytes) {
 	var sum [2][gossip.NumCategories]result.CategoryBytes
@@ -158,6 +156,8 @@ func (m *meter) totals() (in, out map[gossip.Category]result.CategoryBytes) {
 	return maps[0], maps[1]
 }
 
+// snapshot returns every side's figures; freeze freezes the meter and each side as its
+// figures are taken.
 func (m *meter) snapshot(role func(peer.ID) string, freeze bool) []result.StreamStats {
 	m.mu.Lock()
 	m.frozen = m.frozen || freeze
