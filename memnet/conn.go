@@ -28,6 +28,7 @@ type connShared struct {
 // from the switchboard.
 type conn struct {
 	t, remoteT    *Transport
+	rid           peer.ID // remoteT.id, kept here: pubsub asks for it on every frame it writes
 	shared        *connShared
 	peer          *conn // the other end
 	local, remote *net.TCPAddr
@@ -50,6 +51,7 @@ func newConnPair(d, l *Transport, local, remote netip.AddrPort, dScope, lScope n
 	a := &conn{t: d, remoteT: l, shared: shared, local: la, remote: ra, lma: lma, rma: rma, scope: dScope, arrived: make(chan struct{}, 1), done: make(chan struct{})}
 	b := &conn{t: l, remoteT: d, shared: shared, local: ra, remote: la, lma: rma, rma: lma, scope: lScope, arrived: make(chan struct{}, 1), done: make(chan struct{})}
 	a.peer, b.peer = b, a
+	a.rid, b.rid = l.id, d.id
 	return a, b
 }
 
@@ -170,7 +172,7 @@ func (c *conn) IsClosed() bool {
 func (c *conn) As(any) bool { return false }
 
 func (c *conn) LocalPeer() peer.ID             { return c.t.id }
-func (c *conn) RemotePeer() peer.ID            { return c.remoteT.id }
+func (c *conn) RemotePeer() peer.ID            { return c.rid }
 func (c *conn) RemotePublicKey() crypto.PubKey { return c.remoteT.pub }
 
 // ConnState names the transport; there is no security protocol or muxer to name.

@@ -468,7 +468,9 @@ func (r *run) nodes(hs hostSet) error {
 	r.reals = make([]*realNode, len(plan.Peers))
 	for i, p := range plan.Peers {
 		share := newMeshShare(obs.ID())
-		n, err := node.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, node.WithCodecs(codecs...), node.WithRawTracers(share))...)
+		// Reports read the observed node's streams: a real peer meters only its link to it.
+		metered := func(p peer.ID) bool { return p == obs.ID() }
+		n, err := node.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, node.WithCodecs(codecs...), node.WithRawTracers(share), node.WithMeteredPeers(metered))...)
 		if err != nil {
 			return err
 		}

@@ -60,6 +60,9 @@ type config struct {
 	// virtual: the node runs on the virtual clock; chargeCPU: each frame's codec CPU
 	// (cpuspan.go) is slept in simulated time on the sending and the receiving side.
 	virtual, chargeCPU bool
+	// metered: which peers' plain streams the node meters (nil: every peer's); see
+	// WithMeteredPeers.
+	metered func(peer.ID) bool
 }
 
 // Option configures a Node, in go-libp2p-pubsub's style.
@@ -117,6 +120,18 @@ func WithRecorder(w *trace.Writer) Option {
 
 // WithLogger sets the logger of stream errors (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) error { c.log = l; return nil } }
+
+// WithMeteredPeers limits the node's stream meters to the peers for which metered is true
+// (default: every peer). A plain (/meshsub/1.2.0) stream with any other peer is passed through
+// as pubsub writes and reads it, framing and the link log kept, without metering its bytes per
+// category, today's per-message Snappy cost or recording its frames: Stats, CategoryTotals and
+// the recorder cover the metered peers only. A compressed stream is metered whatever the peer
+// (its codec CPU is what a virtual run charges). A scenario whose reports read one node's
+// links (the neighbourhood reads the observed node's) leaves the others' links to outside
+// peers unmetered, where the meter's per-frame work was several percent of a run's CPU.
+func WithMeteredPeers(metered func(peer.ID) bool) Option {
+	return func(c *config) error { c.metered = metered; return nil }
+}
 
 // WithPeerRoles labels peers in the node's stream meters.
 func WithPeerRoles(role func(peer.ID) string) Option {

@@ -237,6 +237,49 @@ func TestInteropAndNegotiation(t *testing.T) {
 	}
 }
 
+// A node metering only some peers (WithMeteredPeers) delivers to and from every peer alike;
+// its stats hold the metered peer's streams and the compressed one, never the unmetered plain
+// one, and the metered streams' bytes match what the peers metered.
+func TestMeteredPeers(t *testing.T) {
+	hub := testNode(t, "snappy-stream", false, nil)
+	metered := testNode(t, "", false, nil)
+	bare := testNode(t, "", false, nil)
+	snap := testNode(t, "snappy-stream", false, nil)
+	hub.opts = append(hub.opts, WithMeteredPeers(func(p peer.ID) bool { return p == metered.ID() }))
+	star(t, hub, metered, bare, snap)
+	leaves := []*testPeer{metered, bare, snap}
+	var rs []*receiver
+	for _, l := range leaves {
+		rs = append(rs, subscribeTest(t, l))
+	}
+	hubR := subscribeTest(t, hub)
+	waitTopicPeers(t, hub, metered.ID(), bare.ID(), snap.ID())
+	publishN(t, hub, 1, 100, rs...)
+	for i, l := range leaves {
+		waitTopicPeers(t, l, hub.ID())
+		publishN(t, l, int64(10+i), 20, hubR)
+	}
+	for _, s := range hub.Stats() {
+		if s.Peer == bare.ID().String() {
+			t.Errorf("hub metered its unmetered peer's %s stream: %+v", s.Direction, s)
+		}
+	}
+	for _, l := range []*testPeer{metered, snap} {
+		for _, dir := range []string{"out", "in"} {
+			other := map[string]string{"out": "in", "in": "out"}[dir]
+			_, hraw, hwire := side(t, hub, l.ID(), dir)
+			_, raw, wire := side(t, l, hub.ID(), other)
+			if hraw == 0 || hraw != raw || hwire != wire {
+				t.Errorf("hub %s %s: %d/%d bytes, the leaf metered %d/%d", dir, l.ID(), hraw, hwire, raw, wire)
+			}
+		}
+	}
+	// The unmetered peer's own meter saw the traffic the hub did not meter.
+	if _, raw, _ := side(t, bare, hub.ID(), "in"); raw == 0 {
+		t.Error("the unmetered leaf received no bytes")
+	}
+}
+
 // logBuffer collects log output from several goroutines.
 type logBuffer struct {
 	mu gosync.Mutex

@@ -40,6 +40,9 @@ type codecStream struct {
 	node *Node
 	spec codec.Spec
 	ssz  bool // payload mode ssz: raw SSZ inside the codec (never on plain streams)
+	// bare: a plain stream with a peer the node does not meter (WithMeteredPeers): frames
+	// pass through unmetered and unrecorded.
+	bare bool
 
 	wmu     chanLock
 	w       io.WriteCloser
@@ -77,6 +80,7 @@ type codecStream struct {
 func newCodecStream(n *Node, s network.Stream, spec codec.Spec) *codecStream {
 	cs := &codecStream{Stream: s, node: n, spec: spec, ssz: n.cfg.payloadSSZ && ProtocolFor(spec) != PlainProtocol,
 		wmu: newChanLock(), rmu: newChanLock()}
+	cs.bare = spec.IsPlain() && n.cfg.metered != nil && !n.cfg.metered(s.Conn().RemotePeer())
 	cs.wire.w = s
 	cs.rwire.r = s
 	cs.rwire.cpu = &cs.rcpu
@@ -143,9 +147,18 @@ func (s *codecStream) writeFrame(frame []byte) (int, error) {
 	}
 	if s.w == nil {
 		s.w = s.spec.NewWriter(&s.wire, codec.WithoutTiming())
-		s.wside = s.node.meter.side(s.Stream, "out", s.spec)
+		if !s.bare {
+			s.wside = s.node.meter.side(s.Stream, "out", s.spec)
+		}
 	}
 	s.node.links.holdFirst(s) // the pair reset's order (linklog.go)
+	if s.bare && !s.cut {
+		if _, err := s.w.Write(frame); err != nil {
+			s.node.links.endedErr(s, err) // link log (linklog.go)
+			return 0, err
+		}
+		return len(frame), nil
+	}
 	parts, err := gossip.SplitFrame(frame)
 	if err != nil {
 		// Not one whole frame: pubsub never does this; meter it as Other and send it as is.
@@ -278,6 +291,12 @@ func (s *codecStream) nextFrame() error {
 	if err != nil {
 		s.rcpu.take(0)
 		return err
+	}
+	if s.bare {
+		s.frames.Add(1)
+		s.node.links.throttle(int64(len(s.frame))) // slow-reader fault (linklog.go)
+		s.pending = s.frame
+		return nil
 	}
 	if plain && s.msgSnappy.Load(s.frame, false) == nil && s.msgSnappy.Messages() > 0 {
 		// Today's per-message Snappy of the frame's messages, as a receiver decodes them.
