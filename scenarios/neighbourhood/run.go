@@ -692,13 +692,13 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			r.mech.begin(m.measureStart)
 		}
 		if slot >= cfg.Warmup && evs != nil {
-			r.ct.obs.sampleMesh(r.obs.PubsubStats().MeshPeers, r.plan.ObservedTopics)
-			r.sampleEligible()
 			x := result.Sample{AtNs: int64(time.Since(m.measureStart)), In: m.before.in, Out: m.before.out}
 			if slot > cfg.Warmup {
 				x.In, x.Out = r.obs.CategoryTotals()
 			}
 			m.samples = append(m.samples, x)
+			r.ct.obs.sampleMesh(r.obs.PubsubStats().MeshPeers, r.plan.ObservedTopics)
+			r.sampleEligible()
 		}
 		if evs == nil { // drain
 			time.Sleep(scaled(workload.SlotDuration))
