@@ -40,6 +40,11 @@ type Report struct {
 	// ControlOut is the control the observed node sent, by kind (its IWANT ids ask for the
 	// copies it gets by gossip).
 	ControlOut map[string]result.ControlBytes
+	// BySlot is In and Out per measured slot: the bytes between the observed node's byte
+	// totals at the start of consecutive measured slots (result.BytesBySlot), the last
+	// interval ending when its meters stopped (the last measured slot and the drain slot), so
+	// the intervals add up to In and Out per category.
+	BySlot []result.SlotBytes
 	// IHAVE ids and bytes received per topic category (the calibration form's attestation
 	// share of them is scaled to 64 subnets in the table).
 	IHaveIDs, IHaveBytes map[gossip.Category]int64

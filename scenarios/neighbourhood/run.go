@@ -650,6 +650,9 @@ type measured struct {
 	// inMesh: per real peer, the time the observed node had spent in its mesh per topic
 	// when the measured slots began.
 	inMesh []map[string]time.Duration
+	// samples are the observed node's byte totals so far at the start of each measured slot
+	// (the first is before's), AtNs from measureStart; the report adds the end's.
+	samples []result.Sample
 }
 
 // inMesh reads every real peer's in-mesh times of the observed node.
@@ -691,6 +694,11 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			r.mech.begin(m.measureStart)
 		}
 		if slot >= cfg.Warmup && evs != nil {
+			x := result.Sample{AtNs: int64(time.Since(m.measureStart)), In: m.before.in, Out: m.before.out}
+			if slot > cfg.Warmup {
+				x.In, x.Out = r.obs.CategoryTotals()
+			}
+			m.samples = append(m.samples, x)
 			r.ct.obs.sampleMesh(r.obs.PubsubStats().MeshPeers, r.plan.ObservedTopics)
 			r.sampleEligible()
 		}
@@ -751,7 +759,12 @@ func (r *run) progress(slot int, m measured) {
 func (r *run) report(m measured, cpuStart time.Duration) *Report {
 	rep := r.rep
 	streams := r.obs.FreezeStats()
+	stopped := time.Now()
 	after := snapshotOf(streams, r.obs.PubsubStats())
+	// The last interval ends when the meters stopped: it holds the last measured slot and
+	// the drain slot, so the intervals add up to the measured figures (after − before).
+	samples := append(m.samples, result.Sample{AtNs: int64(stopped.Sub(m.measureStart)), In: after.in, Out: after.out})
+	rep.BySlot = result.BytesBySlot(samples, time.Duration(float64(workload.SlotDuration)/r.cfg.TimeScale))
 	rep.Streams, rep.Pubsub = streams, after.ps
 	// Wall time is the machine's (on the virtual clock time.Since is simulated time).
 	rep.fill(m.before, after, r.ct, m.maxLag, network.WallNow()-m.wallStart)

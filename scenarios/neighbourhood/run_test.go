@@ -144,6 +144,7 @@ func TestSmallNeighbourhood(t *testing.T) {
 	if l := tm.Latency["attestation"]; l.Messages == 0 || l.Messages > int(r.Expected[gossip.Attestation]) || l.P50Ms < 50 || l.P99Ms < l.P50Ms {
 		t.Errorf("attestation latency %+v (expected %d)", l, r.Expected[gossip.Attestation])
 	}
+	checkBySlot(t, r)
 	if len(tm.MeshSlots) != cfg.Slots || tm.Mesh["attestation"].Mean <= 0 || tm.ObservedDrops != 0 || tm.Utilization <= 0 || tm.PeakRSSBytes < 64<<20 || len(tm.RSSBySlot) != cfg.Slots {
 		t.Errorf("timing %+v", tm)
 	}

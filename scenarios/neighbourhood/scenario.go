@@ -279,6 +279,9 @@ type Summary struct {
 	// Wire is the observed node's traffic per category and direction, raw and after the
 	// codec, as measured (not scaled).
 	Wire []WireLine `json:"wire"`
+	// BySlot is the observed node's raw and wire bytes per category in and out per measured
+	// slot (Report.BySlot; absent in runs from before it was recorded).
+	BySlot []result.SlotBytes `json:"by_slot,omitempty"`
 	// Timing is latency, the periphery's lateness, mesh sizes, drops and CPU.
 	Timing Timing `json:"timing"`
 }
@@ -301,7 +304,7 @@ type CategorySummary struct {
 
 // Summary is the report's figures for JSON.
 func (r *Report) Summary() Summary {
-	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale, Network: r.Network, Bandwidth: r.Config.Bandwidth.String(),
+	s := Summary{Subnets: r.Config.Population.Subnets, Codec: r.Config.Codec.String(), Seed: r.Config.Seed, TopologySeed: r.Config.Population.Seed, Wire: r.Wire(), BySlot: r.BySlot, Timing: r.Timing, Peers: r.ObservedPeers, Slots: r.Config.Slots, TimeScale: r.Config.TimeScale, Network: r.Network, Bandwidth: r.Config.Bandwidth.String(),
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control, ControlOut: r.ControlOut,
 		Subnet: r.Subnets, SyncSubnet: r.SyncSubnets, MeshShares: r.MeshShares, Outside: r.Plan.BoundaryTotal, Mechanism: r.Mechanism, Churned: r.Churned, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	s.WallPerSimMin, s.CPUPerSimMin = r.costPerSimMinute()

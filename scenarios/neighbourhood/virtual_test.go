@@ -2,6 +2,8 @@ package neighbourhood
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
+	"github.com/streamsim/streamsim/result"
 )
 
 // The small neighbourhood of TestSmallNeighbourhood (its population, outside peers and churn) on
@@ -73,5 +76,75 @@ func testSmallNeighbourhoodVirtualClock(t *testing.T, vnet network.VirtualTransp
 	want := map[network.VirtualTransport]string{network.VirtualQUIC: network.TransportSimnet, network.VirtualMem: network.TransportMem}[vnet]
 	if r.Network != want+" (virtual clock)" || r.In[gossip.Attestation].RawBytes == 0 {
 		t.Errorf("network %q, attestation bytes %+v", r.Network, r.In[gossip.Attestation])
+	}
+	checkBySlot(t, r)
+}
+
+// checkBySlot holds a run's per-slot bytes to its totals: one interval per measured slot,
+// ending later each time, the last holding the drain slot (at least a slot long), and per
+// category and direction the intervals' raw and wire bytes add up to the run's In and Out
+// exactly; the JSON summary carries the series, and every control kind both ways.
+func checkBySlot(t *testing.T, r *Report) {
+	t.Helper()
+	bs := r.BySlot
+	if len(bs) != r.Config.Slots {
+		t.Fatalf("%d per-slot intervals for %d measured slots: %+v", len(bs), r.Config.Slots, bs)
+	}
+	prev := 0.0
+	for i, s := range bs {
+		if s.Slot <= prev {
+			t.Errorf("interval %d ends at slot %g, not after the previous (%g)", i, s.Slot, prev)
+		}
+		if i < len(bs)-1 {
+			prev = s.Slot
+		}
+	}
+	if last := bs[len(bs)-1].Slot; last-prev < 1 {
+		t.Errorf("the last interval runs from slot %g to %g: it should hold the drain slot", prev, last)
+	}
+	for dir, total := range map[string]map[gossip.Category]result.CategoryBytes{"in": r.In, "out": r.Out} {
+		sum := map[gossip.Category]result.CategoryBytes{}
+		for _, s := range bs {
+			m := s.In
+			if dir == "out" {
+				m = s.Out
+			}
+			for c, b := range m {
+				if b.RawBytes < 0 || b.WireBytes < 0 {
+					t.Errorf("%s %s at slot %g: %+v", dir, c, s.Slot, b)
+				}
+				v := sum[c]
+				v.RawBytes += b.RawBytes
+				v.WireBytes += b.WireBytes
+				sum[c] = v
+			}
+		}
+		for _, c := range gossip.Categories() {
+			if sum[c] != total[c] {
+				t.Errorf("%s %s: the intervals add up to %+v, the run's total is %+v", dir, c, sum[c], total[c])
+			}
+		}
+		if total[gossip.Attestation].WireBytes == 0 || total[gossip.Control].WireBytes == 0 {
+			t.Errorf("%s: no attestation or control bytes: %+v", dir, total)
+		}
+	}
+	js, err := json.Marshal(r.Summary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.BySlot, bs) {
+		t.Errorf("the JSON summary's by_slot %+v, the run's %+v", back.BySlot, bs)
+	}
+	for _, k := range gossip.ControlKinds() {
+		if _, ok := back.Control[k.String()]; !ok {
+			t.Errorf("control_in lacks %s", k)
+		}
+		if _, ok := back.ControlOut[k.String()]; !ok {
+			t.Errorf("control_out lacks %s", k)
+		}
 	}
 }

@@ -225,47 +225,29 @@ func MeshAB(runs []analysis.ABRun, reports []*MeshReport) *ABReport {
 }
 
 // abLatencyDiff compares each run's latency percentiles with plain's in the same seed and
-// link setting.
+// link setting (analysis.LatencyDiffs), per link setting, codec and category.
 func abLatencyDiff(runs []ABRunResult) []ABLatencyDiff {
-	plain := plainBaselines(runs)
+	base := map[abBaseline]int{}
+	for i, r := range runs {
+		if r.Codec == "plain" {
+			base[abBaseline{r.Seed, r.Bandwidth}] = i
+		}
+	}
+	lr := make([]analysis.LatencyRun[gossip.Category], len(runs))
+	for i, r := range runs {
+		b, ok := base[abBaseline{r.Seed, r.Bandwidth}]
+		if !ok {
+			b = -1
+		}
+		lr[i] = analysis.LatencyRun[gossip.Category]{Codec: r.Codec, OK: r.OK, Saturated: r.Saturated, Base: b, P50: r.LatencyP50Ms, P99: r.LatencyP99Ms}
+	}
 	type key struct {
 		bw, codec string
 		cat       gossip.Category
 	}
-	type acc struct {
-		p50, p99  []float64
-		saturated bool
-	}
-	accs := map[key]*acc{}
-	var order []key
-	for _, r := range runs {
-		p := plain[abBaseline{r.Seed, r.Bandwidth}]
-		if r.Codec == "plain" || !r.OK || p == nil || !p.OK {
-			continue
-		}
-		for _, c := range gossip.Categories() {
-			base, ok := p.LatencyP50Ms[c]
-			got, ok2 := r.LatencyP50Ms[c]
-			if !ok || !ok2 {
-				continue
-			}
-			k := key{r.Bandwidth, r.Codec, c}
-			a := accs[k]
-			if a == nil {
-				a = &acc{}
-				accs[k] = a
-				order = append(order, k)
-			}
-			a.p50 = append(a.p50, got-base)
-			a.p99 = append(a.p99, r.LatencyP99Ms[c]-p.LatencyP99Ms[c])
-			a.saturated = a.saturated || r.Saturated || p.Saturated
-		}
-	}
 	var out []ABLatencyDiff
-	for _, k := range order {
-		a := accs[k]
-		out = append(out, ABLatencyDiff{Bandwidth: k.bw, Codec: k.codec, Category: k.cat, Seeds: len(a.p50),
-			P50: analysis.SpreadOf(a.p50), P99: analysis.SpreadOf(a.p99), Saturated: a.saturated})
+	for _, d := range analysis.LatencyDiffs(lr, gossip.Categories(), func(i int, c gossip.Category) key { return key{runs[i].Bandwidth, runs[i].Codec, c} }) {
+		out = append(out, ABLatencyDiff{Bandwidth: d.Key.bw, Codec: d.Key.codec, Category: d.Key.cat, Seeds: d.Seeds, P50: d.P50, P99: d.P99, Saturated: d.Saturated})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Bandwidth != out[j].Bandwidth {

@@ -189,48 +189,41 @@ func compare(runs []analysis.ABRun, reports []analysis.Report) (analysis.Report,
 		}
 		return order[a.Category] < order[b.Category]
 	})
-	ab.LatencyDiff = latencyDiff(ab.Runs, plain)
+	ab.LatencyDiff = latencyDiff(ab.Runs)
 	if len(plain) == 0 {
 		ab.Note("no plain run: wire is compared with each run's own raw bytes only")
 	}
 	return ab, nil
 }
 
-// latencyDiff compares each run's latency percentiles with the plain run's of the same seed.
-func latencyDiff(runs []ABRun, plain map[int64]*ABRun) []LatencyDiff {
+// latencyDiff compares each run's latency percentiles with the plain run's of the same seed
+// (analysis.LatencyDiffs), per codec and category; a category counts where both runs
+// delivered messages of it.
+func latencyDiff(runs []ABRun) []LatencyDiff {
+	plain := map[int64]int{}
+	for i, r := range runs {
+		if r.Codec == "plain" {
+			plain[r.Seed] = i
+		}
+	}
+	lr := make([]analysis.LatencyRun[string], len(runs))
+	for i, r := range runs {
+		b, ok := plain[r.Seed]
+		if !ok {
+			b = -1
+		}
+		l := analysis.LatencyRun[string]{Codec: r.Codec, OK: r.OK, Saturated: r.Saturated, Late: r.Late, Base: b, P50: map[string]float64{}, P99: map[string]float64{}}
+		for c, v := range r.Latency {
+			if v.Messages > 0 {
+				l.P50[c], l.P99[c] = v.P50Ms, v.P99Ms
+			}
+		}
+		lr[i] = l
+	}
 	type key struct{ codec, cat string }
-	type acc struct {
-		p50, p99        []float64
-		saturated, late bool
-	}
-	accs := map[key]*acc{}
-	for _, r := range runs {
-		base := plain[r.Seed]
-		if r.Codec == "plain" || !r.OK || base == nil || !base.OK {
-			continue
-		}
-		for _, c := range categoryNames() {
-			got, ok := r.Latency[c]
-			want, ok2 := base.Latency[c]
-			if !ok || !ok2 || got.Messages == 0 || want.Messages == 0 {
-				continue
-			}
-			k := key{r.Codec, c}
-			a := accs[k]
-			if a == nil {
-				a = &acc{}
-				accs[k] = a
-			}
-			a.p50 = append(a.p50, got.P50Ms-want.P50Ms)
-			a.p99 = append(a.p99, got.P99Ms-want.P99Ms)
-			a.saturated = a.saturated || r.Saturated || base.Saturated
-			a.late = a.late || r.Late || base.Late
-		}
-	}
 	var out []LatencyDiff
-	for k, a := range accs {
-		out = append(out, LatencyDiff{Codec: k.codec, Category: k.cat, Seeds: len(a.p99), P50: analysis.SpreadOf(a.p50), P99: analysis.SpreadOf(a.p99),
-			Saturated: a.saturated, Late: a.late})
+	for _, d := range analysis.LatencyDiffs(lr, categoryNames(), func(i int, c string) key { return key{runs[i].Codec, c} }) {
+		out = append(out, LatencyDiff{Codec: d.Key.codec, Category: d.Key.cat, Seeds: d.Seeds, P50: d.P50, P99: d.P99, Saturated: d.Saturated, Late: d.Late})
 	}
 	cats := categoryNames()
 	sort.Slice(out, func(i, j int) bool {

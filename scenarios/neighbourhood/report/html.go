@@ -77,22 +77,53 @@ func section(s *page.Section, runs []analysis.SectionRun, joined *analysis.Secti
 			"The observed node's wire bytes per category, "+dir+"bound, as a percentage of the same run's raw (decoded) bytes, per run (codec), over the measured slots (figures.wire.<i>.relative_pct): runs of different codecs carry different traffic, so their bytes are compared with their own raw bytes, not with each other's.")
 	}
 
+	var slotCurves []page.SlotCurve
+	for _, r := range runs {
+		c := explicit(r.Report.(*Report).Figures.Codec)
+		slotCurves = append(slotCurves, page.SlotCurve{Name: r.Label + " in", Codec: c, Src: r.Src, Path: "figures.by_slot", Dir: "in"},
+			page.SlotCurve{Name: r.Label + " out", Codec: c, Variant: "out", Src: r.Src, Path: "figures.by_slot", Dir: "out"})
+	}
+	var cats []string
+	for _, c := range gossip.Categories() {
+		cats = append(cats, c.String())
+	}
+	s.BytesPerSlot("Observed node, wire bytes per slot", slotCurves, cats,
+		"The observed node's wire bytes of the category in (solid colour) and out (lighter) per measured slot, per run (codec): the bytes between its byte totals at the start of consecutive measured slots, the last interval ending when its meters stopped (it holds the drain slot after the last measured one), so the intervals add up to the run's bytes over the measured slots; figures.by_slot.<j>.<in|out>.<category>.wire_bytes (raw_bytes beside them). Runs of different codecs carry different traffic.")
+
 	var kinds []string
 	for _, k := range gossip.ControlKinds() {
 		kinds = append(kinds, k.String())
 	}
-	var ctl []page.BarSeries
-	for _, r := range runs {
-		se := page.BarSeries{Name: r.Label, Codec: explicit(r.Report.(*Report).Figures.Codec)}
-		for _, k := range kinds {
-			se.Values = append(se.Values, r.Src.Fig("figures.control_in."+k+".entries", page.Count))
-		}
-		ctl = append(ctl, se)
+	var idKinds []string
+	for _, k := range []gossip.ControlKind{gossip.IHave, gossip.IWant, gossip.IDontWant} {
+		idKinds = append(idKinds, k.String())
 	}
-	s.Bars(page.BarChart{Title: "Observed node, inbound control entries by kind", YLabel: "entries", Groups: kinds, Series: ctl},
-		"Control entries received per kind over the measured slots (figures.control_in.<kind>.entries); every kind is in the JSON, zero included.")
-
-	s.Para("Bytes per slot: not drawn for the neighbourhood: its report holds the observed node's bytes over the measured slots as totals, not per slot.")
+	var ctlRows [][]page.Cell
+	for _, dir := range []struct{ key, name string }{{"control_in", "inbound"}, {"control_out", "outbound"}} {
+		var ctl, ids []page.BarSeries
+		for _, r := range runs {
+			c := explicit(r.Report.(*Report).Figures.Codec)
+			se, id := page.BarSeries{Name: r.Label, Codec: c}, page.BarSeries{Name: r.Label, Codec: c}
+			for _, k := range kinds {
+				b := "figures." + dir.key + "." + k
+				se.Values = append(se.Values, r.Src.Fig(b+".entries", page.Count))
+				if slices.Contains(idKinds, k) {
+					id.Values = append(id.Values, r.Src.Fig(b+".ids", page.Count))
+				}
+				if _, ok := r.Src.Lookup(b); ok {
+					ctlRows = append(ctlRows, []page.Cell{page.T(r.Label), page.T(dir.name), page.T(k), page.F(r.Src.Fig(b+".entries", page.Count)),
+						page.F(r.Src.Fig(b+".ids", page.Count)), page.F(r.Src.Fig(b+".raw_bytes", page.MB)), page.F(r.Src.Fig(b+".wire_bytes", page.MB))})
+				}
+			}
+			ctl, ids = append(ctl, se), append(ids, id)
+		}
+		verb := map[string]string{"control_in": "received", "control_out": "sent"}[dir.key]
+		s.Bars(page.BarChart{Title: "Observed node, " + dir.name + " control entries by kind", YLabel: "entries", Groups: kinds, Series: ctl},
+			"Control entries the observed node "+verb+" per kind over the measured slots (figures."+dir.key+".<kind>.entries: an IHAVE or IWANT entry is one topic's list of message ids, a GRAFT or PRUNE one topic); every kind is in the JSON, zero included.")
+		s.Bars(page.BarChart{Title: "Observed node, message ids in " + dir.name + " control by kind", YLabel: "message ids", Groups: idKinds, Series: ids},
+			"Message ids the observed node "+verb+" in IHAVE, IWANT and IDONTWANT over the measured slots (figures."+dir.key+".<kind>.ids).")
+	}
+	s.Table("Control by kind, in and out, over the measured slots", []string{"run", "direction", "kind", "entries", "message ids", "raw", "wire"}, ctlRows)
 
 	mechanismSection(s, runs)
 
