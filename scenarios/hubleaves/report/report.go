@@ -330,11 +330,24 @@ func (r *RunReport) parity(pubs, leaves []*result.NodeSummary) {
 		r.Parity.Message = fmt.Sprintf("every leaf received exactly the %d published messages", published.Total())
 		return
 	}
+	// Leaves of one group with the same difference are named once (a group of 200 leaves).
 	var bad []string
-	for _, lp := range r.Parity.Leaves {
-		if !lp.OK {
-			bad = append(bad, fmt.Sprintf("%s (%s/%d): %s", lp.Codec, lp.Group, lp.Instance, lp.Diff))
+	ls := r.Parity.Leaves
+	for i := 0; i < len(ls); i++ {
+		lp := ls[i]
+		if lp.OK {
+			continue
 		}
+		j := i
+		for j+1 < len(ls) && !ls[j+1].OK && ls[j+1].Group == lp.Group && ls[j+1].Diff == lp.Diff {
+			j++
+		}
+		if j == i {
+			bad = append(bad, fmt.Sprintf("%s (%s/%d): %s", lp.Codec, lp.Group, lp.Instance, lp.Diff))
+		} else {
+			bad = append(bad, fmt.Sprintf("%s (%s/%d to /%d, %d leaves): %s", lp.Codec, lp.Group, lp.Instance, ls[j].Instance, j-i+1, lp.Diff))
+		}
+		i = j
 	}
 	if len(pubs) == 0 {
 		bad = append(bad, "no publisher summaries")
