@@ -429,11 +429,11 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 				continue
 			}
 			if float64(n) > maxPeers {
-				why := fmt.Sprintf("no run here measured codec state with %d peers (the most: %.0f)", n, maxPeers)
+				why := fmt.Sprintf("no run here measured codec state with %d peers (the most: %.0f; a live check with --leaves <codec>*%d does)", n, maxPeers, n)
 				if maxPeers == 0 {
-					why = "no run here measured codec state per node with its peers (a sweep with --layout does)"
+					why = fmt.Sprintf("no run here measured codec state per node with its peers (a live check with --leaves <codec>*%d or a sweep with --layout does)", n)
 				}
-				rows = append(rows, []page.Cell{page.T(page.FactMemory), page.T(fmt.Sprintf("per node at %d peers", n)), page.T("not measured"), page.T(why), page.T("")})
+				rows = append(rows, []page.Cell{page.T(page.FactMemory), page.T(page.PerNodeWhat(n)), page.T("not measured"), page.T(why), page.T("")})
 			}
 		}
 		caption := "Verdict: " + cfg
