@@ -130,6 +130,7 @@ var (
 	Pct   = Format{Unit: "%", Scale: 1, Decimals: 1}
 	MB    = Format{Unit: "MB", Scale: 1e6, Decimals: 2}
 	KiB   = Format{Unit: "KiB", Scale: 1024, Decimals: 1}
+	MiB   = Format{Unit: "MiB", Scale: 1 << 20, Decimals: 2}
 	MiBh  = Format{Unit: "MiB/h", Scale: 1, Decimals: 1}
 	Ms    = Format{Unit: "ms", Scale: 1, Decimals: 0}
 	Ms1   = Format{Unit: "ms", Scale: 1, Decimals: 1}

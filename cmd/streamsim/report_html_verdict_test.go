@@ -308,9 +308,9 @@ func TestVerdictMemoryPerNodeFromHubLeaves(t *testing.T) {
 			t.Errorf("200 leaves: per node at %d peers: %s in the verdict %v, class %q; want a measured figure", n, path, ok, class)
 			continue
 		}
-		// n peers × (300 000 + 70 000) B, in KiB.
-		if want := fmt.Sprintf("%.1f", float64(n)*370_000/1024); !strings.Contains(cell, want) {
-			t.Errorf("per node at %d peers: cell %s lacks %s KiB", n, cell, want)
+		// n peers × (300 000 + 70 000) B, in MiB.
+		if want := fmt.Sprintf("%.2f", float64(n)*370_000/(1<<20)); !strings.Contains(cell, want) {
+			t.Errorf("per node at %d peers: cell %s lacks %s MiB", n, cell, want)
 		}
 		if !strings.Contains(v, page.PerNodeWhat(n)+": the hub") {
 			t.Errorf("200 leaves: no row %q", page.PerNodeWhat(n))

@@ -93,7 +93,7 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 			}
 		}
 		if len(shown) < len(rep.Leaves) {
-			s.Para(fmt.Sprintf("%d leaves in %d leaf groups: each group's first leaf is shown one by one below (the leaves of a group receive the same messages on the same codec); every leaf is in the run's JSON (leaves.<i>) and every leaf's parity in the verdict above.", len(rep.Leaves), len(shown)))
+			s.Para(fmt.Sprintf("%d leaves in %d leaf groups: each group's first leaf is shown one by one below (the leaves of a group receive the same messages on the same codec); every leaf is in the run's JSON (leaves.<i>), and a leaf that failed parity is named in the run's problems above.", len(rep.Leaves), len(shown)))
 		}
 		s.Table("Leaves: inbound from the hub", []string{"leaf", "codec", "wire", "raw (decoded)", "wire, % of plain leaf", "BandwidthCounter in"}, rows)
 		s.Bars(page.BarChart{Title: "Leaf inbound wire bytes, % of the plain leaf's", YLabel: "% of plain", Groups: append(append([]string{}, cats...), "total"), Series: rel, RefY: 100, RefYLabel: "plain"},
@@ -167,13 +167,13 @@ func hubMemoryTable(s *page.Section, r analysis.SectionRun, rep *RunReport) {
 	var rows [][]page.Cell
 	for i, m := range rep.HubMemory {
 		b := fmt.Sprintf("hub_memory.%d.", i)
-		row := []page.Cell{page.T(m.Codec), page.F(r.Src.Fig(b+"peers", page.Count)), page.F(r.Src.Fig(b+"encoder_bytes", page.KiB)),
-			page.F(r.Src.Fig(b+"decoder_bytes", page.KiB)), page.F(r.Src.Fig(b+"bytes", page.KiB)), page.F(r.Src.Fig(b+"bytes_per_peer", page.KiB))}
+		row := []page.Cell{page.T(m.Codec), page.F(r.Src.Fig(b+"peers", page.Count)), page.F(r.Src.Fig(b+"encoder_bytes", page.MiB)),
+			page.F(r.Src.Fig(b+"decoder_bytes", page.MiB)), page.F(r.Src.Fig(b+"bytes", page.MiB)), page.F(r.Src.Fig(b+"bytes_per_peer", page.KiB))}
 		for _, n := range page.MemoryPeers {
 			cell := page.T("-")
 			for j, pn := range m.PerNode {
 				if pn.Peers == n {
-					cell = page.F(r.Src.Fig(fmt.Sprintf("%sper_node.%d.bytes", b, j), page.KiB))
+					cell = page.F(r.Src.Fig(fmt.Sprintf("%sper_node.%d.bytes", b, j), page.MiB))
 				}
 			}
 			row = append(row, cell)
@@ -199,7 +199,7 @@ func hubMemoryFacts(r analysis.SectionRun, rep *RunReport, spec codec.Spec) []pa
 		for j, pn := range m.PerNode {
 			facts = append(facts, page.Fact{Kind: page.FactMemory,
 				What:  fmt.Sprintf("%s: the hub's encoders and decoders of %d of its %d peers on this codec, live check", page.PerNodeWhat(pn.Peers), pn.Peers, m.Peers),
-				Value: r.Src.Fig(fmt.Sprintf("%sper_node.%d.bytes", b, j), page.KiB)})
+				Value: r.Src.Fig(fmt.Sprintf("%sper_node.%d.bytes", b, j), page.MiB)})
 		}
 		return facts
 	}
