@@ -66,8 +66,9 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 				page.F(r.Src.Fig(e+"core_pct", page.Pct)), page.F(r.Src.Fig(e+"state_bytes", page.KiB)),
 				page.F(r.Src.Fig(d+"us_per_block", page.Micro)), page.F(r.Src.Fig(d+"ns_per_byte", page.NsB)),
 				page.F(r.Src.Fig(d+"core_pct", page.Pct)), page.F(r.Src.Fig(d+"state_bytes", page.KiB))})
-			// Every compressed leaf is an answer row; the page sets it beside the proposal's
-			// live check run with the same payloads and profile, or beside nothing.
+			// Each codec's first compressed leaf is an answer row (with the hub's codec memory
+			// on that codec); the page sets it beside the proposal's live check run with the
+			// same payloads and profile, or beside nothing.
 			if l.Codec != "plain" && l.RelativeToPlain != nil && !answered[l.Codec] {
 				answered[l.Codec] = true
 				if spec, err := codec.Parse(l.Codec); err == nil {
