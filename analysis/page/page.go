@@ -130,6 +130,7 @@ var (
 	Pct   = Format{Unit: "%", Scale: 1, Decimals: 1}
 	MB    = Format{Unit: "MB", Scale: 1e6, Decimals: 2}
 	KiB   = Format{Unit: "KiB", Scale: 1024, Decimals: 1}
+	MiB   = Format{Unit: "MiB", Scale: 1 << 20, Decimals: 2}
 	MiBh  = Format{Unit: "MiB/h", Scale: 1, Decimals: 1}
 	Ms    = Format{Unit: "ms", Scale: 1, Decimals: 0}
 	Ms1   = Format{Unit: "ms", Scale: 1, Decimals: 1}
@@ -470,6 +471,15 @@ const (
 	FactMemory  = "codec memory"
 	FactLatency = "p99 delivery latency change"
 )
+
+// MemoryPeers are the peer counts a verdict asks a node's codec memory at. A report states
+// the memory at n peers as a FactMemory fact whose What starts with PerNodeWhat(n), measured
+// over n peers, and the most peers it measured as one whose What starts with "peers" (its
+// value the count): the verdict says "not measured" at a count above every run's most.
+var MemoryPeers = []int{50, 100, 200}
+
+// PerNodeWhat is the start of the What of a node's codec memory at n peers.
+func PerNodeWhat(n int) string { return fmt.Sprintf("per node at %d peers", n) }
 
 // CPULabel is the one label codec CPU has on the page, and CPUDefinition what it is, as
 // docs/results-schema.md ("Codec CPU") defines it: the core time of the codec's own work on a

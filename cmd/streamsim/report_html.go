@@ -342,7 +342,7 @@ func reasonKinds(reasons []string) []string {
 }
 
 // verdictPeers are the peer counts a node's codec memory is asked for.
-var verdictPeers = []int{50, 100, 200}
+var verdictPeers = page.MemoryPeers
 
 // verdicts writes one verdict per configuration: the bytes it saved per view and direction,
 // its codec CPU beside plain's, its codec memory, its p99 latency change
@@ -368,7 +368,8 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 		var rows [][]page.Cell
 		var left []string
 		maxPeers := 0.0
-		measured := 0 // the verdict's own figures
+		measured := 0                      // the verdict's own figures
+		perNode := map[int][][]page.Cell{} // memory per node at n peers, listed last
 		for _, a := range byConfig[cfg] {
 			if reasons := rowReasons(a); len(reasons) > 0 {
 				left = append(left, fmt.Sprintf("%s (%s)", a.By, strings.Join(reasonKinds(reasons), ", ")))
@@ -413,17 +414,26 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 					left = append(left, fmt.Sprintf("%s, %s %s (%s)", a.By, f.Kind, f.What, strings.Join(kinds, ", ")))
 					continue
 				}
-				rows = append(rows, []page.Cell{page.T(f.Kind), page.T(f.What), {Fig: &v, Class: "answer", Runs: a.Runs}, side, by})
+				row := []page.Cell{page.T(f.Kind), page.T(f.What), {Fig: &v, Class: "answer", Runs: a.Runs}, side, by}
 				measured++
+				if n, ok := perNodePeers(f); ok {
+					perNode[n] = append(perNode[n], row)
+					continue
+				}
+				rows = append(rows, row)
 			}
 		}
 		for _, n := range verdictPeers {
+			if len(perNode[n]) > 0 {
+				rows = append(rows, perNode[n]...)
+				continue
+			}
 			if float64(n) > maxPeers {
-				why := fmt.Sprintf("no run here measured codec state with %d peers (the most: %.0f)", n, maxPeers)
+				why := fmt.Sprintf("no run here measured codec state with %d peers (the most: %.0f; a live check with --leaves <codec>*%d does)", n, maxPeers, n)
 				if maxPeers == 0 {
-					why = "no run here measured codec state per node with its peers (a sweep with --layout does)"
+					why = fmt.Sprintf("no run here measured codec state per node with its peers (a live check with --leaves <codec>*%d or a sweep with --layout does)", n)
 				}
-				rows = append(rows, []page.Cell{page.T(page.FactMemory), page.T(fmt.Sprintf("per node at %d peers", n)), page.T("not measured"), page.T(why), page.T("")})
+				rows = append(rows, []page.Cell{page.T(page.FactMemory), page.T(page.PerNodeWhat(n)), page.T("not measured"), page.T(why), page.T("")})
 			}
 		}
 		caption := "Verdict: " + cfg
@@ -436,6 +446,20 @@ func verdicts(s *page.Section, answers []page.AnswerRow) {
 		}
 		s.Table(caption, []string{"", "what", "measured", "beside it", "from"}, rows)
 	}
+}
+
+// perNodePeers is n of a fact of a node's codec memory at n peers (page.PerNodeWhat) that
+// the verdict asks for.
+func perNodePeers(f page.Fact) (int, bool) {
+	if f.Kind != page.FactMemory {
+		return 0, false
+	}
+	for _, n := range verdictPeers {
+		if strings.HasPrefix(f.What, page.PerNodeWhat(n)) {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // proposalPeer is the proposal's figure (a range: low, high) for an answer row's category,

@@ -10,6 +10,7 @@ import (
 	"github.com/streamsim/streamsim/analysis/page"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
+	hlreport "github.com/streamsim/streamsim/scenarios/hubleaves/report"
 	meshreport "github.com/streamsim/streamsim/scenarios/mesh/report"
 	"github.com/streamsim/streamsim/scenarios/neighbourhood"
 	nbreport "github.com/streamsim/streamsim/scenarios/neighbourhood/report"
@@ -226,5 +227,110 @@ func TestVerdictHasNeighbourhoodLatency(t *testing.T) {
 	}
 	if !strings.Contains(html, "left out (from runs with problems): neighbourhood A/B (late)") {
 		t.Error("the verdict does not name the late A/B as left out")
+	}
+}
+
+// hubLeavesNodes are the summaries of a hub-leaves run with a plain leaf and n snappy-stream
+// leaves in one group (--leaves plain,snappy-stream*n): the hub's encoder for each holds
+// 300 000 bytes, its decoder 70 000.
+func hubLeavesNodes(n int) []*result.NodeSummary {
+	att := gossip.Attestation
+	parity := func(msgs int64, d uint64) *result.Parity {
+		return &result.Parity{Messages: map[gossip.Category]int64{att: msgs}, Digest: map[gossip.Category][2]uint64{att: {d, d}}}
+	}
+	hub := &result.NodeSummary{Role: result.RoleHub, Group: "hub", PeerID: "H", Duration: 2, Build: "optimized", Optimized: true,
+		Streams: []result.StreamStats{{Peer: "P", Direction: "in", Codec: "plain"}, {Peer: "LP", Direction: "out", Codec: "plain", RawBytes: 1000, WireBytes: 1000}}}
+	leaf := func(group string, i int, codec, id string, wire int64) *result.NodeSummary {
+		return &result.NodeSummary{Role: result.RoleLeaf, Group: group, Instance: i, Codec: codec, PeerID: id, Duration: 2, Parity: parity(5, 1),
+			Streams: []result.StreamStats{{Peer: "H", Direction: "in", Codec: codec, Protocol: "/" + codec, Frames: 5, RawBytes: 1000, WireBytes: wire,
+				Categories: map[gossip.Category]result.CategoryBytes{att: {RawBytes: 1000, WireBytes: wire}}, CodecStats: result.CodecStats{Units: 5, RawBytes: 1000, TimeNs: 5000}}}}
+	}
+	nodes := []*result.NodeSummary{hub, leaf("leaf-0-plain", 0, "plain", "LP", 1000),
+		{Role: result.RolePublisher, Group: "publishers", PeerID: "P", TimeScale: 1, Slots: 1, Build: "optimized", Optimized: true, Parity: parity(5, 1),
+			Schedule: &result.Schedule{Messages: 5, SlotNs: 12e9, ScheduledNs: 12e9, ElapsedNs: 12e9}}}
+	for i := range n {
+		id := fmt.Sprintf("L%03d", i)
+		nodes = append(nodes, leaf("leaf-1-snappy-stream", i, "snappy-stream", id, 400))
+		hub.Streams = append(hub.Streams,
+			result.StreamStats{Peer: id, Direction: "out", Codec: "snappy-stream", RawBytes: 1000, WireBytes: 400, CodecStats: result.CodecStats{Units: 5, RawBytes: 1000, TimeNs: 9000, StateBytes: 300_000}},
+			result.StreamStats{Peer: id, Direction: "in", Codec: "snappy-stream", CodecStats: result.CodecStats{StateBytes: 70_000}})
+	}
+	return nodes
+}
+
+// A live check whose hub had 200 peers of a codec states that codec's memory per node at 50,
+// 100 and 200 peers, each bound to its figure in the run's JSON; one with 8 has them "not
+// measured", naming the most peers it had.
+func TestVerdictMemoryPerNodeFromHubLeaves(t *testing.T) {
+	verdict := func(n int) string {
+		t.Helper()
+		rep := hlreport.BuildRunReport(hubLeavesNodes(n))
+		if !rep.OK {
+			t.Fatalf("%d leaves: problems %q", n, rep.Problems)
+		}
+		k, err := analysis.KindOf(hlreport.LiveCheckKind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &page.Page{Title: "verdict"}
+		proposal, err := p.AddSource("proposal", mustJSON(map[string]any{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &page.Section{ID: "sec1", Title: "live"}
+		s.SetProposal(proposal)
+		p.Sections = append(p.Sections, s)
+		src, err := addSource(p, "live", rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.Section(s, []analysis.SectionRun{{Label: "live", Report: rep, Src: src}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := answerSection(p, proposal); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := p.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		vs := verdictTables(b.String())
+		if len(vs) != 1 {
+			t.Fatalf("%d leaves: %d verdict tables, want 1 (snappy-stream: one answer row for its %d leaves)", n, len(vs), n)
+		}
+		return vs[0]
+	}
+	v := verdict(200)
+	for j, n := range []int{50, 100, 200} {
+		path := fmt.Sprintf("hub_memory.1.per_node.%d.bytes", j)
+		class, cell, ok := figSpan(v, path)
+		if !ok || class != "fig answer" {
+			t.Errorf("200 leaves: per node at %d peers: %s in the verdict %v, class %q; want a measured figure", n, path, ok, class)
+			continue
+		}
+		// n peers × (300 000 + 70 000) B, in MiB.
+		if want := fmt.Sprintf("%.2f", float64(n)*370_000/(1<<20)); !strings.Contains(cell, want) {
+			t.Errorf("per node at %d peers: cell %s lacks %s MiB", n, cell, want)
+		}
+		if !strings.Contains(v, page.PerNodeWhat(n)+": the hub") {
+			t.Errorf("200 leaves: no row %q", page.PerNodeWhat(n))
+		}
+	}
+	if strings.Contains(v, "not measured") {
+		t.Error("200 leaves: a per-node memory row says not measured")
+	}
+	if strings.Count(v, page.FactBytes) != 1 {
+		t.Errorf("200 leaves: %d bytes rows, want 1 (one answer row per codec and run)", strings.Count(v, page.FactBytes))
+	}
+
+	v = verdict(8)
+	for _, n := range []int{50, 100, 200} {
+		row := regexp.MustCompile(`(?s)<tr>(?:(?:[^<]|<[^/]|</[^t]|</t[^r])*?)` + regexp.QuoteMeta(page.PerNodeWhat(n)) + `.*?</tr>`).FindString(v)
+		if !strings.Contains(row, "not measured") || !strings.Contains(row, "(the most: 8;") {
+			t.Errorf("8 leaves: per node at %d peers: row %q, want not measured with the most peers (8)", n, row)
+		}
+	}
+	if _, _, ok := figSpan(v, "hub_memory.1.per_node.0.bytes"); ok {
+		t.Error("8 leaves: a per-node memory figure in the verdict")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/streamsim/streamsim/result"
 	"github.com/streamsim/streamsim/sim/runner"
 
-	"github.com/streamsim/streamsim/sim/node"
 	"github.com/streamsim/streamsim/topology"
 	"github.com/streamsim/streamsim/workload"
 )
@@ -74,13 +73,13 @@ type hubLeavesRun struct {
 
 func hubLeavesFlags(fs *flag.FlagSet) runner.RunFlags {
 	return &hubLeavesRun{
-		leaves:     fs.String("leaves", "plain,snappy-stream,zstd", "leaf codec specs, comma-separated, one leaf each"),
+		leaves:     fs.String("leaves", "plain,snappy-stream,zstd", "leaf codec specs, comma-separated, one leaf each; <spec>*<count> is count leaves of one codec (e.g. plain,snappy-stream*200)"),
 		publishers: fs.Int("publishers", 4, "publisher nodes standing in for the network"),
 	}
 }
 
 func (f *hubLeavesRun) Runs(params map[string]string) ([]runner.Run, error) {
-	specs, err := node.ParseCodecs(*f.leaves)
+	leaves, err := ParseLeaves(*f.leaves)
 	if err != nil {
 		return nil, fmt.Errorf("--leaves: %w", err)
 	}
@@ -88,7 +87,7 @@ func (f *hubLeavesRun) Runs(params map[string]string) ([]runner.Run, error) {
 		return nil, fmt.Errorf("--publishers %d: want at least 1", *f.publishers)
 	}
 	params[ParamPublishers] = strconv.Itoa(*f.publishers)
-	return []runner.Run{{Params: params, Groups: HubLeavesGroups(*f.publishers, specs)}}, nil
+	return []runner.Run{{Params: params, Groups: LeafGroups(*f.publishers, leaves)}}, nil
 }
 
 // FlagOf: the publishers parameter is --publishers.
@@ -110,9 +109,57 @@ func LeafGroup(i int, spec codec.Spec) string {
 // HubLeavesGroups returns the groups of a hub-leaves run: publishers, the hub, one leaf per
 // codec.
 func HubLeavesGroups(publishers int, leaves []codec.Spec) []runner.Group {
+	ls := make([]Leaves, len(leaves))
+	for i, l := range leaves {
+		ls[i] = Leaves{Codec: l, Count: 1}
+	}
+	return LeafGroups(publishers, ls)
+}
+
+// LeafGroups returns the groups of a hub-leaves run: publishers, the hub, and per entry of
+// leaves one group of Count leaves on its codec (leaf-<i>-<codec>, instances 0..Count-1).
+func LeafGroups(publishers int, leaves []Leaves) []runner.Group {
 	gs := []runner.Group{{ID: GroupPublishers, Instances: publishers}, {ID: GroupHub, Instances: 1}}
 	for i, l := range leaves {
-		gs = append(gs, runner.Group{ID: LeafGroup(i, l), Instances: 1, Params: map[string]string{runner.ParamCodec: l.String()}})
+		gs = append(gs, runner.Group{ID: LeafGroup(i, l.Codec), Instances: l.Count, Params: map[string]string{runner.ParamCodec: l.Codec.String()}})
 	}
 	return gs
+}
+
+// Leaves is one entry of --leaves: Count leaves on one codec.
+type Leaves struct {
+	Codec codec.Spec
+	Count int
+}
+
+// LeavesForm is the syntax of --leaves, for its errors.
+const LeavesForm = "comma-separated codec specs, each once or as <spec>*<count> for count leaves of that codec (count a whole number from 1), e.g. plain,snappy-stream*200 or snappy-stream:1MiB*100"
+
+// ParseLeaves parses --leaves: comma-separated codec specs, one leaf each, or <spec>*<count>
+// for count leaves on that codec ("plain,snappy-stream*200", "snappy-stream:1MiB*100").
+func ParseLeaves(list string) ([]Leaves, error) {
+	var out []Leaves
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		spec, count := f, 1
+		if s, c, ok := strings.Cut(f, "*"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(c))
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("%q: leaf count %q is not a whole number from 1 (allowed: %s)", f, c, LeavesForm)
+			}
+			spec, count = strings.TrimSpace(s), n
+		}
+		c, err := codec.Parse(spec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Leaves{Codec: c, Count: count})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no codec specs in %q (allowed: %s)", list, LeavesForm)
+	}
+	return out, nil
 }

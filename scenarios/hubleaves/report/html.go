@@ -40,7 +40,10 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 		}
 		var rel, wire, cpuBars, stateBars []page.BarSeries
 		var rows, cpu [][]page.Cell
-		for i, l := range rep.Leaves {
+		answered := map[string]bool{} // one answer row per codec and run
+		shown := rep.ShownLeaves()
+		for _, i := range shown {
+			l := rep.Leaves[i]
 			b := fmt.Sprintf("leaves.%d.", i)
 			name := l.Codec
 			w := page.BarSeries{Name: name, Codec: explicit(l.Codec)}
@@ -63,9 +66,11 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 				page.F(r.Src.Fig(e+"core_pct", page.Pct)), page.F(r.Src.Fig(e+"state_bytes", page.KiB)),
 				page.F(r.Src.Fig(d+"us_per_block", page.Micro)), page.F(r.Src.Fig(d+"ns_per_byte", page.NsB)),
 				page.F(r.Src.Fig(d+"core_pct", page.Pct)), page.F(r.Src.Fig(d+"state_bytes", page.KiB))})
-			// Every compressed leaf is an answer row; the page sets it beside the proposal's
-			// live check run with the same payloads and profile, or beside nothing.
-			if l.Codec != "plain" && l.RelativeToPlain != nil {
+			// Each codec's first compressed leaf is an answer row (with the hub's codec memory
+			// on that codec); the page sets it beside the proposal's live check run with the
+			// same payloads and profile, or beside nothing.
+			if l.Codec != "plain" && l.RelativeToPlain != nil && !answered[l.Codec] {
+				answered[l.Codec] = true
 				if spec, err := codec.Parse(l.Codec); err == nil {
 					cells := map[string]page.AnswerCell{"total": {Value: r.Src.Fig(b+"relative_to_plain", page.Pct)}}
 					for _, c := range cats {
@@ -81,11 +86,15 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 						}
 						facts = append(facts, f, page.Fact{Kind: page.FactMemory, What: end.what + ": codec state of the stream", Value: r.Src.Fig(b+"cpu."+end.key+".state_bytes", page.KiB)})
 					}
+					facts = append(facts, hubMemoryFacts(r, rep, spec)...)
 					s.Answer(page.AnswerRow{Config: spec.Explicit(), View: rep.Profile, Direction: "in", Payload: rep.Payload, LiveCheck: true, Facts: facts,
 						By: "live check " + r.Label, Of: page.OfPlain, Seeds: page.T("1 run"), Cells: cells, Runs: []*page.Source{r.Src},
 						Measured: "a direct-peer leaf's inbound wire bytes, % of the plain leaf's in the same run (no control)"})
 				}
 			}
+		}
+		if len(shown) < len(rep.Leaves) {
+			s.Para(fmt.Sprintf("%d leaves in %d leaf groups: each group's first leaf is shown one by one below (the leaves of a group receive the same messages on the same codec); every leaf is in the run's JSON (leaves.<i>), and a leaf that failed parity is named in the run's problems above.", len(rep.Leaves), len(shown)))
 		}
 		s.Table("Leaves: inbound from the hub", []string{"leaf", "codec", "wire", "raw (decoded)", "wire, % of plain leaf", "BandwidthCounter in"}, rows)
 		s.Bars(page.BarChart{Title: "Leaf inbound wire bytes, % of the plain leaf's", YLabel: "% of plain", Groups: append(append([]string{}, cats...), "total"), Series: rel, RefY: 100, RefYLabel: "plain"},
@@ -97,10 +106,12 @@ func liveSection(s *page.Section, runs []analysis.SectionRun, _ *analysis.Sectio
 		s.Bars(page.BarChart{Title: "Codec memory per peer stream", YLabel: "KiB", Groups: []string{"encoder (hub)", "decoder (leaf)"}, Series: stateBars},
 			"The codec state of the leaf's inbound stream on both ends (leaves.<i>.cpu.hub_encode.state_bytes, cpu.decode.state_bytes).")
 		s.Table("Codec CPU and memory per peer stream (hub encoding for the leaf; the leaf decoding)", []string{"codec", "encode µs/block", "encode " + page.CPULabel, "encode % of a core", "encoder state", "decode µs/block", "decode " + page.CPULabel, "decode % of a core", "decoder state"}, cpu)
+		hubMemoryTable(s, r, rep)
 		liveLatency(s, r, rep)
 		s.H3("Bytes per slot")
 		var slotCurves []page.SlotCurve
-		for i, l := range rep.Leaves {
+		for _, i := range shown {
+			l := rep.Leaves[i]
 			slotCurves = append(slotCurves, page.SlotCurve{Name: l.Codec, Codec: explicit(l.Codec), Src: r.Src, Path: fmt.Sprintf("leaves.%d.by_slot", i), Dir: "in"})
 		}
 		s.BytesPerSlot("Leaf inbound wire bytes per slot", slotCurves, cats,
@@ -125,7 +136,8 @@ func liveLatency(s *page.Section, r analysis.SectionRun, rep *RunReport) {
 	var rows [][]page.Cell
 	for _, c := range gossip.Categories() {
 		var curves []page.CDFCurve
-		for i, l := range rep.Leaves {
+		for _, i := range rep.ShownLeaves() {
+			l := rep.Leaves[i]
 			b := fmt.Sprintf("leaves.%d.latency.%s", i, c)
 			if _, ok := r.Src.Lookup(b); !ok {
 				continue
@@ -145,6 +157,54 @@ func liveLatency(s *page.Section, r analysis.SectionRun, rep *RunReport) {
 		return
 	}
 	s.Table("Delivery latency per leaf (wall ms)", []string{"leaf codec", "category", "deliveries", "p50", "p90", "p99", "max"}, rows)
+}
+
+// hubMemoryTable tabulates the hub's codec state per codec: encoders plus decoders over its
+// peers on the codec, per peer, and at each of page.MemoryPeers it had.
+func hubMemoryTable(s *page.Section, r analysis.SectionRun, rep *RunReport) {
+	if len(rep.HubMemory) == 0 {
+		return
+	}
+	var rows [][]page.Cell
+	for i, m := range rep.HubMemory {
+		b := fmt.Sprintf("hub_memory.%d.", i)
+		row := []page.Cell{page.T(m.Codec), page.F(r.Src.Fig(b+"peers", page.Count)), page.F(r.Src.Fig(b+"encoder_bytes", page.MiB)),
+			page.F(r.Src.Fig(b+"decoder_bytes", page.MiB)), page.F(r.Src.Fig(b+"bytes", page.MiB)), page.F(r.Src.Fig(b+"bytes_per_peer", page.KiB))}
+		for _, n := range page.MemoryPeers {
+			cell := page.T("-")
+			for j, pn := range m.PerNode {
+				if pn.Peers == n {
+					cell = page.F(r.Src.Fig(fmt.Sprintf("%sper_node.%d.bytes", b, j), page.MiB))
+				}
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	head := []string{"codec", "peers", "encoders", "decoders", "total", "per peer"}
+	for _, n := range page.MemoryPeers {
+		head = append(head, fmt.Sprintf("first %d peers", n))
+	}
+	s.Table("The hub's codec memory per codec: encoders on its outbound streams plus decoders on its inbound ones, each stream's largest codec state over the run, summed over its peers on the codec (hub_memory.<i>; at n peers: the first n of them, leaves in run order, hub_memory.<i>.per_node; - : the hub had fewer)", head, rows)
+}
+
+// hubMemoryFacts are the verdict's figures of the hub's codec memory on spec: how many peers
+// it had on it and, at each of page.MemoryPeers it had, the state of that many peers.
+func hubMemoryFacts(r analysis.SectionRun, rep *RunReport, spec codec.Spec) []page.Fact {
+	for i, m := range rep.HubMemory {
+		if ms, err := codec.Parse(m.Codec); err != nil || ms.Explicit() != spec.Explicit() {
+			continue
+		}
+		b := fmt.Sprintf("hub_memory.%d.", i)
+		facts := []page.Fact{{Kind: page.FactMemory, What: "peers of the hub on this codec, live check", Value: r.Src.Fig(b+"peers", page.Count)}}
+		for j, pn := range m.PerNode {
+			facts = append(facts, page.Fact{Kind: page.FactMemory,
+				What:  fmt.Sprintf("%s: the hub's encoders and decoders of %d of its %d peers on this codec, live check", page.PerNodeWhat(pn.Peers), pn.Peers, m.Peers),
+				Value: r.Src.Fig(fmt.Sprintf("%sper_node.%d.bytes", b, j), page.MiB)})
+		}
+		return facts
+	}
+	return nil
 }
 
 // explicit is a codec's explicit form (its colour on the page), or the name as given.

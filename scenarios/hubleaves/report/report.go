@@ -21,13 +21,16 @@ type RunReport struct {
 	Payload    string `json:"payload"`
 	Publishers int    `json:"publishers"`
 	analysis.Verdict
-	Parity   ParityReport     `json:"parity"`
-	Leaves   []LeafReport     `json:"leaves"`
-	Hub      HubReport        `json:"hub"`
-	Drops    int64            `json:"drops"`
-	DropsBy  map[string]int64 `json:"drops_by"`
-	Errors   int64            `json:"stream_errors"`
-	Schedule ScheduleReport   `json:"schedule"`
+	Parity ParityReport `json:"parity"`
+	Leaves []LeafReport `json:"leaves"`
+	Hub    HubReport    `json:"hub"`
+	// HubMemory is the hub's codec state per codec: encoders on its outbound streams plus
+	// decoders on its inbound ones, summed over its peers on that codec (memory.go).
+	HubMemory []HubCodecMemory `json:"hub_memory"`
+	Drops     int64            `json:"drops"`
+	DropsBy   map[string]int64 `json:"drops_by"`
+	Errors    int64            `json:"stream_errors"`
+	Schedule  ScheduleReport   `json:"schedule"`
 	// Faults is the per-message accounting of a run with a fault schedule (faults.go): then
 	// it, not count parity, decides each leaf's verdict, and drops are accounted per message.
 	Faults *analysis.FaultAccounting `json:"faults,omitempty"`
@@ -244,6 +247,7 @@ func BuildRunReport(nodes []*result.NodeSummary) *RunReport {
 		}
 		r.Hub.Encode = cpuOf(hub.Duration, enc...)
 		r.Hub.Decode = cpuOf(hub.Duration, dec...)
+		r.HubMemory = hubMemory(hub, r.Leaves)
 	}
 	if r.Drops > 0 && !r.faulted { // with faults, drops are accounted per message (faults.go)
 		r.Problem("pubsub dropped %d (%v): the run did not keep up", r.Drops, r.DropsBy)
@@ -326,11 +330,24 @@ func (r *RunReport) parity(pubs, leaves []*result.NodeSummary) {
 		r.Parity.Message = fmt.Sprintf("every leaf received exactly the %d published messages", published.Total())
 		return
 	}
+	// Leaves of one group with the same difference are named once (a group of 200 leaves).
 	var bad []string
-	for _, lp := range r.Parity.Leaves {
-		if !lp.OK {
-			bad = append(bad, fmt.Sprintf("%s (%s/%d): %s", lp.Codec, lp.Group, lp.Instance, lp.Diff))
+	ls := r.Parity.Leaves
+	for i := 0; i < len(ls); i++ {
+		lp := ls[i]
+		if lp.OK {
+			continue
 		}
+		j := i
+		for j+1 < len(ls) && !ls[j+1].OK && ls[j+1].Group == lp.Group && ls[j+1].Diff == lp.Diff {
+			j++
+		}
+		if j == i {
+			bad = append(bad, fmt.Sprintf("%s (%s/%d): %s", lp.Codec, lp.Group, lp.Instance, lp.Diff))
+		} else {
+			bad = append(bad, fmt.Sprintf("%s (%s/%d to /%d, %d leaves): %s", lp.Codec, lp.Group, lp.Instance, ls[j].Instance, j-i+1, lp.Diff))
+		}
+		i = j
 	}
 	if len(pubs) == 0 {
 		bad = append(bad, "no publisher summaries")
@@ -440,6 +457,7 @@ func (r *RunReport) WriteJSON(w io.Writer) error { return analysis.WriteJSON(w, 
 func (r *RunReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "hub-leaves: profile %s, payload %s, %d slot(s) at %g× real time, %d publishers, 1 hub, %d leaves\n\n",
 		r.Profile, r.Payload, r.Schedule.Slots, r.Schedule.TimeScale, r.Publishers, len(r.Leaves))
+	shown := r.ShownLeaves()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, cells []string) {
 		fmt.Fprint(tw, label+"\t")
@@ -449,9 +467,9 @@ func (r *RunReport) WriteTable(w io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	cells := func(f func(l *LeafReport) string) []string {
-		out := make([]string, len(r.Leaves))
-		for i := range r.Leaves {
-			out[i] = f(&r.Leaves[i])
+		out := make([]string, len(shown))
+		for i, j := range shown {
+			out[i] = f(&r.Leaves[j])
 		}
 		return out
 	}
@@ -493,6 +511,20 @@ func (r *RunReport) WriteTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "codec CPU: the codec's own work, the meter's cost apart; plain's is today's per-message Snappy of its messages (docs/results-schema.md)")
+	for _, g := range r.leafGroups() {
+		if g.n > 1 {
+			ok := 0
+			for _, p := range r.Parity.Leaves {
+				if p.Group == g.group && p.OK {
+					ok++
+				}
+			}
+			fmt.Fprintf(w, "leaf group %s: %d leaves of %s, its first shown; parity OK at %d of %d (every leaf in the JSON)\n", g.group, g.n, g.codec, ok, g.n)
+		}
+	}
+	if err := writeHubMemory(w, r.HubMemory); err != nil {
+		return err
+	}
 	s := r.Schedule
 	fmt.Fprintf(w, "\nschedule: %d messages published over %.1f s (scheduled %.1f s); lag max %.0f ms, mean %.1f ms; one slot = %.0f ms\n",
 		s.Published, s.ElapsedS, s.ScheduledS, s.MaxLagMs, s.MeanLagMs, s.SlotMs)
@@ -511,6 +543,36 @@ func (r *RunReport) WriteTable(w io.Writer) error {
 		return err
 	}
 	return r.WriteFooter(w)
+}
+
+// ShownLeaves are the indexes of the leaves the table and the page show one by one: every
+// leaf group's first leaf (a group of many leaves of one codec, --leaves <spec>*<count>,
+// would be a column each; they receive the same messages on the same codec).
+func (r *RunReport) ShownLeaves() []int {
+	var out []int
+	for i, l := range r.Leaves {
+		if i == 0 || l.Group != r.Leaves[i-1].Group {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+type leafGroup struct {
+	group, codec string
+	n            int
+}
+
+// leafGroups are the run's leaf groups in run order with their sizes.
+func (r *RunReport) leafGroups() []leafGroup {
+	var out []leafGroup
+	for i, l := range r.Leaves {
+		if i == 0 || l.Group != r.Leaves[i-1].Group {
+			out = append(out, leafGroup{group: l.Group, codec: l.Codec})
+		}
+		out[len(out)-1].n++
+	}
+	return out
 }
 
 // usedCategories lists categories that carry messages or bytes at any leaf, in report order.

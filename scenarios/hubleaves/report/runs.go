@@ -52,7 +52,7 @@ func writeLiveRuns(w io.Writer, labels []string, reps []analysis.Report) error {
 			}
 		}
 		rows := 0
-		for j := range r.Leaves {
+		for _, j := range r.ShownLeaves() {
 			l := &r.Leaves[j]
 			if l == plain {
 				continue
