@@ -222,12 +222,14 @@ func fmtStats(s payloadstat.Stats) string {
 	return fmt.Sprintf("types %.1f/%.1f/%.1f/%.1f/%.1f %%; transfers/token calls/other %.1f/%.1f/%.1f %% (legacy among them %.1f/%.1f/%.1f %%); "+
 		"%.0f txs per block of %.0f B (p10/p25/p50/p75/p90 %v B), %.1f words per tx (other calls %v); bytes calldata/access lists/rest %.1f/%.1f/%.1f %%; "+
 		"zeros %.1f %%; words zero/addr/small/mid/wide %.1f/%.1f/%.1f/%.1f/%.1f %%; seen earlier in the block: words %.1f %%, addresses %.1f %% (address words %.1f %%), recipients %.1f %%; "+
-		"first in the block seen in an earlier one %.1f %%, recipients seen only earlier %.1f %%; payload raw/Snappy %.2f",
+		"first in the block seen in an earlier one %.1f %%, recipients seen only earlier %.1f %%; selectors seen earlier in the block %.1f %%, only in an earlier block %.1f %%; "+
+		"repeated words' previous copy %.0f words back (median), %.1f %% beyond 256, in runs %.1f %%; recipients %.0f transactions back; payload raw/Snappy %.2f",
 		s.TypeShare[0], s.TypeShare[1], s.TypeShare[2], s.TypeShare[3], s.TypeShare[4], s.Kind.Transfer, s.Kind.Token, s.Kind.Other,
 		s.LegacyByKind.Transfer, s.LegacyByKind.Token, s.LegacyByKind.Other, s.TxsPerBlock, s.MeanTx, s.TxSize, s.WordsPerTx, s.OtherWords,
 		s.ByteShare.Calldata, s.ByteShare.AccessList, s.ByteShare.Rest, s.ZeroShareAll,
 		s.WordKind.Zero, s.WordKind.Address, s.WordKind.Small, s.WordKind.Mid, s.WordKind.Wide, s.WordRepeatBlock, s.AddrRepeatBlock, s.AddrWordRepeatBlock, s.ToSeenBlock,
-		s.WordRepeatEarly, s.ToSeenEarlier, s.PayloadRawSnappy)
+		s.WordRepeatEarly, s.ToSeenEarlier, s.SelectorSeenBlock, s.SelectorSeenEarly,
+		s.WordRepeatGap, s.WordRepeatFar, s.WordRepeatRun, s.ToRepeatGap, s.PayloadRawSnappy)
 }
 
 func fmtRun(f runFigures) string {

@@ -164,6 +164,11 @@ type contentModel struct {
 	// same pools, prices, amounts and accounts from block to block (bots, oracles, routers).
 	earlierShare  float64
 	earlierBlocks int
+	// templateShare of the swaps and other calls not calling again a recipient of the block
+	// repeat a call of one of the earlierBlocks previous blocks (drawn uniformly): its
+	// recipient and its calldata, with templateRedraw of its words drawn anew (at least one):
+	// a bot's, an oracle's or a keeper's call, block after block.
+	templateShare, templateRedraw float64
 
 	// The fields below are set by model 2026 only; left zero, the package-wide figures the
 	// earlier models share apply (kindMix, callWordsSigma, the envelope shares, the
@@ -236,6 +241,18 @@ var content2025 = contentModel{
 	reuseGap:        12,
 	nestedShare:     0.4,
 	packedPathShare: 0.5,
+	// Fitted to the 100 consecutive payloads of 1 Feb 2026 (the 2025 sample has no run of
+	// consecutive blocks): calls repeated from earlier blocks, the envelope's numbers, the
+	// populations of accounts and contracts (see content2026).
+	templateShare:  0.3,
+	templateRedraw: 0.15,
+	earlierBlocks:  ContentWindow,
+	eoa:            &shape{s: 1.2, v: 30, n: 2_000_000, fresh: 0.2},
+	contract:       &shape{s: 1.4, v: 15, n: 1_000_000, fresh: 0.05},
+	tipBytes:       [2]int{1, 4},
+	valueBytes:     [2]int{4, 8},
+	feeCapSlack:    0.5,
+	nonceBits:      12,
 }
 
 // content2026 is content2025 refitted to the statistics of the 100 consecutive mainnet
@@ -256,8 +273,9 @@ var content2026 = func() contentModel {
 	m.wordMix = []wordShare{
 		{wZero, 0.14}, {wConst, 0.23}, {wMax, 0.235}, {wAddr, 0.47}, {wAmount, 0.61}, {wBig, 0.78}, {wID, 0.93}, {wRandom, 1},
 	}
-	m.earlierShare = 0.7
-	m.earlierBlocks = ContentWindow
+	// Words of earlier blocks come in calls repeated from them (templateShare, from
+	// content2025's fit), not one word at a time.
+	m.templateShare, m.templateRedraw = 0.27, 0.15
 	// Kinds drawn afresh ∝ share × (1 − run share), so that with the runs transfers, token
 	// calls, swaps and other calls are 39, 37, 4 and 20 % of the transactions.
 	m.kinds = []kindShare{{txTransfer, 0.464}, {txERC20, 0.730}, {txSwap, 0.770}, {txCall, 1}}
@@ -328,6 +346,7 @@ type txSource struct {
 	inBlock                          []target      // recipients of the current block's transactions
 	blockWords                       [][32]byte    // non-zero generic words of the current block
 	pastWords                        [][][32]byte  // blockWords of the model's earlierBlocks previous blocks
+	pastCalls                        [][]target    // swaps and other calls of those blocks (models with templates)
 	kindWords                        [8][][32]byte // blockWords by kind (models with reuseOf)
 }
 
@@ -342,8 +361,20 @@ type target struct {
 // startBlock forgets the previous block's recipients and words (keeping the words for the
 // model's earlierBlocks blocks when it repeats words across blocks).
 func (s *txSource) startBlock() {
+	if n := s.model.earlierBlocks; n > 0 && s.model.templateShare > 0 && len(s.inBlock) > 0 {
+		var calls []target
+		for _, t := range s.inBlock {
+			if (t.kind == txCall || t.kind == txSwap) && len(t.data) >= 4+32 {
+				calls = append(calls, t)
+			}
+		}
+		if len(s.pastCalls) == n {
+			s.pastCalls = append(s.pastCalls[:0], s.pastCalls[1:]...)
+		}
+		s.pastCalls = append(s.pastCalls, calls)
+	}
 	s.inBlock = s.inBlock[:0]
-	if n := s.model.earlierBlocks; n > 0 && len(s.blockWords) > 0 {
+	if n := s.model.earlierBlocks; n > 0 && s.model.earlierShare > 0 && len(s.blockWords) > 0 {
 		if len(s.pastWords) == n {
 			recycled := s.pastWords[0][:0]
 			s.pastWords = append(s.pastWords[:0], s.pastWords[1:]...)
@@ -486,7 +517,7 @@ func (s *txSource) reusedWord(dst *[]byte, kind wordKind) bool {
 		*dst = append(*dst, w[:]...)
 		return true
 	}
-	if len(s.pastWords) == 0 || s.rng.Float64() >= s.model.earlierShare {
+	if s.model.earlierShare == 0 || len(s.pastWords) == 0 || s.rng.Float64() >= s.model.earlierShare {
 		return false
 	}
 	past := s.pastWords[s.rng.IntN(len(s.pastWords))]
@@ -615,6 +646,14 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		to, rank, gas = again.to, again.rank, 60000+s.rng.Uint64N(200000)
 		data = s.redraw(again.data)
 		return to, data, value, gas
+	}
+	if again == nil && (kind == txCall || kind == txSwap) && len(s.pastCalls) > 0 && s.rng.Float64() < s.model.templateShare {
+		if past := s.pastCalls[s.rng.IntN(len(s.pastCalls))]; len(past) > 0 {
+			t := past[s.rng.IntN(len(past))]
+			to, rank, gas = t.to, t.rank, 60000+s.rng.Uint64N(200000)
+			data = s.redrawShare(t.data, s.model.templateRedraw)
+			return to, data, value, gas
+		}
 	}
 	switch kind {
 	case txTransfer:
@@ -772,6 +811,30 @@ func (s *txSource) redraw(data []byte) []byte {
 	for range 1 + s.rng.IntN(2) {
 		k := 4 + 32*s.rng.IntN(words)
 		copy(out[k:k+32], s.amountWord(nil))
+	}
+	return out
+}
+
+// redrawShare copies calldata and draws anew each of its words with probability share, at
+// least one: the new word has as many significant bytes as the old one (a new amount, id,
+// address or hash in the same argument), a zero word stays zero.
+func (s *txSource) redrawShare(data []byte, share float64) []byte {
+	out := append([]byte(nil), data...)
+	words := (len(out) - 4) / 32
+	first := s.rng.IntN(words)
+	for w := range words {
+		if w != first && s.rng.Float64() >= share {
+			continue
+		}
+		k := 4 + 32*w
+		lead := 0
+		for lead < 32 && out[k+lead] == 0 {
+			lead++
+		}
+		if lead < 32 {
+			s.fill(out[k+lead : k+32])
+			out[k+lead] |= 1
+		}
 	}
 	return out
 }
