@@ -23,6 +23,8 @@ type Era struct {
 	// RollupCalldataShare is the share of transaction bytes that is rollup batch data posted
 	// as calldata (before EIP-4844 moved it to blobs).
 	RollupCalldataShare float64
+	// BlockSigma, when set, replaces the σ of the blocks' lognormal size (defaultBlockSigma).
+	BlockSigma float64
 	// Content names the model of ordinary transactions' content ("2023", "2025" or "2026"): the
 	// real payloads its statistics were fitted to (docs/workload-content.md).
 	Content string
@@ -46,6 +48,8 @@ var eras = []Era{
 		MEVBlockShare: 0.95, MEVGasUsed: 15_000_000, LocalGasUsed: 11_000_000 / 2,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 90_000,
 		BlobTarget: 0, BlobMax: 0, RollupCalldataShare: 0.37, Content: "2023",
+		// σ as when the era was fitted to the sample (the 2026 content's refit moved the others').
+		BlockSigma: 0.43,
 		Source: "gas limit 30 M (2023); no blobs (Capella, before Dencun); gas used at the EIP-1559 target; " +
 			"sizes and rollup calldata share from the content statistics of mainnet blocks 18 090 205–218 (docs/workload-content.md); " +
 			"builder share as 2026-05 (no 2023 figure taken); transaction content: model 2023, refitted to the same blocks",
@@ -108,8 +112,8 @@ func LookupEra(name string) (Era, error) {
 	return Era{}, fmt.Errorf("unknown era %q: known eras are %s", name, strings.Join(EraNames(), ", "))
 }
 
-// ApplyEra sets the era's gas limit, builder mix, block sizes, blob schedule and rollup
-// calldata in p. Blocks with blobs (BlobBlockShare of them) carry a count uniform in
+// ApplyEra sets the era's gas limit, builder mix, block sizes (medians and σ), blob schedule
+// and rollup calldata in p. Blocks with blobs (BlobBlockShare of them) carry a count uniform in
 // target−4 … target+2, never above the maximum: 10–16 at BPO2's 14/21.
 func (p *Params) ApplyEra(name string) error {
 	e, err := LookupEra(name)
@@ -121,6 +125,10 @@ func (p *Params) ApplyEra(name string) error {
 	p.MEVBlockShare = e.MEVBlockShare
 	p.MEVGasUsed, p.LocalGasUsed = e.MEVGasUsed, e.LocalGasUsed
 	p.BlockMedianBytes, p.LocalBlockMedianBytes = e.MEVBlockBytes, e.LocalBlockBytes
+	p.BlockSigma = defaultBlockSigma
+	if e.BlockSigma > 0 {
+		p.BlockSigma = e.BlockSigma
+	}
 	p.BlobTarget, p.MaxBlobsPerBlock = e.BlobTarget, e.BlobMax
 	p.RollupCalldataShare = e.RollupCalldataShare
 	if e.BlobMax == 0 {

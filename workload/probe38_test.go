@@ -415,3 +415,21 @@ func TestProbe38Blocks(t *testing.T) {
 		t.Logf("seed %d: wire p50 %.0f p99 %.0f B, raw/Snappy %.3f (payload %.3f), zeros %.1f %%", seed, f.wireP50, f.wireP99, f.rawPerSnappy, f.payloadRawPerSnappy, f.zeroShare)
 	}
 }
+
+func TestProbe38Sizes(t *testing.T) {
+	if os.Getenv("STREAMSIM_PROBE") == "" {
+		t.Skip()
+	}
+	applyEnv()
+	n := 1000
+	for _, seed := range []int64{1, 2} {
+		p := DefaultParams()
+		p.Seed = seed
+		if v := os.Getenv("P_SIGMA"); v != "" {
+			x, _ := strconv.ParseFloat(v, 64)
+			p.BlockSigma = x
+		}
+		f := measureBlocks(t, blockSample(t, p, n))
+		t.Logf("seed %d, %d blocks: wire p50 %.0f p99 %.0f B, raw/Snappy %.3f (payload %.3f)", seed, n, f.wireP50, f.wireP99, f.rawPerSnappy, f.payloadRawPerSnappy)
+	}
+}

@@ -63,6 +63,10 @@ type Stats struct {
 	// the previous occurrence: repeats that come in runs (the same arguments again) rather
 	// than one word at a time.
 	WordRepeatRun float64
+	// RepeatOccurrence splits the non-zero words repeated within their block by how many
+	// times the word occurred in the block before: the % that are its 2nd occurrence, its
+	// 3rd–5th, its 6th or later (a few words used many times, or many words used twice).
+	RepeatOccurrence [3]float64
 	// RepeatKind is the share of each kind among repeated (non-zero) words.
 	RepeatKind        Words
 	WideZeroShare     float64 // % zero bytes within the wide words (fewer than 12 leading zeros)
@@ -123,6 +127,7 @@ func Measure(payloads [][]byte) (Stats, error) {
 	var runs counter
 	var repKind [5]int64
 	var reps int64
+	var occ [3]int64 // repeats that are a word's 2nd, 3rd–5th, 6th+ occurrence in its block
 	var toBlock, toEarly, selBlock, selEarly, wordBlock, wordEarly, addrBlock, addrWordBlock counter
 	var sizes, otherWords, perBlock []float64
 	var kinds, legacy [3]int64
@@ -145,6 +150,7 @@ func Measure(payloads [][]byte) (Stats, error) {
 		var prevAt []int64  // for each word of grid: the position of its previous occurrence, or -1
 		blkSel := map[[4]byte]bool{}
 		blkWord := map[[32]byte]bool{}
+		blkCount := map[[32]byte]int{}
 		blkAddr := map[common.Address]bool{}
 		perBlock = append(perBlock, float64(len(p.Transactions)))
 		for j, raw := range p.Transactions {
@@ -259,6 +265,15 @@ func Measure(payloads [][]byte) (Stats, error) {
 					lastWord[word] = wordPos
 					grid = append(grid, word)
 					prevAt = append(prevAt, at)
+					switch c := blkCount[word]; {
+					case c >= 5:
+						occ[2]++
+					case c >= 2:
+						occ[1]++
+					case c == 1:
+						occ[0]++
+					}
+					blkCount[word]++
 					if blkWord[word] {
 						reps++
 						switch {
@@ -329,6 +344,7 @@ func Measure(payloads [][]byte) (Stats, error) {
 	s.LegacyByKind = Kinds{pct(legacy[0], kinds[0]), pct(legacy[1], kinds[1]), pct(legacy[2], kinds[2])}
 	s.WordRepeatGap, s.ToRepeatGap = median(wordGaps), median(toGaps)
 	s.WordRepeatRun = runs.pct()
+	s.RepeatOccurrence = [3]float64{pct(occ[0], reps), pct(occ[1], reps), pct(occ[2], reps)}
 	s.RepeatKind = Words{0, pct(repKind[1], reps), pct(repKind[2], reps), pct(repKind[3], reps), pct(repKind[4], reps)}
 	far := 0
 	for _, g := range wordGaps {

@@ -139,6 +139,7 @@ func TestMeasure(t *testing.T) {
 	near("word repeat gap", s.WordRepeatGap, 2)
 	near("to repeat gap", s.ToRepeatGap, 1)
 	near("repeats in runs", s.WordRepeatRun, 0) // 5 then 7: the run breaks
+	near("repeats that are a 2nd occurrence", s.RepeatOccurrence[0], 100)
 	near("address words seen in the block", s.AddrWordRepeatBlock, 50)
 	near("transactions per block (median)", s.TxsPerBlock, 3)
 	near("plain transfers", s.Kind.Transfer, 50)
@@ -154,6 +155,44 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("byte shares %+v", s.ByteShare)
 	}
 	if _, err := Measure([][]byte{{1, 2, 3}}); err == nil {
+		t.Error("a payload that is not SSZ: no error")
+	}
+}
+
+// TestMeasureMatches parses payloads whose repeats are known: a call of 3 000 random bytes
+// alone, then again in the next payload (an earlier-block match), then twice in one payload
+// (a match within the block, 1–8 KiB back).
+func TestMeasureMatches(t *testing.T) {
+	key, _ := crypto.HexToECDSA("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
+	signer := types.NewPragueSigner(common.Big1)
+	data := make([]byte, 3000)
+	for i := range data {
+		data[i] = byte(i*7919>>3) ^ byte(i*104729>>11) ^ byte(i)
+	}
+	to := common.Address{0xaa}
+	tx, err := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: common.Big1, GasTipCap: common.Big1,
+		GasFeeCap: common.Big2, Gas: 500000, To: &to, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := payload(t, tx)
+	m, err := MeasureMatches([][]byte{one, one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the same payload twice: %s", m)
+	if m.Earlier[0] < 45 || m.Earlier[0] > 50 || m.Near[0]+m.Near[1]+m.Near[2]+m.Near[3] > 5 || m.Literal < 45 {
+		t.Errorf("the same payload twice: %+v, want half the bytes an earlier-block match < 64 KiB back", m)
+	}
+	m, err = MeasureMatches([][]byte{payload(t, tx, tx)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("one payload with a transaction twice: %s", m)
+	if m.Near[1] < 45 || m.Near[1] > 50 || m.Earlier[0]+m.Earlier[1] != 0 || m.ByLength[0][3] < 45 {
+		t.Errorf("a transaction twice: %+v, want half the bytes an in-block match 1–8 KiB back, of ≥ 256 B", m)
+	}
+	if _, err := MeasureMatches([][]byte{{1, 2, 3}}); err == nil {
 		t.Error("a payload that is not SSZ: no error")
 	}
 }
