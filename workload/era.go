@@ -88,7 +88,7 @@ var eras = []Era{
 }
 
 // content2025Source says where the content of 2025 and later eras' transactions comes from.
-const content2025Source = "transaction content: model 2025, fitted to mainnet payloads 22 162 263, 22 431 083-084 and 22 869 878 (2025, workload/payloadstat/testdata)"
+const content2025Source = "transaction content: model 2025, fitted to mainnet payloads 22 162 263, 22 431 083-084 and 22 869 878 (2025, workload/payloadstat/testdata) within the block and to the 100 consecutive payloads 24 364 071-170 (1 Feb 2026) across blocks"
 
 // Eras returns the known eras, oldest first.
 func Eras() []Era { return append([]Era(nil), eras...) }
