@@ -170,8 +170,9 @@ type contentModel struct {
 	// a bot's, an oracle's or a keeper's call, block after block.
 	templateShare, templateRedraw float64
 
-	// The fields below are set by model 2026 only; left zero, the package-wide figures the
-	// earlier models share apply (kindMix, callWordsSigma, the envelope shares, the
+	// The fields below are set by model 2026 (and, for the populations of accounts and
+	// contracts and the envelope's numbers, model 2025); left zero, the package-wide figures
+	// the earlier models share apply (kindMix, callWordsSigma, the envelope shares, the
 	// populations' shapes, one access-list entry, sameBlockShare's repeats).
 	//
 	// kinds is the mix of kinds (cumulative) of the transactions that do not continue a run.
@@ -358,8 +359,9 @@ type target struct {
 	data []byte
 }
 
-// startBlock forgets the previous block's recipients and words (keeping the words for the
-// model's earlierBlocks blocks when it repeats words across blocks).
+// startBlock forgets the previous block's recipients and words (keeping the words, or the
+// swaps and other calls, for the model's earlierBlocks blocks when it repeats words or calls
+// across blocks).
 func (s *txSource) startBlock() {
 	if n := s.model.earlierBlocks; n > 0 && s.model.templateShare > 0 && len(s.inBlock) > 0 {
 		var calls []target
