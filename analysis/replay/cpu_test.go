@@ -54,7 +54,7 @@ func TestSweepCPUMatchesBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := bench.Payload{Name: gs.Name, Msgs: gs.Frames}
+	ctl := bench.Payload{Name: gs.Name, Msgs: gs.Frames, Framed: true}
 	for _, f := range gs.Frames {
 		ctl.Raw += len(f)
 	}
