@@ -253,9 +253,13 @@ func SpecImpl(name string, spec codec.Spec) Impl {
 	if bi, ok := blockImpls[spec.Kind]; ok && spec.HistoryBytes() == 0 {
 		return bi(name, spec)
 	}
+	label := spec.Implementation() + " " + spec.Explicit()
+	if spec.Kind == codec.SnappyStream {
+		label = "streamsim " + spec.Explicit() // as the block API's rows (blockImpls)
+	}
 	return Impl{
 		Name:   name,
-		Label:  spec.Implementation() + " " + spec.Explicit(),
+		Label:  label,
 		Stream: spec.HistoryBytes() > 0,
 		new:    func() coder { return &specCoder{spec: spec} },
 	}
