@@ -70,6 +70,7 @@ func benchFrames(b *testing.B) []Payload {
 
 func runImpl(b *testing.B, im Impl, p Payload) {
 	enc := im.Encode(p.Msgs)
+	enc.framed = p.Framed
 	c := im.new()
 	if err := c.decode(enc, func(i int, m []byte) {
 		if !bytes.Equal(m, p.Msgs[i]) {
@@ -181,7 +182,7 @@ func BenchmarkGossipStreams(b *testing.B) {
 	}
 	impls = append(impls, SpecImpl("snappy-stream-1MiB", spec))
 	for _, s := range gossipStreams(b) {
-		p := Payload{Name: s.Name, Msgs: s.Frames}
+		p := Payload{Name: s.Name, Msgs: s.Frames, Framed: true}
 		for _, f := range s.Frames {
 			p.Raw += len(f)
 		}

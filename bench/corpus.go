@@ -20,6 +20,11 @@ type Payload struct {
 	Name string
 	Msgs [][]byte
 	Raw  int // total bytes
+	// Framed: each message is an RPC frame with its length prefix (Trace, the gossip
+	// streams). A stream codec's Reader then reads each as a node reads a frame
+	// (gossip.ReadPooledFrame: the prefix a byte at a time, the frame into a pooled buffer),
+	// so that bench times the work a node's codec does (docs/results-schema.md, "Codec CPU").
+	Framed bool
 }
 
 // PayloadNames are the payload types, in table order.
@@ -114,7 +119,7 @@ func Trace(seed int64, slots int, only string, ssz bool) (Payload, error) {
 	if only != "" {
 		name = only + " frames"
 	}
-	tr := Payload{Name: name}
+	tr := Payload{Name: name, Framed: true}
 	for s := 0; s < slots; s++ {
 		msgs, err := g.NextSlot()
 		if err != nil {

@@ -2,15 +2,18 @@ package bench
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 
 	gsnappy "github.com/golang/snappy"
 	"github.com/klauspost/compress/s2"
 	ksnappy "github.com/klauspost/compress/snappy"
+	pool "github.com/libp2p/go-buffer-pool"
 
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/codec/snappystream"
+	"github.com/streamsim/streamsim/gossip"
 )
 
 // Impl is one implementation under test.
@@ -31,6 +34,7 @@ type Encoded struct {
 	Units  [][]byte // one per message
 	Stream []byte   // the units, concatenated
 	Sizes  []int    // decoded size of each message
+	framed bool     // the messages are RPC frames (Payload.Framed)
 }
 
 // WireBytes is the encoded size.
@@ -93,8 +97,8 @@ func (p *perMessage) decode(e *Encoded, visit func(int, []byte)) error {
 	return nil
 }
 
-// snappyStreamCoder is snappystream's block API (what codec's snappy-stream Writer and
-// Reader run per unit).
+// snappyStreamCoder is snappystream's block API at window 0: plain Snappy blocks, one per
+// message.
 type snappyStreamCoder struct {
 	enc *snappystream.Encoder
 	dec *snappystream.Decoder
@@ -173,6 +177,22 @@ func (s *specCoder) encode(msgs [][]byte, emit func([]byte)) {
 func (s *specCoder) decode(e *Encoded, visit func(int, []byte)) error {
 	r := s.spec.NewReader(bytes.NewReader(e.Stream), codec.WithoutTiming())
 	defer r.Close()
+	if e.framed {
+		// As a node reads a frame from its stream (sim/node's codecStream).
+		var hdr [binary.MaxVarintLen64]byte
+		for i, n := range e.Sizes {
+			f, err := gossip.ReadPooledFrame(r, hdr[:], n)
+			if err != nil {
+				return fmt.Errorf("frame %d: %w", i, err)
+			}
+			if visit != nil {
+				visit(i, f)
+			}
+			pool.Put(f)
+		}
+		s.decState = r.(codec.Meter).Stats().StateBytes
+		return nil
+	}
 	for i, n := range e.Sizes {
 		if cap(s.out) < n {
 			s.out = make([]byte, n)
@@ -225,32 +245,39 @@ func Impls() []Impl {
 	return impls
 }
 
-// SpecImpl is a codec spec under test: through the block API where its family has one
-// (blockImpls), else through the spec's Writer and Reader as streamsim's nodes run it.
+// SpecImpl is a codec spec under test: through the spec's Writer and Reader as streamsim's
+// nodes run it, or through the block API where its family has one and the spec keeps no
+// history (blockImpls: per-message Snappy blocks, beside the other per-message Snappy
+// implementations).
 func SpecImpl(name string, spec codec.Spec) Impl {
-	if bi, ok := blockImpls[spec.Kind]; ok {
+	if bi, ok := blockImpls[spec.Kind]; ok && spec.HistoryBytes() == 0 {
 		return bi(name, spec)
+	}
+	label := spec.Implementation() + " " + spec.Explicit()
+	if spec.Kind == codec.SnappyStream {
+		label = "streamsim " + spec.Explicit() // as the block API's rows (blockImpls)
 	}
 	return Impl{
 		Name:   name,
-		Label:  spec.Implementation() + " " + spec.Explicit(),
+		Label:  label,
 		Stream: spec.HistoryBytes() > 0,
 		new:    func() coder { return &specCoder{spec: spec} },
 	}
 }
 
-// blockImpls are the families measured through their block API: snappy-stream's Writer
-// runs one Encode per unit and its Reader one Decode, so the block API times the codec
-// without the io plumbing. With window 0 it writes plain Snappy blocks (the cross matrix).
+// blockImpls are the families measured through their block API when they keep no history:
+// snappy-stream with window 0 writes plain Snappy blocks (the cross matrix), timed as the
+// other Snappy implementations are, one block per message. With a window, a node runs the
+// Writer and the Reader (the Reader scans each block for its end, decodes it and copies it
+// out), and so does bench: the codec CPU a node pays (docs/results-schema.md, "Codec CPU").
 var blockImpls = map[codec.Kind]func(name string, spec codec.Spec) Impl{
 	codec.SnappyStream: func(name string, spec codec.Spec) Impl {
 		return Impl{
 			Name:   name,
 			Label:  "streamsim " + spec.Explicit(),
-			Snappy: spec.WindowBytes == 0,
-			Stream: spec.WindowBytes > 0,
+			Snappy: true,
 			new: func() coder {
-				return &snappyStreamCoder{enc: snappystream.NewEncoder(spec.WindowBytes, spec.SnappyLevel), dec: snappystream.NewDecoder(spec.WindowBytes, 0)}
+				return &snappyStreamCoder{enc: snappystream.NewEncoder(0, spec.SnappyLevel), dec: snappystream.NewDecoder(0, 0)}
 			},
 		}
 	},

@@ -189,6 +189,7 @@ func Measure(im Impl, p Payload, rounds int, roundTime time.Duration) (Result, e
 // measure times one implementation on one payload after checking its round trip.
 func measure(im Impl, p Payload, o Options) (Result, error) {
 	enc := im.Encode(p.Msgs)
+	enc.framed = p.Framed
 	c := im.new()
 	var bad error
 	if err := c.decode(enc, func(i int, m []byte) {

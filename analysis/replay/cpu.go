@@ -2,7 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/streamsim/streamsim/gossip"
 )
@@ -27,42 +26,50 @@ func oneStream(frames [][]byte) ([]frameIn, TrafficSummary, error) {
 	return in, plain, nil
 }
 
-// FramesCPU replays frames (one stream direction's RPC frames in order, ssz_snappy) through
-// the sweep configuration config (ParseConfig) as the sweep replays a recording's, on the
-// calling goroutine, and returns the codec CPU it reports per input byte: encode, decode and
-// the meter's own, in ns (thread CPU; 0 where the thread clock is missing). The caller locks
-// its goroutine to its thread. For the comparison of the live path, the sweep and bench on
-// the same frames (sim/node's TestCodecCPUAgrees).
-func FramesCPU(config string, frames [][]byte) (encode, decode, meter float64, err error) {
+// Stream is one stream direction's RPC frames (in order, ssz_snappy) laid out for the
+// replay once, so that each replay of it (CPU) allocates what the replay itself does: its
+// codecs' state, as a node's stream does. For the comparison of the live path, the sweep and
+// bench on the same frames (sim/node's TestCodecCPUAgrees).
+type Stream struct {
+	in    []frameIn
+	plain TrafficSummary
+}
+
+// OneStream lays frames out as one stream direction of the replay.
+func OneStream(frames [][]byte) (*Stream, error) {
+	in, plain, err := oneStream(frames)
+	if err != nil {
+		return nil, err
+	}
+	return &Stream{in: in, plain: plain}, nil
+}
+
+// CPU replays the stream through the sweep configuration config (ParseConfig) as the sweep
+// replays a recording's, on the calling goroutine, and returns the codec CPU it reports per
+// input byte: encode, decode and the meter's own, in ns (thread CPU; 0 where the thread clock
+// is missing). The caller locks its goroutine to its thread.
+func (s *Stream) CPU(config string) (encode, decode, meter float64, err error) {
 	cfg, err := ParseConfig(config)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	in, plain, err := oneStream(frames)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	r, err := replayFrames(cfg, gossip.PayloadSSZSnappy, in, plain, nil)
+	r, err := replayFrames(cfg, gossip.PayloadSSZSnappy, s.in, s.plain, nil)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	return r.EncodeCPUNsPerB, r.DecodeCPUNsPerB, r.MeterCPUNsPerB, nil
 }
 
-// readFrame reads one frame of len(dst) bytes out of a codec Reader as a node reads it
-// (gossip.ReadPooledFrame, like pubsub's varint reader): the length prefix a byte at a time,
-// then the rest at once. The decode figures time this, as the live path's do.
-func readFrame(r io.Reader, dst []byte) error {
-	i := 0
-	for i < len(dst) {
-		if _, err := io.ReadFull(r, dst[i:i+1]); err != nil {
-			return err
-		}
-		i++
-		if dst[i-1] < 0x80 {
-			break
-		}
+// Batches cuts frames (one stream direction's, in order) into the batches Stream.CPU replays
+// them in: each is encoded whole, then decoded whole. The live path's check drives its streams
+// in the same order (sim/node's TestCodecCPUAgrees), so that both measure the codec in the
+// same conditions.
+func Batches(frames [][]byte) [][][]byte {
+	var out [][][]byte
+	for len(frames) > 0 {
+		n := batchLen(len(frames), func(i int) int { return len(frames[i]) })
+		out = append(out, frames[:n])
+		frames = frames[n:]
 	}
-	_, err := io.ReadFull(r, dst[i:])
-	return err
+	return out
 }

@@ -2,10 +2,13 @@ package replay
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"time"
+
+	pool "github.com/libp2p/go-buffer-pool"
 
 	"github.com/streamsim/streamsim/bench"
 	"github.com/streamsim/streamsim/codec"
@@ -93,7 +96,9 @@ type job struct {
 	// The batch's streams and wire bytes per frame; buf holds its decoded frames.
 	batchStreams []*streamReplay
 	batchWire    []int
-	buf          []byte
+	buf          []byte   // plain: the batch's decoded frames
+	decoded      [][]byte // the batch's decoded frames, from go-buffer-pool until compared
+	hdr          [binary.MaxVarintLen64]byte
 	snappied     []byte
 	back         []byte
 	msgSnappy    []gossip.MessageSnappy // plain: the batch's messages (plain.go)
@@ -265,35 +270,56 @@ func (j *job) frames(batch []frameIn) error {
 		j.afterEncode(batch)
 	}
 
-	if cap(j.buf) < total {
-		j.buf = make([]byte, total)
+	if plain != nil {
+		if cap(j.buf) < total {
+			j.buf = make([]byte, total)
+		}
+		if err := j.plainReceive(plain, batch, ss, j.buf[:total]); err != nil {
+			return err
+		}
 	}
-	out := j.buf[:total]
-	if err := j.plainReceive(plain, batch, ss, out); err != nil {
-		return err
+	if cap(j.decoded) < len(batch) {
+		j.decoded = make([][]byte, len(batch))
 	}
+	decoded := j.decoded[:len(batch)]
+	var derr error
 	wall0 = time.Now()
 	cpu0, _ = bench.ThreadCPU()
-	for i, off := 0, 0; i < len(batch); i++ {
-		n := len(batch[i].data)
+	for i := range batch {
 		if plain != nil {
 			plain[i].Decode()
 			continue
 		}
-		if err := readFrame(ss[i].rd, out[off:off+n]); err != nil {
-			return fmt.Errorf("stream %s: decode: %w", batch[i].stream, err)
+		// As a node reads a frame (sim/node's codecStream): gossip.ReadPooledFrame through
+		// the codec's Reader into a buffer of go-buffer-pool. The frame's own length bounds it.
+		if decoded[i], derr = gossip.ReadPooledFrame(ss[i].rd, j.hdr[:], len(batch[i].data)); derr != nil {
+			decoded = decoded[:i]
+			break
 		}
-		off += n
 	}
 	cpu1, _ = bench.ThreadCPU()
 	j.r.DecodeTime += time.Since(wall0)
 	j.r.decodeCPU += cpu1 - cpu0
-	for i, off := 0, 0; i < len(batch); i++ {
-		n := len(batch[i].data)
-		if !bytes.Equal(out[off:off+n], batch[i].data) {
-			return fmt.Errorf("stream %s: %w", batch[i].stream, ErrMismatch)
+	bad := -1
+	for i, off := 0, 0; i < len(decoded); i++ {
+		d := decoded[i]
+		if plain != nil {
+			d = j.buf[off : off+len(batch[i].data)]
+			off += len(d)
 		}
-		off += n
+		if bad < 0 && !bytes.Equal(d, batch[i].data) {
+			bad = i
+		}
+		if plain == nil {
+			pool.Put(d)
+			decoded[i] = nil
+		}
+	}
+	if derr != nil {
+		return fmt.Errorf("stream %s: decode: %w", batch[len(decoded)].stream, derr)
+	}
+	if bad >= 0 {
+		return fmt.Errorf("stream %s: %w", batch[bad].stream, ErrMismatch)
 	}
 	j.mem.sample()
 	return nil
@@ -446,11 +472,7 @@ func replayFrames(cfg Config, payload string, frames []frameIn, plain TrafficSum
 	j := newJob(cfg, corpusKey{payload: payload, layout: LayoutOneStream}, plain.View)
 	j.afterEncode = afterEncode
 	for len(frames) > 0 {
-		n, size := 0, 0
-		for n < min(len(frames), batchFrames) && size < batchBytes {
-			size += len(frames[n].data)
-			n++
-		}
+		n := batchLen(len(frames), func(i int) int { return len(frames[i].data) })
 		if err := j.frames(frames[:n]); err != nil {
 			return j.r, err
 		}
@@ -458,4 +480,15 @@ func replayFrames(cfg Config, payload string, frames []frameIn, plain TrafficSum
 	}
 	err := j.finish(plain)
 	return j.r, err
+}
+
+// batchLen is how many of the next n frames (size(i) bytes each) the replay takes as one
+// batch: up to batchFrames, until batchBytes are reached.
+func batchLen(n int, size func(i int) int) int {
+	k, total := 0, 0
+	for k < min(n, batchFrames) && total < batchBytes {
+		total += size(k)
+		k++
+	}
+	return k
 }

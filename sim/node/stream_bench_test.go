@@ -22,7 +22,7 @@ import (
 // when nil). Only what codecStream and pubsub's reader use is implemented.
 type memStream struct {
 	network.Stream
-	r    *bytes.Reader
+	r    io.Reader
 	w    io.Writer
 	conn *memConn
 	dir  network.Direction
