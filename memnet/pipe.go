@@ -222,6 +222,42 @@ func (c *Conn) Write(p []byte) (int, error) {
 	}
 }
 
+// TryWrite copies as much of p into the other end's buffer as it has room for, without
+// waiting: package link hands a shaped stream's bytes that are due at once straight to the
+// pipe with it, instead of waking its goroutine to write them. It fails as Write does; n < len(p)
+// with a nil error means the buffer is full.
+func (c *Conn) TryWrite(p []byte) (int, error) {
+	if c.isClosed() {
+		return 0, c.opError("write", net.ErrClosed)
+	}
+	if c.expired(false) {
+		return 0, c.opError("write", os.ErrDeadlineExceeded)
+	}
+	h := c.out
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reset || h.rclosed {
+		return 0, c.opError("write", network.ErrReset)
+	}
+	if h.wclosed {
+		return 0, c.opError("write", net.ErrClosed)
+	}
+	if h.off > 0 && h.off*2 >= len(h.buf) { // reclaim what was read
+		n := copy(h.buf, h.buf[h.off:])
+		h.buf, h.off = h.buf[:n], 0
+	}
+	k := min(pipeBufferBytes-(len(h.buf)-h.off), len(p))
+	if k <= 0 {
+		return 0, nil
+	}
+	h.buf = append(h.buf, p[:k]...)
+	if h.readerWait {
+		h.readerWait = false
+		notify(h.readable)
+	}
+	return k, nil
+}
+
 func (c *Conn) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
