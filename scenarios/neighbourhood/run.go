@@ -682,6 +682,7 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 	r.ct.obs.begin(m.start)
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
 	slot := 0
+	var known []int8 // deliverer's answers for the current copy: 0 not asked, 1 out, 2 in the mesh
 	for evs := range slots {
 		if evs != nil {
 			r.progress(slot, m)
@@ -726,7 +727,18 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			rn := r.reals[e.peer]
 			rn.mu.RLock()
 			bps, subs := rn.boundary, r.plan.Peers[e.peer].Subs[e.m.Topic]
-			bp := bps[subs[deliverer(len(subs), func(i int) bool { return bps[subs[i]].InMesh(e.m.Topic) }, e.offset, e.k)]]
+			// Each candidate's mesh membership asked once (deliverer may walk the
+			// rotation twice).
+			known = append(known[:0], make([]int8, len(subs))...)
+			bp := bps[subs[deliverer(len(subs), func(i int) bool {
+				if known[i] == 0 {
+					known[i] = 1
+					if bps[subs[i]].InMesh(e.m.Topic) {
+						known[i] = 2
+					}
+				}
+				return known[i] == 2
+			}, e.offset, e.k)]]
 			rn.mu.RUnlock()
 			if err := bp.PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
 				if r.rep.BoundaryErrors == 0 {
