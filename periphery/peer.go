@@ -240,6 +240,12 @@ func (p *Peer) InMesh(topic string) bool {
 	return ok && p.meshed[i].Load()
 }
 
+// InMeshAt is InMesh of the topic whose first place in Config.Topics is i (false for i < 0): no
+// lookup of the topic's name.
+func (p *Peer) InMeshAt(i int) bool {
+	return i >= 0 && i < len(p.meshed) && p.meshed[i].Load()
+}
+
 // setMeshed records whether the peer is in the real node's mesh of topic (false for a topic it
 // is not subscribed to, which it never is); p.mu held.
 func (p *Peer) setMeshed(topic string, in bool) {

@@ -278,7 +278,8 @@ type run struct {
 	ctx     context.Context
 	obs     *node.Node
 	reals   []*realNode
-	closeMu sync.Mutex // churn adds closers while the run goes on
+	places  []map[string][]int // topicPlaces' answers, by real peer and topic
+	closeMu sync.Mutex         // churn adds closers while the run goes on
 	closers []func()
 	outsideCounters
 }
@@ -728,12 +729,13 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			rn.mu.RLock()
 			bps, subs := rn.boundary, r.plan.Peers[e.peer].Subs[e.m.Topic]
 			// Each candidate's mesh membership asked once (deliverer may walk the
-			// rotation twice).
+			// rotation twice), by the topic's place in its topics.
+			at := r.topicPlaces(e.peer, e.m.Topic, subs)
 			known = append(known[:0], make([]int8, len(subs))...)
 			bp := bps[subs[deliverer(len(subs), func(i int) bool {
 				if known[i] == 0 {
 					known[i] = 1
-					if bps[subs[i]].InMesh(e.m.Topic) {
+					if bps[subs[i]].InMeshAt(at[i]) {
 						known[i] = 2
 					}
 				}
@@ -751,6 +753,27 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 	}
 	r.ct.measuring.Store(false)
 	return m, nil
+}
+
+// topicPlaces is, for each of real peer i's outside peers subs (its subscribers of topic), where
+// topic first is in the peer's topics (periphery.Peer.InMeshAt); the schedule's goroutine only.
+// A churned peer's replacement has the same topics (outsideConfig).
+func (r *run) topicPlaces(i int, topic string, subs []int) []int {
+	if r.places == nil {
+		r.places = make([]map[string][]int, len(r.plan.Peers))
+	}
+	if r.places[i] == nil {
+		r.places[i] = map[string][]int{}
+	}
+	at, ok := r.places[i][topic]
+	if !ok {
+		at = make([]int, len(subs))
+		for x, j := range subs {
+			at[x] = slices.Index(r.plan.Peers[i].Outside[j].Topics, topic)
+		}
+		r.places[i][topic] = at
+	}
+	return at
 }
 
 // progress logs, once per slot, where the run is: its slot, simulated time and the machine's
