@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -46,6 +47,11 @@ type conn struct {
 	wakeAt        time.Time     // when run will next look by itself; zero: only when woken
 	wake          chan struct{} // capacity 1
 	inUplinkQueue bool          // under link.upMu: in the uplink scheduler's turn queue
+	sending       bool          // run is writing a batch it took off the line
+
+	// tw is the socket's write that never waits (package memnet's pipe end), through which
+	// Write hands bytes due at once straight to it; nil on a TCP socket.
+	tw tryWriter
 
 	rawConn  syscall.RawConn // the socket's, for reads that tell whether they waited; nil if none
 	lastRead time.Time       // when the previous socket read returned; Read's goroutine only
@@ -53,6 +59,12 @@ type conn struct {
 	closed     atomic.Bool
 	closeOnce  sync.Once
 	forceClose *time.Timer
+}
+
+// tryWriter is a connection that takes what it has room for without waiting (package
+// memnet's Conn).
+type tryWriter interface {
+	TryWrite(p []byte) (int, error)
 }
 
 // piece is a run of written bytes: in the backlog, at is when they were written; on the
@@ -143,6 +155,7 @@ func (l *Link) wrap(raw manet.Conn, lat time.Duration) *conn {
 		space:   make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 	}
+	c.tw, _ = raw.(tryWriter)
 	if sc, ok := raw.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			c.rawConn = rc
@@ -188,25 +201,64 @@ func (c *conn) Write(p []byte) (int, error) {
 			continue
 		}
 		n := min(free, len(p)-written)
-		for n > 0 {
+		for n > 0 && c.err == nil {
 			k := min(n, chunkBytes)
-			b := make([]byte, k)
-			copy(b, p[written:written+k])
-			c.heldBytes += k
-			written += k
-			n -= k
 			if c.backlogBytes == 0 {
 				if departure, ok := c.link.up.schedule(now, now, k, uplinkLead); ok {
-					c.appendLineLocked(piece{b: b, at: departure.Add(c.latency)})
+					at := departure.Add(c.latency)
+					if c.tw != nil && !c.sending && c.lineHead == len(c.line) && !at.After(now.Add(timerSlack)) {
+						// Due at once (run would write it as soon as it woke): hand it to
+						// the pipe here, and only what does not fit goes on the line.
+						c.writeNowLocked(p[written:written+k], at)
+					} else {
+						c.appendLineLocked(piece{b: slices.Clone(p[written : written+k]), at: at})
+						c.heldBytes += k
+					}
+					written += k
+					n -= k
 					continue
 				}
 			}
+			b := slices.Clone(p[written : written+k])
+			c.heldBytes += k
+			written += k
+			n -= k
 			c.backlog = append(c.backlog, piece{b: b, at: now})
 			c.backlogBytes += k
 			queue = true
 		}
 	}
 	return written, nil
+}
+
+// writeNowLocked hands b, booked on the uplink and due by now (within timerSlack, as run
+// takes what is due), to the pipe at once; mu held, nothing on the line or in run's hands. What
+// the pipe has no room for goes on the line, for run to write when the reader drains the
+// pipe; a failure is the conn's, as when run's write fails.
+func (c *conn) writeNowLocked(b []byte, at time.Time) {
+	n, err := c.tw.TryWrite(b)
+	c.link.upBytes.Add(int64(n))
+	if err != nil {
+		c.failLocked(err)
+		notify(c.wake)
+		return
+	}
+	if n < len(b) {
+		c.appendLineLocked(piece{b: slices.Clone(b[n:]), at: at})
+		c.heldBytes += len(b) - n
+	}
+}
+
+// failLocked makes err the conn's sticky egress failure and drops what it holds; mu held.
+func (c *conn) failLocked(err error) {
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	c.backlog, c.backlogBytes = nil, 0
+	clear(c.line)
+	c.line, c.lineHead = nil, 0
+	c.heldBytes = 0
 }
 
 // waitSpace waits, with mu held on entry and exit, until the send buffer may have room,
@@ -361,6 +413,7 @@ func (c *conn) run() {
 			clear(c.line[n:])
 			c.line, c.lineHead = c.line[:n], 0
 		}
+		c.sending = len(batch) > 0
 		c.mu.Unlock()
 		if len(batch) == 0 {
 			continue
@@ -380,13 +433,10 @@ func (c *conn) run() {
 		_, err := c.Conn.Write(out)
 		clear(batch)
 		c.mu.Lock()
+		c.sending = false
 		c.heldBytes -= total
-		if err != nil && c.err == nil {
-			c.err = err
-			c.backlog, c.backlogBytes = nil, 0
-			clear(c.line)
-			c.line, c.lineHead = nil, 0
-			c.heldBytes = 0
+		if err != nil {
+			c.failLocked(err)
 		}
 		c.signalLocked()
 		c.mu.Unlock()

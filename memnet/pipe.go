@@ -75,7 +75,9 @@ func (sb *Switchboard) newPair(aAddr, bAddr *net.TCPAddr, aMA, bMA ma.Multiaddr)
 }
 
 // wait blocks until ch fires, the conn closes, or the deadline (read or write) passes or
-// changes. It reports the error that ends the operation, or nil to try again.
+// changes. It reports the error that ends the operation, or nil to try again. Without a
+// deadline it is one channel receive: Close and deadline changes notify this end's channels
+// too (a spurious wake-up only makes the caller look again).
 func (c *Conn) wait(ch chan struct{}, read bool) error {
 	c.mu.Lock()
 	if c.closed {
@@ -88,16 +90,17 @@ func (c *Conn) wait(ch chan struct{}, read bool) error {
 	}
 	changed := c.dlChange
 	c.mu.Unlock()
-	var timeout <-chan time.Time
-	if !dl.IsZero() {
-		d := time.Until(dl)
-		if d <= 0 {
-			return os.ErrDeadlineExceeded
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timeout = t.C
+	if dl.IsZero() {
+		<-ch
+		return nil
 	}
+	d := time.Until(dl)
+	if d <= 0 {
+		return os.ErrDeadlineExceeded
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	timeout := t.C
 	select {
 	case <-ch:
 		return nil
@@ -110,14 +113,22 @@ func (c *Conn) wait(ch chan struct{}, read bool) error {
 	}
 }
 
-func (c *Conn) expired(read bool) bool {
+// usable is nil, or the error (closed, deadline passed) that ends a read or write before it
+// starts: one look under the lock.
+func (c *Conn) usable(read bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return net.ErrClosed
+	}
 	dl := c.wd
 	if read {
 		dl = c.rd
 	}
-	return !dl.IsZero() && !time.Now().Before(dl)
+	if !dl.IsZero() && !time.Now().Before(dl) {
+		return os.ErrDeadlineExceeded
+	}
+	return nil
 }
 
 // Read copies buffered bytes, waiting for some when there are none; io.EOF once the other
@@ -125,11 +136,8 @@ func (c *Conn) expired(read bool) bool {
 func (c *Conn) Read(p []byte) (int, error) {
 	h := c.in
 	for {
-		if c.isClosed() {
-			return 0, c.opError("read", net.ErrClosed)
-		}
-		if c.expired(true) {
-			return 0, c.opError("read", os.ErrDeadlineExceeded)
+		if err := c.usable(true); err != nil {
+			return 0, c.opError("read", err)
 		}
 		h.mu.Lock()
 		if h.reset {
@@ -180,11 +188,8 @@ func (c *Conn) Write(p []byte) (int, error) {
 	h := c.out
 	written := 0
 	for {
-		if c.isClosed() {
-			return written, c.opError("write", net.ErrClosed)
-		}
-		if c.expired(false) {
-			return written, c.opError("write", os.ErrDeadlineExceeded)
+		if err := c.usable(false); err != nil {
+			return written, c.opError("write", err)
 		}
 		h.mu.Lock()
 		if h.reset || h.rclosed { // reset, or the reader is gone: what a reset stream gives
@@ -222,10 +227,37 @@ func (c *Conn) Write(p []byte) (int, error) {
 	}
 }
 
-func (c *Conn) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
+// TryWrite copies as much of p into the other end's buffer as it has room for, without
+// waiting: package link hands a shaped stream's bytes that are due at once straight to the
+// pipe with it, instead of waking its goroutine to write them. It fails as Write does; n < len(p)
+// with a nil error means the buffer is full.
+func (c *Conn) TryWrite(p []byte) (int, error) {
+	if err := c.usable(false); err != nil {
+		return 0, c.opError("write", err)
+	}
+	h := c.out
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reset || h.rclosed {
+		return 0, c.opError("write", network.ErrReset)
+	}
+	if h.wclosed {
+		return 0, c.opError("write", net.ErrClosed)
+	}
+	if h.off > 0 && h.off*2 >= len(h.buf) { // reclaim what was read
+		n := copy(h.buf, h.buf[h.off:])
+		h.buf, h.off = h.buf[:n], 0
+	}
+	k := min(pipeBufferBytes-(len(h.buf)-h.off), len(p))
+	if k <= 0 {
+		return 0, nil
+	}
+	h.buf = append(h.buf, p[:k]...)
+	if h.readerWait {
+		h.readerWait = false
+		notify(h.readable)
+	}
+	return k, nil
 }
 
 // Close ends both directions at this end: the other end reads what was written and then EOF,
@@ -249,6 +281,7 @@ func (c *Conn) Close() error {
 	c.in.buf, c.in.off = nil, 0
 	c.in.mu.Unlock()
 	notify(c.in.writable)
+	c.wakeOwn()
 	return nil
 }
 
@@ -310,6 +343,14 @@ func (c *Conn) setDeadlines(rd, wd *time.Time) {
 	close(c.dlChange)
 	c.dlChange = make(chan struct{})
 	c.mu.Unlock()
+	c.wakeOwn()
+}
+
+// wakeOwn wakes this end's blocked read and write (a wait without a deadline is on their
+// channels only) to look again.
+func (c *Conn) wakeOwn() {
+	notify(c.in.readable)
+	notify(c.out.writable)
 }
 
 func (c *Conn) SetDeadline(t time.Time) error      { c.setDeadlines(&t, &t); return nil }

@@ -66,8 +66,8 @@ func TestPipeBuffersAndCloses(t *testing.T) {
 	})
 }
 
-// A read deadline ends a blocked read at that simulated instant; moving it later lets the
-// read continue; closing the conn ends a blocked read with net.ErrClosed.
+// A read deadline ends a blocked read at that simulated instant, also one set while the read
+// waits without one; closing the conn ends a blocked read with net.ErrClosed.
 func TestPipeDeadlines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, a, b := testPair(t)
@@ -80,6 +80,18 @@ func TestPipeDeadlines(t *testing.T) {
 		}
 		b.SetReadDeadline(time.Time{})
 		errc := make(chan error, 1)
+		go func() {
+			_, err := b.Read(make([]byte, 1))
+			errc <- err
+		}()
+		// A deadline set while a read without one waits ends it at that deadline.
+		time.Sleep(time.Second)
+		set := time.Now()
+		b.SetReadDeadline(set.Add(20 * time.Millisecond))
+		if err := <-errc; !errors.Is(err, os.ErrDeadlineExceeded) || time.Since(set) != 20*time.Millisecond {
+			t.Fatalf("read given a deadline while waiting: %v after %v, want the deadline at 20ms", err, time.Since(set))
+		}
+		b.SetReadDeadline(time.Time{})
 		go func() {
 			_, err := b.Read(make([]byte, 1))
 			errc <- err

@@ -54,7 +54,7 @@ type Config struct {
 	// MaxRPC bounds one received RPC (the real node's max message size).
 	MaxRPC int
 	// Pressure says on which topics the peer keeps grafting (at start and again after
-	// every backoff); nil: on every topic. On the others it only subscribes, and joins
+	// every backoff); nil: on every topic. New asks it once per topic. On the others it only subscribes, and joins
 	// or leaves the real node's mesh when the real node grafts or prunes it.
 	Pressure func(topic string) bool
 	// FirstGraft spreads the first GRAFTs in time: each pressed topic's first GRAFT comes
@@ -95,8 +95,16 @@ type Peer struct {
 	queue chan *pb.RPC
 	werr  atomic.Value // the writer's error
 
+	// topic is each of cfg.Topics' index in them; meshed and pressed are by that index:
+	// whether the real node has not pruned us (we grafted) and whether we keep grafting.
+	// meshed is read without mu (the schedule asks InMesh of every candidate of a copy) and
+	// written under it.
+	topic   map[string]int
+	meshed  []atomic.Bool
+	pressed []bool
+	first   []int // of each of cfg.Topics, the index of its first occurrence (the one topic maps it to)
+
 	mu      sync.Mutex
-	inMesh  map[string]bool      // the real node has not pruned us (we grafted)
 	backoff map[string]time.Time // no GRAFT before
 	regraft map[string]time.Time // nor before (Config.Regraft)
 	rng     *rand.Rand
@@ -125,9 +133,17 @@ func New(h host.Host, cfg Config) (*Peer, error) {
 	if cfg.Regraft < 0 || cfg.FirstGraft < 0 {
 		return nil, fmt.Errorf("periphery: re-graft delay %v, first-graft spread %v: must not be negative", cfg.Regraft, cfg.FirstGraft)
 	}
-	p := &Peer{h: h, cfg: cfg, inMesh: map[string]bool{}, backoff: map[string]time.Time{}, regraft: map[string]time.Time{},
+	p := &Peer{h: h, cfg: cfg, backoff: map[string]time.Time{}, regraft: map[string]time.Time{},
+		topic: make(map[string]int, len(cfg.Topics)), meshed: make([]atomic.Bool, len(cfg.Topics)), pressed: make([]bool, len(cfg.Topics)), first: make([]int, len(cfg.Topics)),
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
 		store: map[string]*pb.Message{}, pending: map[string][]string{}, done: make(chan struct{}), queue: make(chan *pb.RPC, queueLen)}
+	for i, t := range cfg.Topics {
+		if _, dup := p.topic[t]; !dup {
+			p.topic[t] = i
+		}
+		p.first[i] = p.topic[t]
+		p.pressed[i] = cfg.presses(t)
+	}
 	h.SetStreamHandler(Protocol, p.read)
 	return p, nil
 }
@@ -144,16 +160,16 @@ func (p *Peer) Start(ctx context.Context, target peer.ID) error {
 	rpc := &pb.RPC{Control: &pb.ControlMessage{}}
 	now := time.Now()
 	p.mu.Lock()
-	for _, t := range p.cfg.Topics {
+	for i, t := range p.cfg.Topics {
 		sub := true
 		rpc.Subscriptions = append(rpc.Subscriptions, &pb.RPC_SubOpts{Subscribe: &sub, Topicid: &t})
 		switch {
-		case !p.cfg.presses(t):
+		case !p.pressed[i]:
 		case p.cfg.FirstGraft > 0:
 			p.regraft[t] = now.Add(time.Duration(p.rng.Int64N(int64(p.cfg.FirstGraft))))
 		default:
 			rpc.Control.Graft = append(rpc.Control.Graft, &pb.ControlGraft{TopicID: &t})
-			p.inMesh[t] = true
+			p.setMeshed(t, true)
 		}
 	}
 	p.mu.Unlock()
@@ -191,7 +207,7 @@ func (p *Peer) PublishID(topic string, data []byte, id string) error {
 		p.windows = append(p.windows, nil)
 	}
 	p.windows[len(p.windows)-1] = append(p.windows[len(p.windows)-1], id)
-	meshed := p.inMesh[topic]
+	meshed := p.InMesh(topic)
 	if !meshed {
 		p.pending[topic] = append(p.pending[topic], id)
 	}
@@ -214,19 +230,28 @@ func (p *Peer) Stats() Stats {
 func (p *Peer) Host() host.Host { return p.h }
 
 func (p *Peer) subscribed(topic string) bool {
-	for _, t := range p.cfg.Topics {
-		if t == topic {
-			return true
-		}
-	}
-	return false
+	_, ok := p.topic[topic]
+	return ok
 }
 
 // InMesh reports whether the peer currently considers itself in the real node's mesh of topic.
 func (p *Peer) InMesh(topic string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.inMesh[topic]
+	i, ok := p.topic[topic]
+	return ok && p.meshed[i].Load()
+}
+
+// InMeshAt is InMesh of the topic whose first place in Config.Topics is i (false for i < 0): no
+// lookup of the topic's name.
+func (p *Peer) InMeshAt(i int) bool {
+	return i >= 0 && i < len(p.meshed) && p.meshed[i].Load()
+}
+
+// setMeshed records whether the peer is in the real node's mesh of topic (false for a topic it
+// is not subscribed to, which it never is); p.mu held.
+func (p *Peer) setMeshed(topic string, in bool) {
+	if i, ok := p.topic[topic]; ok {
+		p.meshed[i].Store(in)
+	}
 }
 
 // queueLen bounds the RPCs waiting for the writer: deep enough that a real node busy for a
@@ -289,24 +314,27 @@ func (p *Peer) heartbeat(ctx context.Context) {
 }
 
 func (p *Peer) tick(now time.Time) {
-	rpc := &pb.RPC{Control: &pb.ControlMessage{}}
+	var graft []*pb.ControlGraft
+	var ihave []*pb.ControlIHave
 	p.mu.Lock()
-	for _, topic := range p.cfg.Topics {
-		if p.inMesh[topic] || !p.cfg.presses(topic) {
+	for i, topic := range p.cfg.Topics {
+		if p.meshed[p.first[i]].Load() || !p.pressed[i] {
 			continue
 		}
 		if now.After(p.backoff[topic]) && !now.Before(p.regraft[topic]) {
 			tp := topic
-			rpc.Control.Graft = append(rpc.Control.Graft, &pb.ControlGraft{TopicID: &tp})
-			p.inMesh[topic] = true
+			graft = append(graft, &pb.ControlGraft{TopicID: &tp})
+			p.setMeshed(topic, true)
 		}
 	}
 	// IHAVE: ids of the last HistoryGossip windows of topics we are out of, as pubsub does.
+	pending := 0
 	for topic, ids := range p.pending {
 		if len(ids) > 0 {
 			tp := topic
-			rpc.Control.Ihave = append(rpc.Control.Ihave, &pb.ControlIHave{TopicID: &tp, MessageIDs: append([]string(nil), ids...)})
+			ihave = append(ihave, &pb.ControlIHave{TopicID: &tp, MessageIDs: append([]string(nil), ids...)})
 			p.stats.ihave.Add(int64(len(ids)))
+			pending += len(ids)
 		}
 	}
 	// Age: a new window; ids older than HistoryGossip windows leave IHAVE and the store.
@@ -317,25 +345,27 @@ func (p *Peer) tick(now time.Time) {
 		}
 		p.windows = p.windows[1:]
 	}
-	live := map[string]bool{}
-	for _, w := range p.windows {
-		for _, id := range w {
-			live[id] = true
-		}
-	}
-	for topic, ids := range p.pending {
-		kept := ids[:0]
-		for _, id := range ids {
-			if live[id] {
-				kept = append(kept, id)
+	if pending > 0 { // nothing to filter otherwise
+		live := map[string]bool{}
+		for _, w := range p.windows {
+			for _, id := range w {
+				live[id] = true
 			}
 		}
-		p.pending[topic] = kept
+		for topic, ids := range p.pending {
+			kept := ids[:0]
+			for _, id := range ids {
+				if live[id] {
+					kept = append(kept, id)
+				}
+			}
+			p.pending[topic] = kept
+		}
 	}
 	p.mu.Unlock()
-	p.stats.grafts.Add(int64(len(rpc.Control.Graft)))
-	if len(rpc.Control.Graft) > 0 || len(rpc.Control.Ihave) > 0 {
-		_ = p.send(rpc) // a closed stream ends the peer's part; the real node's side says why
+	p.stats.grafts.Add(int64(len(graft)))
+	if len(graft) > 0 || len(ihave) > 0 {
+		_ = p.send(&pb.RPC{Control: &pb.ControlMessage{Graft: graft, Ihave: ihave}}) // a closed stream ends the peer's part; the real node's side says why
 	}
 }
 
@@ -381,7 +411,7 @@ func (p *Peer) control(c *pb.ControlMessage) {
 	now := time.Now()
 	for _, pr := range c.Prune {
 		t := pr.GetTopicID()
-		p.inMesh[t] = false
+		p.setMeshed(t, false)
 		d := p.cfg.PruneBackoff
 		if b := pr.GetBackoff(); b > 0 {
 			d = time.Duration(b) * time.Second
@@ -394,7 +424,7 @@ func (p *Peer) control(c *pb.ControlMessage) {
 	}
 	for _, g := range c.Graft {
 		if t := g.GetTopicID(); p.subscribed(t) {
-			p.inMesh[t] = true
+			p.setMeshed(t, true)
 		}
 	}
 	p.stats.graftsIn.Add(int64(len(c.Graft)))

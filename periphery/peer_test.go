@@ -297,6 +297,10 @@ func TestPressurePerTopic(t *testing.T) {
 	}
 	// The real node, below Dlo on the global topic with one subscribed peer, grafts it.
 	waitFor(t, "the real node's GRAFT on the global topic", func() bool { return bp.InMesh(global) && bp.Stats().GraftsIn > 0 })
+	// InMeshAt asks by the topic's place in Config.Topics; places it does not have are out.
+	if !bp.InMeshAt(1) || bp.InMeshAt(-1) || bp.InMeshAt(2) {
+		t.Errorf("InMeshAt(1, -1, 2) = %v, %v, %v, want true, false, false", bp.InMeshAt(1), bp.InMeshAt(-1), bp.InMeshAt(2))
+	}
 	// Several heartbeats: the boundary peer's GRAFTs are all on the pressed topic.
 	time.Sleep(10 * d.Heartbeat)
 	grafted.mu.Lock()

@@ -278,7 +278,8 @@ type run struct {
 	ctx     context.Context
 	obs     *node.Node
 	reals   []*realNode
-	closeMu sync.Mutex // churn adds closers while the run goes on
+	places  []map[string][]int // topicPlaces' answers, by real peer and topic
+	closeMu sync.Mutex         // churn adds closers while the run goes on
 	closers []func()
 	outsideCounters
 }
@@ -682,6 +683,7 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 	r.ct.obs.begin(m.start)
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) / cfg.TimeScale) }
 	slot := 0
+	var known []int8 // deliverer's answers for the current copy: 0 not asked, 1 out, 2 in the mesh
 	for evs := range slots {
 		if evs != nil {
 			r.progress(slot, m)
@@ -726,7 +728,19 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			rn := r.reals[e.peer]
 			rn.mu.RLock()
 			bps, subs := rn.boundary, r.plan.Peers[e.peer].Subs[e.m.Topic]
-			bp := bps[subs[deliverer(len(subs), func(i int) bool { return bps[subs[i]].InMesh(e.m.Topic) }, e.offset, e.k)]]
+			// Each candidate's mesh membership asked once (deliverer may walk the
+			// rotation twice), by the topic's place in its topics.
+			at := r.topicPlaces(e.peer, e.m.Topic, subs)
+			known = append(known[:0], make([]int8, len(subs))...)
+			bp := bps[subs[deliverer(len(subs), func(i int) bool {
+				if known[i] == 0 {
+					known[i] = 1
+					if bps[subs[i]].InMeshAt(at[i]) {
+						known[i] = 2
+					}
+				}
+				return known[i] == 2
+			}, e.offset, e.k)]]
 			rn.mu.RUnlock()
 			if err := bp.PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
 				if r.rep.BoundaryErrors == 0 {
@@ -739,6 +753,27 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 	}
 	r.ct.measuring.Store(false)
 	return m, nil
+}
+
+// topicPlaces is, for each of real peer i's outside peers subs (its subscribers of topic), where
+// topic first is in the peer's topics (periphery.Peer.InMeshAt); the schedule's goroutine only.
+// A churned peer's replacement has the same topics (outsideConfig).
+func (r *run) topicPlaces(i int, topic string, subs []int) []int {
+	if r.places == nil {
+		r.places = make([]map[string][]int, len(r.plan.Peers))
+	}
+	if r.places[i] == nil {
+		r.places[i] = map[string][]int{}
+	}
+	at, ok := r.places[i][topic]
+	if !ok {
+		at = make([]int, len(subs))
+		for x, j := range subs {
+			at[x] = slices.Index(r.plan.Peers[i].Outside[j].Topics, topic)
+		}
+		r.places[i][topic] = at
+	}
+	return at
 }
 
 // progress logs, once per slot, where the run is: its slot, simulated time and the machine's
