@@ -127,6 +127,7 @@ func TestConsecutiveMainnet(t *testing.T) {
 	} else {
 		t.Logf("real, matches: %s", m)
 	}
+	t.Logf("real, zero runs: %s", payloadstat.MeasureZeroRuns(real))
 	if os.Getenv("STREAMSIM_MAINNET_DIR") != "" && len(real) > 42 {
 		first, err := payloadstat.Measure(real[:42])
 		if err != nil {
@@ -188,6 +189,7 @@ func TestConsecutiveMainnet(t *testing.T) {
 			}
 			inBlock, earlier := sumOf(m.ByLength[0][:]), sumOf(m.ByLength[1][:])
 			t.Logf("%s seed %d, matches: %s; non-zero matches in the block %.2f %%, in an earlier block %.2f %%", era, seed, m, inBlock, earlier)
+			t.Logf("%s seed %d, zero runs: %s", era, seed, payloadstat.MeasureZeroRuns(pls))
 			if os.Getenv("STREAMSIM_MAINNET_DIR") != "" {
 				continue
 			}

@@ -196,3 +196,44 @@ func TestMeasureMatches(t *testing.T) {
 		t.Error("a payload that is not SSZ: no error")
 	}
 }
+
+// TestMeasureZeroRuns: on a made payload, the runs of 12 zero bytes or more are counted and
+// averaged, and a run of 16 or more is placed by the previous run with the same preceding
+// byte and length.
+func TestMeasureZeroRuns(t *testing.T) {
+	zeros := func(n int) []byte { return make([]byte, n) }
+	var p []byte
+	p = append(p, 0x40)
+	p = append(p, zeros(30)...) // first 0x40/30: none earlier
+	p = append(p, 0x01, 0x02)
+	p = append(p, zeros(12)...) // counted, too short to place
+	p = append(p, 0x40)
+	p = append(p, zeros(30)...) // 0x40/30 again, 45 B back: < 1 KiB
+	p = append(p, 0x07)
+	p = append(p, zeros(5)...) // not a run of 12
+	for range 2000 {
+		p = append(p, 0xff)
+	}
+	p = append(p, 0x40)
+	p = append(p, zeros(30)...) // 0x40/30, 2 KiB back: 1–8 KiB
+	p = append(p, 0x41)
+	p = append(p, zeros(30)...) // other byte: none earlier
+	p = append(p, 0x09)
+	z := MeasureZeroRuns([][]byte{p})
+	if z.Bytes != int64(len(p)) {
+		t.Fatalf("bytes %d, want %d", z.Bytes, len(p))
+	}
+	if want := 1000 * 5 / float64(len(p)); math.Abs(z.PerKB-want) > 1e-9 {
+		t.Errorf("runs per KB %.4f, want %.4f (5 runs)", z.PerKB, want)
+	}
+	if want := (4*30 + 12) / 5.0; math.Abs(z.MeanLen-want) > 1e-9 {
+		t.Errorf("mean run %.2f, want %.2f", z.MeanLen, want)
+	}
+	if z.Recur != [4]float64{25, 25, 0, 50} {
+		t.Errorf("recurrence %v, want [25 25 0 50]", z.Recur)
+	}
+	// The same payload twice: each is measured alone, so the figures hold.
+	if z2 := MeasureZeroRuns([][]byte{p, p}); z2.Recur != z.Recur || math.Abs(z2.PerKB-z.PerKB) > 1e-9 {
+		t.Errorf("two copies: %v, one: %v", z2, z)
+	}
+}
