@@ -19,3 +19,13 @@ func (c Client) Framing() gossip.Framing {
 	}
 	return gossip.FramingGo
 }
+
+// WithholdsEchoes reports whether the client's gossipsub library leaves out of a forward the
+// mesh peers whose own copy of the message arrived while it was validating: rust-libp2p
+// (Lighthouse: the message cache's observe_duplicate, whose peers forward_msg skips) and
+// nim-libp2p (Nimbus: validationSeen). go-libp2p-pubsub (Prysm), jvm-libp2p (Teku) and
+// js-libp2p-gossipsub (Lodestar) leave out only the peer they got it from first (and those
+// that sent IDONTWANT). docs/inputs.md ("Biases to keep in mind") gives the sources.
+func (c Client) WithholdsEchoes() bool {
+	return c.Name == "lighthouse" || c.Name == "nimbus"
+}

@@ -54,3 +54,53 @@ func TestFramingLabel(t *testing.T) {
 		t.Errorf("rust framing reads %q", l)
 	}
 }
+
+// forwarding=client (the default) makes Lighthouse and Nimbus nodes withhold echoes and the
+// go, jvm and js clients' nodes not; go and withhold force one rule; a run from before the
+// parameter ("") forwarded as go; anything else is refused naming the allowed values.
+func TestForwardingParam(t *testing.T) {
+	sc, err := runner.Lookup("neighbourhood")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clients []topology.Client
+	for _, name := range []string{"lighthouse", "nimbus", "prysm", "teku", "lodestar"} {
+		cl, err := topology.ClientProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, cl)
+	}
+	for v, want := range map[string][5]bool{
+		"":         {true, true, false, false, false},
+		"client":   {true, true, false, false, false},
+		"go":       {false, false, false, false, false},
+		"withhold": {true, true, true, true, true},
+	} {
+		vals := map[string]string{}
+		if v != "" {
+			vals[ParamForwarding] = v
+		}
+		p, err := sc.ParseParams(vals)
+		if err != nil {
+			t.Fatalf("forwarding=%s: %v", v, err)
+		}
+		rule := runner.Own[*Config](p).Forwarding
+		var got [5]bool
+		for i, cl := range clients {
+			got[i] = nodeWithholds(rule, cl)
+		}
+		if got != want {
+			t.Errorf("forwarding=%s: withholds %v, want %v", v, got, want)
+		}
+	}
+	if nodeWithholds("", clients[0]) || !strings.Contains(forwardingLabel(""), "from before") {
+		t.Error("a run from before the parameter forwarded as go")
+	}
+	for _, v := range []string{"rust", "Client", "none"} {
+		_, err := sc.ParseParams(map[string]string{ParamForwarding: v})
+		if err == nil || !strings.Contains(err.Error(), ParamForwarding) || !strings.Contains(err.Error(), "client, go, withhold") {
+			t.Errorf("forwarding=%s: %v, want an error naming %s and the allowed values", v, err, ParamForwarding)
+		}
+	}
+}

@@ -72,6 +72,9 @@ type Report struct {
 	// Echoes: per category, copies the observed node received from a peer it had already
 	// sent the message to (the all-go bias: rust-libp2p and nim-libp2p peers withhold them).
 	Echoes map[gossip.Category]int64
+	// Withheld: per category, forwards to the observed node that its real peers left out
+	// because its copy had reached them first (ParamForwarding; measured slots).
+	Withheld map[gossip.Category]int64
 	// ObservedPeers is the observed node's connected peers at the end: its real peers only.
 	ObservedPeers int
 	MaxLag        time.Duration
@@ -261,6 +264,7 @@ func (r *Report) Print(w io.Writer) {
 		r.Plan.BoundaryTotal, outsideKindsLine(r.Plan), cfg.Population.OutsideAllSubnets, ParamOutsideAllSubnets, cfg.Population.OutsideSupernodes, r.Plan.toppedUp(),
 		cfg.Regraft, churn, r.Plan.ObservedClient.Name, idontwantLabel(r.Plan.ObservedClient.IDontWantThresholdBytes))
 	fmt.Fprintf(w, "framing: %s\n", framingLabel(cfg.Framing))
+	fmt.Fprintf(w, "forwarding: %s\n", forwardingLabel(cfg.Forwarding))
 	wallMin, cpuMin := r.costPerSimMinute()
 	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v\n",
 		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), 60/wallMin, r.CPU.Round(time.Second))
@@ -304,10 +308,16 @@ func (r *Report) Print(w io.Writer) {
 	for _, s := range r.SyncSubnets {
 		fmt.Fprintf(w, "  sync committee subnet %d: %d subscribed, %d sent messages (%d unasked, from their mesh), %d only IHAVE\n", s.Subnet, s.Subscribed, s.FullSenders, s.Forwarders, s.IHaveOnly)
 	}
-	fmt.Fprint(w, "all-go bias: copies per delivered message from peers the observed node had already sent it to (rust-libp2p and nim-libp2p peers would withhold those sent during their validation):")
+	fmt.Fprint(w, "echoes: copies per delivered message from peers the observed node had already sent it to (go, jvm and js peers forward those; rust and nim peers leave out the ones that reached them before their forward):")
 	for _, c := range gossip.Categories() {
 		if r.Delivered[c] > 0 && c != gossip.Control {
 			fmt.Fprintf(w, " %s %.2f", c, float64(r.Echoes[c])/float64(r.Delivered[c]))
+		}
+	}
+	fmt.Fprint(w, "\nwithheld: forwards per delivered message the real peers left out because the observed node's copy reached them first:")
+	for _, c := range gossip.Categories() {
+		if r.Delivered[c] > 0 && c != gossip.Control {
+			fmt.Fprintf(w, " %s %.2f", c, float64(r.Withheld[c])/float64(r.Delivered[c]))
 		}
 	}
 	fmt.Fprintln(w)
@@ -511,11 +521,12 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 			meshes[m.Category] = append(meshes[m.Category], m.Meshes)
 		}
 	}
-	echo := map[string][]float64{}
+	echo, withheld := map[string][]float64{}, map[string][]float64{}
 	for _, r := range runs {
 		for _, c := range r.Categories {
 			if c.Category != gossip.Control.String() {
 				echo[c.Category] = append(echo[c.Category], r.EchoesPerMsg[c.Category])
+				withheld[c.Category] = append(withheld[c.Category], r.WithheldPerMsg[c.Category])
 			}
 		}
 	}
@@ -524,9 +535,16 @@ func WriteCalibration(w io.Writer, labels []string, runs []Summary) error {
 		iw = append(iw, r.IWantSentPerMsg)
 	}
 	fmt.Fprintf(w, "\nIWANT ids the observed node sent per delivered message: %s\n", spreadOf(iw).String("%.2f"))
-	fmt.Fprint(w, "all-go bias, copies per message from peers the observed node had already sent it to, mean (min–max) over runs:")
+	fmt.Fprint(w, "echoes, copies per message from peers the observed node had already sent it to, mean (min–max) over runs:")
 	for _, c := range first.Categories {
 		if v, ok := echo[c.Category]; ok {
+			e := spreadOf(v)
+			fmt.Fprintf(w, " %s %.2f (%.2f–%.2f)", c.Category, e.mean, e.min, e.max)
+		}
+	}
+	fmt.Fprint(w, "\nwithheld forwards per message (the real peers' copies left out because the observed node's reached them first), mean (min–max) over runs:")
+	for _, c := range first.Categories {
+		if v, ok := withheld[c.Category]; ok {
 			e := spreadOf(v)
 			fmt.Fprintf(w, " %s %.2f (%.2f–%.2f)", c.Category, e.mean, e.min, e.max)
 		}

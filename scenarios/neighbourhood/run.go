@@ -182,6 +182,9 @@ type Config struct {
 	// Framing, when set, is the outbound framing of the observed node and every real peer
 	// (ParamFraming, framing.go); "": each its client's.
 	Framing gossip.Framing
+	// Forwarding is ParamForwarding's rule (framing.go); "": every node as go-libp2p-pubsub
+	// (runs from before the parameter).
+	Forwarding string
 }
 
 // DefaultConfig is the calibration form.
@@ -191,7 +194,7 @@ func DefaultConfig() Config {
 		Population: DefaultNeighbourhoodParams(),
 		Slots:      10, Warmup: 5, TimeScale: 1, Seed: 1, Validators: 1_000_000,
 		Validation: vd, Arrival: DefaultArrival, Copies: 2, Queue: 30000, Log: slog.Default(),
-		Churn: DefaultChurn, Bandwidth: DefaultBandwidth(),
+		Churn: DefaultChurn, Bandwidth: DefaultBandwidth(), Forwarding: ForwardingClient,
 	}
 }
 
@@ -508,7 +511,8 @@ func (r *run) nodeOptions(cl topology.Client, pos int, extra ...node.Option) []n
 	stagger := cl.Heartbeat * time.Duration(pos) / time.Duration(len(r.plan.Peers)+1)
 	opts := []node.Option{node.WithClient(cl), node.WithTimeScale(cfg.TimeScale), node.WithValidationDelay(cfg.Validation),
 		node.WithNodeSeed(cfg.Seed, pos), node.WithFlowControl(false), node.WithQueueSize(cfg.Queue), node.WithHeartbeatDelay(stagger),
-		node.WithLogger(cfg.Log), node.WithCodecCPUCharge(cfg.CodecCPU), node.WithFraming(nodeFraming(cfg.Framing, cl))}
+		node.WithLogger(cfg.Log), node.WithCodecCPUCharge(cfg.CodecCPU), node.WithFraming(nodeFraming(cfg.Framing, cl)),
+		node.WithEchoWithholding(nodeWithholds(cfg.Forwarding, cl))}
 	return append(opts, extra...)
 }
 
@@ -651,6 +655,8 @@ type measured struct {
 	// inMesh: per real peer, the time the observed node had spent in its mesh per topic
 	// when the measured slots began.
 	inMesh []map[string]time.Duration
+	// withheld: the real peers' withheld forwards per category when the measured slots began.
+	withheld [gossip.NumCategories]int64
 	// samples are the observed node's byte totals so far at the start of each measured slot
 	// (the first is before's), AtNs from measureStart; the report adds the end's.
 	samples []result.Sample
@@ -693,6 +699,7 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			r.ct.measuring.Store(true)
 			m.cpuBefore, m.measureStart, m.measureWall, m.dropsToBefore = processCPU(), time.Now(), network.WallNow(), r.dropsTo()
 			m.inMesh = r.inMesh(m.measureStart)
+			m.withheld = r.withheld()
 			r.mech.begin(m.measureStart)
 		}
 		if slot >= cfg.Warmup && evs != nil {
@@ -808,6 +815,12 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 	rep.Timing.ObservedDrops = after.ps.Drops() - m.before.ps.Drops()
 	rep.Timing.DropsToObserved = r.dropsTo() - m.dropsToBefore
 	rep.ObservedPeers = len(r.obs.Host().Network().Peers())
+	rep.Withheld = map[gossip.Category]int64{}
+	for c, v := range r.withheld() {
+		if d := v - m.withheld[c]; d > 0 {
+			rep.Withheld[gossip.Category(c)] = d
+		}
+	}
 	end := time.Now()
 	var inMesh []map[string]time.Duration
 	if m.inMesh != nil {
@@ -1011,4 +1024,16 @@ func availableBytes() int64 {
 		return v
 	}
 	return 4 << 30
+}
+
+// withheld sums the real peers' forwards to the observed node left out because its copy came
+// first (node.WithEchoWithholding), per category.
+func (r *run) withheld() [gossip.NumCategories]int64 {
+	var sum [gossip.NumCategories]int64
+	for _, rn := range r.reals {
+		for c, v := range rn.node.Withheld() {
+			sum[c] += v
+		}
+	}
+	return sum
 }

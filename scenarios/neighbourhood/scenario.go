@@ -96,6 +96,7 @@ func params() []runner.Param {
 		{Name: topology.ParamObservedClient, Type: "string", Default: pop.ObservedClient, Desc: "client profile of the observed node: " + strings.Join(topology.ClientNames, ", ")},
 		{Name: ParamObservedIDontWant, Type: "string", Default: IDontWantClient, Desc: "the observed node's IDONTWANT threshold: " + IDontWantClient + " (its client profile's; Teku 16 KiB), " + IDontWantOff + " (never sends IDONTWANT, as before gossipsub v1.2) or a message size in bytes"},
 		{Name: ParamFraming, Type: "string", Default: FramingClient, Desc: "how the observed node and its real peers frame their outbound RPCs: " + FramingClient + " (each as its client's library: Lighthouse rust-libp2p, every message and control entry its own frame; Nimbus nim-libp2p, control apart from messages; Prysm, Teku, Lodestar as go-libp2p-pubsub) or one for all: " + gossip.FramingNames()},
+		{Name: ParamForwarding, Type: "string", Default: ForwardingClient, Desc: "which mesh peers a real node leaves out when it forwards: " + ForwardingClient + " (each as its client's library: Lighthouse rust-libp2p and Nimbus nim-libp2p every peer whose copy arrived while they validated; Prysm, Teku, Lodestar only the first sender), " + ForwardingGo + " (every node as go-libp2p-pubsub) or " + ForwardingWithhold + " (every node as rust-libp2p)"},
 		{Name: ParamSubnets, Type: "int", Unit: "subnets", Default: strconv.Itoa(pop.Subnets), Desc: "attestation subnets the observed node subscribes to and the workload carries (the first n; 64: the full form); per-subnet figures are scaled to 64 in the calibration table"},
 		{Name: topology.ParamMix, Type: "string", Default: topology.FormatShares(pop.Mix, topology.MixKinds), Desc: "the peers' population by kind: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, summing to 1)"},
 		{Name: topology.ParamClients, Type: "string", Default: topology.FormatShares(pop.Clients, topology.ClientNames), Desc: "the peers' client mix (client:share, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
@@ -148,6 +149,9 @@ func parse(p *runner.Params) (any, error) {
 		return nil, err
 	}
 	if cfg.Framing, err = ParseFraming(p.Values[ParamFraming]); err != nil {
+		return nil, err
+	}
+	if cfg.Forwarding, err = ParseForwarding(p.Values[ParamForwarding]); err != nil {
 		return nil, err
 	}
 	if cfg.Bandwidth, err = ParseBandwidth(p.Values[ParamBandwidth], p.Values[runner.ParamOrdinaryBandwidth], p.Values[runner.ParamSupernodeBandwidth], p.Values[ParamAllSubnetsBandwidth]); err != nil {
@@ -267,10 +271,13 @@ type Summary struct {
 	// EchoesPerMsg: per category, copies per delivered message from peers the observed
 	// node had already sent the message to (the all-go bias).
 	EchoesPerMsg map[string]float64 `json:"echo_copies_per_message,omitempty"`
-	MaxLagMs     float64            `json:"max_lag_ms"`
-	WallS        float64            `json:"wall_s"`
-	SimulatedS   float64            `json:"simulated_s"`
-	CPUS         float64            `json:"cpu_s"`
+	// WithheldPerMsg: per category, forwards to the observed node its real peers left out
+	// per delivered message, because its copy had reached them first (ParamForwarding).
+	WithheldPerMsg map[string]float64 `json:"withheld_forwards_per_message,omitempty"`
+	MaxLagMs       float64            `json:"max_lag_ms"`
+	WallS          float64            `json:"wall_s"`
+	SimulatedS     float64            `json:"simulated_s"`
+	CPUS           float64            `json:"cpu_s"`
 	// WallPerSimMin and CPUPerSimMin are what a simulated minute of the whole run (setup,
 	// warm-up and measured slots) cost: wall and process CPU seconds; the peak memory is
 	// Timing.PeakRSSBytes.
@@ -316,6 +323,12 @@ func (r *Report) Summary() Summary {
 	}
 	if delivered > 0 {
 		s.IWantSentPerMsg = float64(r.ControlOut["iwant"].IDs) / float64(delivered)
+	}
+	s.WithheldPerMsg = map[string]float64{}
+	for c, v := range r.Withheld {
+		if d := r.Delivered[c]; d > 0 {
+			s.WithheldPerMsg[c.String()] = float64(v) / float64(d)
+		}
 	}
 	s.EchoesPerMsg = map[string]float64{}
 	for c, v := range r.Echoes {

@@ -37,13 +37,36 @@ type reframeBuf struct {
 	r    gossip.Reframer
 	out  []byte
 	ends []int
+	kept []byte // the frame without withheld messages (withhold.go)
 }
 
 var reframeBufs = sync.Pool{New: func() any { return new(reframeBuf) }}
 
 // Write sends one RPC frame as pubsub wrote it (comm.go handleSendingMessages writes one frame
-// per Write), re-framed as the node's framing frames that content: one unit per frame.
+// per Write), without the messages the node withholds from this peer (WithEchoWithholding),
+// re-framed as the node's framing frames that content: one unit per frame.
 func (s *codecStream) Write(frame []byte) (int, error) {
+	e := s.node.echoes
+	if e == nil || s.bare {
+		return s.writeRPC(frame)
+	}
+	b := reframeBufs.Get().(*reframeBuf)
+	defer reframeBufs.Put(b)
+	kept := e.filter(b.kept, s.Conn().RemotePeer(), frame)
+	if len(kept) == 0 {
+		return len(frame), nil
+	}
+	if len(kept) != len(frame) {
+		b.kept = kept[:0]
+	}
+	if _, err := s.writeRPC(kept); err != nil {
+		return 0, err
+	}
+	return len(frame), nil
+}
+
+// writeRPC writes one RPC frame in the node's framing.
+func (s *codecStream) writeRPC(frame []byte) (int, error) {
 	f := s.node.cfg.framing
 	if !f.Splits() {
 		return s.writeFrame(frame)

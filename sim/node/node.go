@@ -63,6 +63,8 @@ type config struct {
 	// metered: which peers' plain streams the node meters (nil: every peer's); see
 	// WithMeteredPeers.
 	metered func(peer.ID) bool
+	// withhold: forward as rust-libp2p and nim-libp2p do (withhold.go).
+	withhold bool
 }
 
 // Option configures a Node, in go-libp2p-pubsub's style.
@@ -206,6 +208,8 @@ type Node struct {
 	topics   map[string]*pubsub.Topic
 
 	heartbeat time.Duration // the heartbeat interval pubsub was given
+
+	echoes *echoLog // WithEchoWithholding's record of the peers' copies (withhold.go); nil without
 }
 
 // Heartbeat is the GossipSub heartbeat interval the node's pubsub runs with (scaled).
@@ -220,6 +224,9 @@ func NewNode(h *snet.Host, opts ...Option) (*Node, error) {
 	cfg.virtual = h.Virtual() // the host's network decides the clock
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &Node{cfg: cfg, host: h, ctx: ctx, cancel: cancel, log: cfg.log, recStart: time.Now()}
+	if cfg.withhold {
+		n.echoes = newEchoLog()
+	}
 	n.meter.sides = map[sideKey]*streamSide{}
 	n.tracer.init(h)
 	n.links.init(n, cfg.pairReset) // linklog.go

@@ -332,6 +332,9 @@ func (s *codecStream) nextFrame() error {
 		}
 		out = s.snappyed
 	}
+	if s.node.echoes != nil {
+		s.node.echoes.received(s.Conn().RemotePeer(), out) // withhold.go
+	}
 	var record func()
 	if s.node.cfg.recorder != nil {
 		record = func() { s.node.record(&s.rtrace, "in", s.Stream, s.spec, parts.Dominant(), out) }
