@@ -87,6 +87,24 @@ func TestSmallNeighbourhood(t *testing.T) {
 	if e, got := r.Echoes[gossip.Attestation], r.Delivered[gossip.Attestation]+r.Dups[gossip.Attestation]; e > got {
 		t.Errorf("%d echoed attestation copies of %d received", e, got)
 	}
+	// Forwarding as each client forwards (the default): the Lighthouse and Nimbus peers leave
+	// the observed node out of some forwards; never more than one per message and peer.
+	withholders := 0
+	for _, p := range r.Plan.Peers {
+		if p.Client.WithholdsEchoes() {
+			withholders++
+		}
+	}
+	var withheld int64
+	for c, v := range r.Withheld {
+		withheld += v
+		if v > r.Delivered[c]*int64(withholders) {
+			t.Errorf("%s: %d forwards withheld from %d messages by %d peers", c, v, r.Delivered[c], withholders)
+		}
+	}
+	if withholders > 0 && withheld == 0 {
+		t.Errorf("%d Lighthouse or Nimbus peers withheld no forward", withholders)
+	}
 	for _, v := range append(append([]SubnetView(nil), r.Subnets...), r.SyncSubnets...) {
 		if v.Forwarders > v.FullSenders || v.FullSenders+v.IHaveOnly > v.Subscribed {
 			t.Errorf("subnet view %+v: forwarders within full senders, senders within subscribers", v)
