@@ -102,9 +102,22 @@ func (s *streamPair) start() {
 // thread clock. check, if set, sees every decoded message.
 func (s *streamPair) pass(msgs [][]byte, framed bool, check func(i int, m []byte)) (enc, dec time.Duration, err error) {
 	s.start()
+	return s.run(msgs, framed, check)
+}
+
+// run is pass on the stream as it stands: msgs follow the messages before them.
+func (s *streamPair) run(msgs [][]byte, framed bool, check func(i int, m []byte)) (enc, dec time.Duration, err error) {
+	if s.w == nil {
+		s.start()
+	}
+	_, thread := ThreadCPU()
+	var cost time.Duration // each timed loop holds one clock read's cost
+	if thread {
+		cost = ClockCost()
+	}
 	clock := func() time.Duration {
 		if d, ok := ThreadCPU(); ok {
-			return d - ClockCost()
+			return d
 		}
 		return time.Duration(time.Now().UnixNano())
 	}
@@ -139,8 +152,8 @@ func (s *streamPair) pass(msgs [][]byte, framed bool, check func(i int, m []byte
 			}
 		}
 		t2 := clock()
-		enc += t1 - t0
-		dec += t2 - t1
+		enc += t1 - t0 - cost
+		dec += t2 - t1 - cost
 		at += len(batch)
 	}
 	s.encState = s.w.(codec.Meter).Stats().StateBytes
@@ -184,4 +197,21 @@ func timePair(s *streamPair, p Payload, o Options) (encNs, decNs float64, err er
 	sort.Float64s(encs)
 	sort.Float64s(decs)
 	return encs[len(encs)/2], decs[len(decs)/2], nil
+}
+
+// StreamPair is bench's stream pair for a codec spec, to time a stream's frames in pieces
+// with bench's own loop (sim/node's TestCodecCPUAgrees takes the live path, the sweep and
+// bench through the same frames piece by piece): one long-lived Writer and Reader, each Run
+// continuing the stream.
+type StreamPair struct{ sp streamPair }
+
+// NewStreamPair returns a stream pair of spec.
+func NewStreamPair(spec codec.Spec) *StreamPair { return &StreamPair{sp: streamPair{spec: spec}} }
+
+// Run encodes and decodes msgs on the stream as Measure's loop does (in batches: BatchLen
+// from msgs[0], each encoded, then decoded; framed: read as a node reads a frame) and returns
+// the thread CPU of the encoding and of the decoding, each loop's clock read taken out (the
+// wall clock where there is no thread clock). The caller locks its goroutine to its thread.
+func (p *StreamPair) Run(msgs [][]byte, framed bool) (enc, dec time.Duration, err error) {
+	return p.sp.run(msgs, framed, nil)
 }
