@@ -42,6 +42,19 @@ type Meter interface {
 	Stats() Stats
 }
 
+// WriterResetter is a Writer that can start a new stream direction on the state it holds
+// (history emptied, tables and buffers kept), as a fresh Writer of its spec would start, so
+// that a benchmark can repeat a stream without allocating and first touching its state again.
+// snappy-stream's Writers implement it.
+type WriterResetter interface {
+	Reset(w io.Writer)
+}
+
+// ReaderResetter is the Reader's WriterResetter: snappy-stream's Readers implement it.
+type ReaderResetter interface {
+	Reset(r io.Reader)
+}
+
 // meterClock is the clock of Stats.Time; off (WithoutTiming) it is never read.
 type meterClock struct{ off bool }
 

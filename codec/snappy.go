@@ -116,21 +116,41 @@ func (s *snappyWriter) Write(p []byte) (int, error) {
 
 func (s *snappyWriter) Close() error { return nil }
 
+// Reset starts a new stream direction on w with the state the writer holds (Resetter).
+func (s *snappyWriter) Reset(w io.Writer) {
+	s.enc.Reset()
+	s.w, s.err, s.stats = w, nil, Stats{}
+}
+
 func (s *snappyWriter) Stats() Stats {
 	st := s.stats
 	st.StateBytes = int64(s.enc.StateBytes() + cap(s.buf))
 	return st
 }
 
-func newSnappyReader(r io.Reader, s Spec, o options) *meteredReader {
+// snappyReader is snappy-stream's Reader, metered, and able to start a new stream on its
+// state (Resetter).
+type snappyReader struct {
+	*meteredReader
+	sr *snappystream.Reader
+}
+
+// Reset starts a new stream direction from r with the state the reader holds.
+func (s *snappyReader) Reset(r io.Reader) {
+	s.src.r, s.src.n, s.src.blocked = r, 0, 0
+	s.raw, s.elapsed = 0, 0
+	s.sr.Reset(s.src)
+}
+
+func newSnappyReader(r io.Reader, s Spec, o options) *snappyReader {
 	src := &timedSource{r: r, clock: o.clock}
 	sr := snappystream.NewReader(src, s.WindowBytes, o.maxUnitBytes)
-	return &meteredReader{
+	return &snappyReader{sr: sr, meteredReader: &meteredReader{
 		dec:   sr,
 		src:   src,
 		close: sr.Close,
 		wire:  sr.WireBytes,
 		units: sr.Blocks,
 		state: func() int64 { return int64(sr.StateBytes()) },
-	}
+	}}
 }

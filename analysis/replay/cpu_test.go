@@ -26,16 +26,18 @@ func cpuFrames(t *testing.T, p bench.Payload) ([]frameIn, TrafficSummary) {
 
 // TestSweepCPUMatchesBench holds the sweep's codec CPU per byte to streamsim bench's on the
 // same frames: both are the codec's own thread CPU (the sweep times only its encode and decode
-// loops, the codecs keep no clock, and the one clock read per loop is measured apart), so
-// encoding the attestation frames agrees within 1.5× where the codec's state fits this VM's L2
-// (a 64 KiB window). Beside a 1 MiB window (a 1 MiB table and a 2 MiB history in a 1 MiB L2)
-// bench's loop, which does nothing between frames, keeps more of the state cached than the
-// sweep, which moves each unit on: measured 1.0–1.6× apart, logged. Here each replay lays its
-// frames out afresh, and at 1 MiB its codec state can land on freshly mapped pages (about
-// 2 000 first-touch faults, 1.5–1.8 ns/B on the shared VM); sim/node's TestCodecCPUAgrees,
-// which lays them out once and gives the collector headroom, holds these pairs. What is held is the ratio within a round, its median over the rounds (the
-// least figures, logged, may come from different rounds), over five alternating rounds. On a
-// machine busier than its cores a miss is a skip that says so, unless STREAMSIM_TIMING_STRICT is set (.ci/run runs this test alone, strict).
+// loops, the codecs keep no clock, and the one clock read per loop is measured apart; bench
+// runs a stream codec the same way, in the same batches, on a long-lived Writer and Reader),
+// so encoding the attestation frames agrees within 1.5× where the codec's state fits this
+// VM's L2 (a 64 KiB window). Here each replay opens fresh codecs, as a sweep does, and at
+// 1 MiB their state can land on freshly mapped pages (about 2 000 first-touch faults, 1.5–2.5
+// ns/B on the shared VM) where bench's warmed pair does not: those pairs, decoding, and the
+// control-heavy stream are logged (1.0–1.5× on 2026-12-05); sim/node's TestCodecCPUAgrees,
+// whose sweep keeps its codecs open (replay.Replayer), holds them at every window. What is
+// held is the ratio within a round, its median over the rounds (the least figures, logged,
+// may come from different rounds), over five alternating rounds. On a machine busier than its
+// cores a miss is a skip that says so, unless STREAMSIM_TIMING_STRICT is set (.ci/run runs
+// this test alone, strict).
 func TestSweepCPUMatchesBench(t *testing.T) {
 	longtest.Skip(t, "sweep and bench codec CPU on the same frames")
 	if testing.Short() {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamsim/streamsim/bench"
 	"github.com/streamsim/streamsim/codec"
 	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/result"
@@ -405,9 +406,10 @@ func sweep(paths []string, o Options, start time.Time, outside int64) (*Report, 
 // a time: a batch's compressed and decoded bytes stay in the caches beside the codecs' state
 // (with 512 frames of 5 KB of control, 2.5 MB of feed evicted the encoder's table between
 // frames and doubled its time).
+// bench runs its stream codecs in the same batches (bench.BatchLen).
 const (
-	batchFrames = 512
-	batchBytes  = 256 << 10
+	batchFrames = bench.BatchFrames
+	batchBytes  = bench.BatchBytes
 )
 
 // replayPass reads every trace once and hands each evaluated frame, laid out for each view

@@ -90,6 +90,14 @@ func (r *Reader) Blocks() int64 { return r.blocksDone }
 // StateBytes returns the memory the Reader holds: history plus its block buffers.
 func (r *Reader) StateBytes() int { return r.dec.StateBytes() + cap(r.in) + cap(r.out) }
 
+// Reset makes the Reader read a new stream from r on the state it holds: the history
+// emptied, its buffers kept, as NewReader with the same window and bound would start.
+func (r *Reader) Reset(src io.Reader) {
+	in, out := r.in, r.out
+	*r = Reader{r: src, dec: r.dec, in: in[:cap(in)], out: out[:0]}
+	r.dec.Reset()
+}
+
 // Close releases the Reader's buffers; it does not close the underlying reader. A Read
 // after Close returns an error, also when Close came in the middle of a block's output.
 func (r *Reader) Close() error {
