@@ -582,6 +582,9 @@ func (c *pageCheck) shown(text string, v, scale float64, decimals, what string) 
 // must fail on a page with a failed run left unmarked and on each mutation of
 // TestReportHTMLCheckCatches. STREAMSIM_REPORT_SCREENSHOT=path keeps the screenshot of the
 // page's top (docs/report-example.png is made so: scripts/report-example.sh).
+// fullScale is the scale of TestReportHTMLInBrowser's capture of the whole page.
+const fullScale = 0.25
+
 func TestReportHTMLInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the browser check in -short mode (it starts Chromium)")
@@ -593,7 +596,9 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("chromium: screenshot: %v", err)
 	}
-	full, err := chromedp.Run(br.ctx, chromedp.FullScreenshot(100))
+	// The whole page, beyond the viewport, at a quarter of its size: a full-size capture of
+	// a page ~50 000 px tall costs several seconds of Chromium's CPU for the same check.
+	full, err := chromedp.Run(br.ctx, chromedp.ScreenshotScale(chromedp.CSS("html"), fullScale))
 	if err != nil {
 		t.Fatalf("chromium: full screenshot: %v", err)
 	}
@@ -609,7 +614,16 @@ func TestReportHTMLInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s screenshot: %v", name, err)
 		}
-		if cfg.Width < 1000 || cfg.Height < 1000 {
+		w, h := cfg.Width, cfg.Height
+		if name == "full" {
+			// The full capture is the whole page scaled: back to page pixels, it is as wide
+			// as the window and as tall as the page.
+			w, h = int(math.Round(float64(w)/fullScale)), int(math.Round(float64(h)/fullScale))
+			if w != 1280 || math.Abs(float64(h)-d.Height) > 2/fullScale {
+				t.Errorf("full screenshot is %d×%d at scale %g: it covers %d×%d px of a page %.0f px tall in a 1280 px window", cfg.Width, cfg.Height, fullScale, w, h, d.Height)
+			}
+		}
+		if w < 1000 || h < 1000 {
 			t.Errorf("%s screenshot is %d×%d", name, cfg.Width, cfg.Height)
 		}
 	}
@@ -633,7 +647,8 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	}
 
 	var c pageCheck
-	trees := c.check(d, wantSources(t, htmlInputPaths()))
+	want := wantSources(t, htmlInputPaths())
+	trees := c.check(d, want)
 	for _, f := range c.fails {
 		t.Error(f)
 	}
@@ -728,7 +743,7 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	// Each mutation of a correct page must fail the checks.
 	for _, m := range htmlMutations {
 		t.Run(m.name, func(t *testing.T) {
-			src, want := out, wantSources(t, htmlInputPaths())
+			src, want := out, want
 			if m.failedPage {
 				src, want = fout, fwant
 			}

@@ -45,6 +45,7 @@ func runEmbedded(t *testing.T, leaves string, params map[string]string) (*report
 // Parity holds for every codec in both payload modes, and a compressed leaf's attestation
 // wire bytes are below the plain leaf's.
 func TestHubLeavesParity(t *testing.T) {
+	t.Parallel() // beside TestCrashedInstanceFailsTheRunNamingIt's wait
 	for _, payload := range []string{gossip.PayloadSSZSnappy, gossip.PayloadSSZ} {
 		t.Run(payload, func(t *testing.T) {
 			record := strconv.FormatBool(payload == gossip.PayloadSSZ)

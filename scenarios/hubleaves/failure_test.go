@@ -51,6 +51,9 @@ func runFailing(t *testing.T, faults, timeout string) (error, *report.RunReport,
 // other instance finishes, writes its outputs, and the report shows what the leaves received
 // before the failure.
 func TestCrashedInstanceFailsTheRunNamingIt(t *testing.T) {
+	// Most of its ~8 s is the runner's grace for a lost peer (at least 5 s), which it waits
+	// out beside TestHubLeavesParity (same time scale; its own workload source and ports).
+	t.Parallel()
 	start := time.Now()
 	runErr, r, table, dir := runFailing(t, "2:crash:publishers/0", "")
 	t.Logf("run error: %v\n%s", runErr, table)

@@ -57,6 +57,9 @@ func waitLinkBack(t *testing.T, n *testPeer, p peer.ID) []string {
 // go-libp2p-pubsub v0.19 forgets the leaf's subscriptions for good and delivers nothing more
 // to it, which is why the pair reset exists.
 func TestStreamFaultsRecover(t *testing.T) {
+	// Mostly waits on pubsub's real-clock reconnects: beside TestPubsubGivesUpAfterFourStreamDeaths
+	// (the same time scale, nodes of their own), after the package's sequential tests.
+	t.Parallel()
 	faults := map[string]func(t *testing.T, hub, leaf *testPeer){
 		"writer cuts a unit": func(t *testing.T, hub, leaf *testPeer) {
 			done, ok := hub.ArmCut(leaf.ID())
@@ -144,6 +147,7 @@ func hubKnows(hub *testPeer, p peer.ID) bool {
 // stream fault on the same pair within that time leaves the link without an outbound stream
 // for good, and the link log says so (an outage that does not end).
 func TestPubsubGivesUpAfterFourStreamDeaths(t *testing.T) {
+	t.Parallel() // waits out pubsub's backoff beside TestStreamFaultsRecover
 	hub := testNode(t, "snappy-stream", false, nil)
 	leaf := testNode(t, "snappy-stream", false, nil)
 	star(t, hub, leaf)
