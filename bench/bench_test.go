@@ -80,24 +80,34 @@ func runImpl(b *testing.B, im Impl, p Payload) {
 		b.Fatal(err)
 	}
 	ratio := float64(enc.WireBytes()) / float64(p.Raw)
-	b.Run("op=encode", func(b *testing.B) {
-		b.SetBytes(int64(p.Raw))
-		defer reportCPU(b)()
-		for b.Loop() {
-			c.encode(p.Msgs, nil)
-		}
-		b.ReportMetric(ratio, "ratio")
-	})
-	b.Run("op=decode", func(b *testing.B) {
-		b.SetBytes(int64(p.Raw))
-		defer reportCPU(b)()
-		for b.Loop() {
-			if err := c.decode(enc, nil); err != nil {
-				b.Fatal(err)
+	ops := func(c coder, suffix string) {
+		b.Run("op=encode"+suffix, func(b *testing.B) {
+			b.SetBytes(int64(p.Raw))
+			defer reportCPU(b)()
+			for b.Loop() {
+				c.encode(p.Msgs, nil)
 			}
-		}
-		b.ReportMetric(ratio, "ratio")
-	})
+			b.ReportMetric(ratio, "ratio")
+		})
+		b.Run("op=decode"+suffix, func(b *testing.B) {
+			b.SetBytes(int64(p.Raw))
+			defer reportCPU(b)()
+			for b.Loop() {
+				if err := c.decode(enc, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(ratio, "ratio")
+		})
+	}
+	// op=encode, op=decode: a stream codec's Writer and Reader are kept across ops, each op a
+	// new stream direction on their state, as a node keeps a stream's codecs (specCoder).
+	ops(c, "")
+	// op=encode-fresh, op=decode-fresh: a new Writer and Reader per op, their setup (state
+	// allocated and first touched) in every op, as on a stream opened for one payload.
+	if _, ok := c.(*specCoder); ok {
+		ops(&specCoder{spec: c.(*specCoder).spec, fresh: true}, "-fresh")
+	}
 }
 
 // reportCPU locks the benchmark to its thread and returns a func that reports the thread's

@@ -40,9 +40,9 @@ type Encoded struct {
 // WireBytes is the encoded size.
 func (e *Encoded) WireBytes() int { return len(e.Stream) }
 
-// coder encodes and decodes the messages of one payload as one fresh stream direction
-// per call (setup included, as on a new libp2p stream; it is amortized over the whole
-// sequence). Buffers are reused between calls.
+// coder encodes and decodes the messages of one payload as one stream direction per call,
+// each call a new one. Buffers are reused between calls, and so is a stream codec's state
+// where it can start a new stream on it (specCoder).
 type coder interface {
 	encode(msgs [][]byte, emit func(unit []byte))
 	decode(e *Encoded, visit func(i int, msg []byte)) error
@@ -136,10 +136,20 @@ func (s *snappyStreamCoder) decode(e *Encoded, visit func(int, []byte)) error {
 }
 
 // specCoder runs a codec spec's Writer and Reader, as streamsim's nodes do: a Write per
-// message (zstd: flushed), a Reader reading each message whole.
+// message (zstd: flushed), a Reader reading each message whole (framed: as a node reads a
+// frame). A node keeps a stream's Writer and Reader for the stream's life, so the coder keeps
+// them too: each call starts a new stream direction on the state they hold
+// (codec.WriterResetter, codec.ReaderResetter), and what a call costs is the codec's
+// per-message work. With fresh set, or for a codec that cannot reset, each call opens a new
+// Writer and Reader: the cost of a new stream (allocating and first touching the codec's
+// state) is then in every call, amortized over its messages only.
 type specCoder struct {
 	spec     codec.Spec
+	fresh    bool
 	sink     unitSink
+	src      bytes.Reader
+	w        io.WriteCloser
+	r        io.ReadCloser
 	out      []byte
 	encState int64 // the last Writer's and Reader's state bytes, open
 	decState int64
@@ -162,21 +172,41 @@ func (u *unitSink) Write(p []byte) (int, error) {
 
 func (s *specCoder) encode(msgs [][]byte, emit func([]byte)) {
 	s.sink.emit = emit
-	w := s.spec.NewWriter(&s.sink, codec.WithoutTiming()) // timeOp times the whole sequence
+	wr, reset := s.w.(codec.WriterResetter)
+	if reset && !s.fresh {
+		wr.Reset(&s.sink)
+	} else {
+		s.w = s.spec.NewWriter(&s.sink, codec.WithoutTiming()) // the caller times the whole sequence
+		_, reset = s.w.(codec.WriterResetter)
+	}
 	for _, m := range msgs {
-		if _, err := w.Write(m); err != nil {
+		if _, err := s.w.Write(m); err != nil {
 			panic(fmt.Sprintf("%s: %v", s.spec, err)) // writing to memory cannot fail
 		}
 	}
-	// The frame end belongs to no message; it is not counted.
+	// The frame end belongs to no message; it is not counted. A kept Writer never writes it:
+	// its next call starts a new stream direction.
 	s.sink.emit = nil
-	s.encState = w.(codec.Meter).Stats().StateBytes
-	w.Close()
+	s.encState = s.w.(codec.Meter).Stats().StateBytes
+	if s.fresh || !reset {
+		s.w.Close()
+		s.w = nil
+	}
 }
 
 func (s *specCoder) decode(e *Encoded, visit func(int, []byte)) error {
-	r := s.spec.NewReader(bytes.NewReader(e.Stream), codec.WithoutTiming())
-	defer r.Close()
+	s.src.Reset(e.Stream)
+	rr, reset := s.r.(codec.ReaderResetter)
+	if reset && !s.fresh {
+		rr.Reset(&s.src)
+	} else {
+		s.r = s.spec.NewReader(&s.src, codec.WithoutTiming())
+		_, reset = s.r.(codec.ReaderResetter)
+	}
+	r := s.r
+	if s.fresh || !reset {
+		defer func() { r.Close(); s.r = nil }()
+	}
 	if e.framed {
 		// As a node reads a frame from its stream (sim/node's codecStream).
 		var hdr [binary.MaxVarintLen64]byte

@@ -62,8 +62,10 @@ func (f *pairFeed) Read(p []byte) (int, error) {
 // state they hold (codec.WriterResetter, codec.ReaderResetter), so that a pass's messages
 // are not matched against the last pass's, and its figures are the codec's steady-state work
 // rather than the allocation and first touch of its state (at a 1 MiB window about 8 MB,
-// 2 000 page faults at about 5 µs each on the shared VM). A codec that cannot reset (zstd)
-// gets a fresh Writer and Reader per pass, opened outside the clock.
+// 2 000 page faults at about 5 µs each on the shared VM). snappy-stream and zstd reset (zstd
+// abandons the last pass's frame without its end and starts a new one); a codec that cannot
+// (plain, which holds no state) gets a fresh Writer and Reader per pass, opened outside the
+// clock.
 type streamPair struct {
 	spec codec.Spec
 	feed pairFeed

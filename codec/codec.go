@@ -45,12 +45,13 @@ type Meter interface {
 // WriterResetter is a Writer that can start a new stream direction on the state it holds
 // (history emptied, tables and buffers kept), as a fresh Writer of its spec would start, so
 // that a benchmark can repeat a stream without allocating and first touching its state again.
-// snappy-stream's Writers implement it.
+// snappy-stream's and zstd's Writers implement it (zstd: a new frame; the current one is
+// abandoned without its end, or, after Close, a new encoder is opened).
 type WriterResetter interface {
 	Reset(w io.Writer)
 }
 
-// ReaderResetter is the Reader's WriterResetter: snappy-stream's Readers implement it.
+// ReaderResetter is the Reader's WriterResetter: snappy-stream's and zstd's Readers implement it.
 type ReaderResetter interface {
 	Reset(r io.Reader)
 }

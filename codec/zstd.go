@@ -118,6 +118,9 @@ type zstdEncoder interface {
 	stateBytes() int64
 	// release frees the encoder; it is not used afterwards.
 	release()
+	// reset starts a new frame on the encoder's state (its parameters and dictionary kept),
+	// dropping what the current frame has not flushed; its next flush writes a frame header.
+	reset() error
 }
 
 // zstdWriter writes one zstd frame per stream direction and flushes a block per Write.
@@ -131,6 +134,8 @@ type zstdWriter struct {
 	err    error
 	closed bool
 	clock  meterClock
+	// reopen opens a new encoder of the writer's spec and options (Reset after Close).
+	reopen func() (zstdEncoder, error)
 }
 
 func newZstdWriter(w io.Writer, s Spec, o options, newEncoder func(Spec, options) (zstdEncoder, error)) io.WriteCloser {
@@ -138,7 +143,31 @@ func newZstdWriter(w io.Writer, s Spec, o options, newEncoder func(Spec, options
 	if err != nil {
 		return &failedWriter{err: fmt.Errorf("%s: new encoder: %w", s, err)}
 	}
-	return &zstdWriter{w: w, enc: enc, clock: o.clock}
+	reopen := func() (zstdEncoder, error) {
+		e, err := newEncoder(s, o)
+		if err != nil {
+			err = fmt.Errorf("%s: new encoder: %w", s, err)
+		}
+		return e, err
+	}
+	return &zstdWriter{w: w, enc: enc, clock: o.clock, reopen: reopen}
+}
+
+// Reset starts a new stream direction on w with the encoder the writer holds
+// (WriterResetter): a new frame, its history empty, as a fresh Writer of the spec starts;
+// the current frame is abandoned without its end. After Close it opens a new encoder.
+func (z *zstdWriter) Reset(w io.Writer) {
+	z.w, z.stats, z.err = w, Stats{}, nil
+	if z.closed {
+		z.closed = false
+		if z.enc, z.err = z.reopen(); z.err != nil {
+			z.closed = true
+		}
+		return
+	}
+	if err := z.enc.reset(); err != nil {
+		z.err = fmt.Errorf("zstd: reset: %w", err)
+	}
 }
 
 func (z *zstdWriter) Write(p []byte) (int, error) {
@@ -271,6 +300,11 @@ func (k *klauspostEncoder) stateBytes() int64 {
 
 func (k *klauspostEncoder) release() {}
 
+func (k *klauspostEncoder) reset() error {
+	k.enc.Reset(&k.out)
+	return nil
+}
+
 // zstdEncoderStateBytes estimates klauspost/compress/zstd's encoder memory with
 // WithLowerEncoderMem: history (window plus one 128 KiB block), two block buffers and
 // the level's hash tables (8-byte entries).
@@ -297,6 +331,9 @@ type zstdDecoder interface {
 	io.Reader
 	Close()
 	stateBytes() int64
+	// reset makes the decoder read a new stream from r on its state (window bound and
+	// dictionary kept), as a new decoder of the spec would start.
+	reset(r io.Reader) error
 }
 
 // zstdReader returns a decoder's output through its own buffer of more than one block,
@@ -304,7 +341,10 @@ type zstdDecoder interface {
 // the block's wire bytes then (see Stats).
 type zstdReader struct {
 	spec Spec
+	opts options
 	dec  zstdDecoder
+	// newDecoder opens a decoder of the spec (Reset after Close).
+	newDecoder func(io.Reader, Spec, options) (zstdDecoder, error)
 	gate *blockGate
 	src  *timedSource
 
@@ -321,7 +361,7 @@ type zstdReader struct {
 func newZstdReader(r io.Reader, s Spec, o options, newDecoder func(io.Reader, Spec, options) (zstdDecoder, error)) io.ReadCloser {
 	src := &timedSource{r: r, clock: o.clock}
 	gate := newBlockGate(src, s.WindowBytes)
-	z := &zstdReader{spec: s, gate: gate, src: src, decodeInPlaceN: zstdMaxBlockBytes}
+	z := &zstdReader{spec: s, opts: o, newDecoder: newDecoder, gate: gate, src: src, decodeInPlaceN: zstdMaxBlockBytes}
 	var err error
 	z.dec, err = newDecoder(gate, s, o)
 	if err != nil {
@@ -353,6 +393,8 @@ func newKlauspostDecoder(r io.Reader, s Spec, o options) (*klauspostDecoder, err
 	}
 	return &klauspostDecoder{Decoder: dec, spec: s, dictBytes: len(o.dict)}, nil
 }
+
+func (k *klauspostDecoder) reset(r io.Reader) error { return k.Decoder.Reset(r) }
 
 // stateBytes estimates the decoder's memory: history (window) plus one block being
 // decoded, and the dictionary.
@@ -427,6 +469,26 @@ func (z *zstdReader) decode(p []byte) (int, error) {
 // blockReturned counts the blocks decoded so far as returned.
 func (z *zstdReader) blockReturned() {
 	z.stats.WireBytes, z.stats.Units = z.pendWire, z.pendBlocks
+}
+
+// Reset makes the reader read a new stream direction from r on the decoder it holds
+// (ReaderResetter), as a new Reader of its spec would start; after Close it opens a new
+// decoder.
+func (z *zstdReader) Reset(r io.Reader) {
+	z.src.r, z.src.n, z.src.blocked = r, 0, 0
+	buf := z.gate.buf
+	*z.gate = blockGate{r: z.src, maxWindow: z.gate.maxWindow, buf: buf}
+	z.buf, z.pos, z.pendWire, z.pendBlocks, z.err, z.stats = z.buf[:0], 0, 0, 0, nil, Stats{}
+	var err error
+	if z.closed {
+		z.dec, err = z.newDecoder(z.gate, z.spec, z.opts)
+		z.closed = err != nil
+	} else {
+		err = z.dec.reset(z.gate)
+	}
+	if err != nil {
+		z.err = fmt.Errorf("%s: reset decoder: %w", z.spec, err)
+	}
 }
 
 func (z *zstdReader) Close() error {

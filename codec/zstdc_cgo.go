@@ -24,6 +24,7 @@ size_t ZSTD_CCtx_setParameter(ZSTD_CCtx* cctx, int param, int value);
 size_t ZSTD_CCtx_loadDictionary(ZSTD_CCtx* cctx, const void* dict, size_t dictSize);
 size_t ZSTD_compressStream2(ZSTD_CCtx* cctx, ZSTD_outBuffer* output, ZSTD_inBuffer* input, int endOp);
 size_t ZSTD_sizeof_CCtx(const ZSTD_CCtx* cctx);
+size_t ZSTD_CCtx_reset(ZSTD_CCtx* cctx, int reset);
 size_t ZSTD_compressBound(size_t srcSize);
 
 ZSTD_DCtx* ZSTD_createDCtx(void);
@@ -32,6 +33,7 @@ size_t ZSTD_DCtx_setParameter(ZSTD_DCtx* dctx, int param, int value);
 size_t ZSTD_DCtx_loadDictionary(ZSTD_DCtx* dctx, const void* dict, size_t dictSize);
 size_t ZSTD_decompressStream(ZSTD_DCtx* zds, ZSTD_outBuffer* output, ZSTD_inBuffer* input);
 size_t ZSTD_sizeof_DCtx(const ZSTD_DCtx* dctx);
+size_t ZSTD_DCtx_reset(ZSTD_DCtx* dctx, int reset);
 
 unsigned ZSTD_isError(size_t code);
 const char* ZSTD_getErrorName(size_t code);
@@ -42,6 +44,7 @@ enum {
 	streamsim_c_windowLog = 101,        // ZSTD_c_windowLog
 	streamsim_c_checksumFlag = 201,     // ZSTD_c_checksumFlag
 	streamsim_d_windowLogMax = 100,     // ZSTD_d_windowLogMax
+	streamsim_reset_session_only = 1,   // ZSTD_reset_session_only
 	streamsim_e_flush = 1,              // ZSTD_e_flush
 	streamsim_e_end = 2                 // ZSTD_e_end
 };
@@ -186,6 +189,14 @@ func (e *zstdCEncoder) stateBytes() int64 {
 	return int64(C.ZSTD_sizeof_CCtx(e.ctx))
 }
 
+// reset starts a new frame: libzstd's session reset keeps the parameters and dictionary.
+func (e *zstdCEncoder) reset() error {
+	if e.ctx == nil {
+		return errors.New("libzstd: encoder released")
+	}
+	return zstdCError(C.ZSTD_CCtx_reset(e.ctx, C.streamsim_reset_session_only))
+}
+
 func (e *zstdCEncoder) release() {
 	if e.ctx != nil {
 		e.last = e.stateBytes()
@@ -281,6 +292,16 @@ func (d *zstdCDecoder) stateBytes() int64 {
 		return d.last
 	}
 	return int64(C.ZSTD_sizeof_DCtx(d.ctx)) + int64(cap(d.in))
+}
+
+// reset reads a new stream from r: libzstd's session reset keeps the window bound and
+// dictionary; the input buffer is kept, emptied.
+func (d *zstdCDecoder) reset(r io.Reader) error {
+	if d.ctx == nil {
+		return errors.New("libzstd: decoder closed")
+	}
+	d.r, d.pos, d.end, d.inFrame = r, 0, 0, false
+	return zstdCError(C.ZSTD_DCtx_reset(d.ctx, C.streamsim_reset_session_only))
 }
 
 func (d *zstdCDecoder) Close() {
