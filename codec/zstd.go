@@ -345,8 +345,8 @@ type zstdReader struct {
 	dec  zstdDecoder
 	// newDecoder opens a decoder of the spec (Reset after Close).
 	newDecoder func(io.Reader, Spec, options) (zstdDecoder, error)
-	gate *blockGate
-	src  *timedSource
+	gate       *blockGate
+	src        *timedSource
 
 	buf            []byte // decoded bytes of the current block: buf[pos:] not yet returned
 	pos            int
