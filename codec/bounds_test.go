@@ -492,7 +492,9 @@ func readZstdStream(t *testing.T, spec Spec, stream []byte) zstdRead {
 // 64 KiB window). What it returns must be what klauspost's own DecodeAll (no block gate,
 // no Reader buffer) makes of the same bytes under the same window, and a stream DecodeAll
 // accepts may be refused only for its window; libzstd, where built, must return the
-// same bytes for streams both accept. At EOF every wire byte has been counted.
+// same bytes for streams both accept. At EOF every wire byte has been counted. A Reader reset
+// after whatever the bytes left it in (an error, a frame begun, output cut short) reads a good
+// stream as a new Reader does (both implementations).
 func FuzzZstdReader(f *testing.F) {
 	spec, err := Parse("zstd:3:64KiB")
 	if err != nil {
@@ -504,10 +506,12 @@ func FuzzZstdReader(f *testing.F) {
 	rng := rand.New(rand.NewSource(5))
 	var wire bytes.Buffer
 	w := spec.NewWriter(&wire)
+	var plain []byte
 	for _, u := range sampleUnits(rng, 6) {
 		if _, err := w.Write(u); err != nil {
 			f.Fatal(err)
 		}
+		plain = append(plain, u...)
 	}
 	open := append([]byte(nil), wire.Bytes()...) // no frame end yet
 	if err := w.Close(); err != nil {
@@ -561,5 +565,34 @@ func FuzzZstdReader(f *testing.F) {
 				t.Fatalf("libzstd returns %d bytes, klauspost %d, different", len(c.out), len(got))
 			}
 		}
+		resetAfter(t, spec, stream, closed, plain)
+		if haveC {
+			resetAfter(t, cspec, stream, closed, plain)
+		}
 	})
+}
+
+// resetAfter reads stream through a Reader of spec (up to 1 MiB of output, whatever the
+// outcome), resets it onto good and checks that it returns want and ends cleanly, with the
+// new stream's counts alone.
+func resetAfter(t *testing.T, spec Spec, stream, good, want []byte) {
+	t.Helper()
+	r := spec.NewReader(&chunkSource{data: stream, rng: rand.New(rand.NewSource(int64(len(stream))))})
+	defer r.Close()
+	buf := make([]byte, 4096)
+	for n := 0; n < 1<<20; {
+		k, err := r.Read(buf)
+		n += k
+		if err != nil {
+			break
+		}
+	}
+	r.(ReaderResetter).Reset(bytes.NewReader(good))
+	got, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("%s: reset after the stream: %d bytes (want %d), %v", spec, len(got), len(want), err)
+	}
+	if st := r.(Meter).Stats(); st.RawBytes != int64(len(want)) || st.WireBytes != int64(len(good)) {
+		t.Fatalf("%s: reset after the stream: stats %+v, want %d raw, %d wire", spec, st, len(want), len(good))
+	}
 }
