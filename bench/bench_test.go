@@ -23,7 +23,9 @@ import (
 //	go test -run='^$' -bench=Frames -count=5 ./bench/
 //
 // Names carry key=value parts (payload=, impl=, op=) so that benchstat can put
-// implementations side by side: benchstat -col /impl new.txt.
+// implementations side by side: benchstat -col /impl new.txt. A stream codec's op=encode and
+// op=decode run on a Writer and Reader kept across ops, reset for each (as a node keeps a
+// stream's codecs); op=encode-fresh and op=decode-fresh open new ones per op.
 
 var (
 	payloadsOnce sync.Once
