@@ -6,12 +6,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	pool "github.com/libp2p/go-buffer-pool"
 	manet "github.com/multiformats/go-multiaddr/net"
 )
 
@@ -65,6 +65,14 @@ type conn struct {
 // memnet's Conn).
 type tryWriter interface {
 	TryWrite(p []byte) (int, error)
+}
+
+// hold copies written bytes for the backlog or the line into a pooled buffer, which run puts
+// back once it has written them to the socket (a dropped piece is left to the collector).
+func hold(b []byte) []byte {
+	h := pool.Get(len(b))
+	copy(h, b)
+	return h
 }
 
 // piece is a run of written bytes: in the backlog, at is when they were written; on the
@@ -211,7 +219,7 @@ func (c *conn) Write(p []byte) (int, error) {
 						// the pipe here, and only what does not fit goes on the line.
 						c.writeNowLocked(p[written:written+k], at)
 					} else {
-						c.appendLineLocked(piece{b: slices.Clone(p[written : written+k]), at: at})
+						c.appendLineLocked(piece{b: hold(p[written : written+k]), at: at})
 						c.heldBytes += k
 					}
 					written += k
@@ -219,7 +227,7 @@ func (c *conn) Write(p []byte) (int, error) {
 					continue
 				}
 			}
-			b := slices.Clone(p[written : written+k])
+			b := hold(p[written : written+k])
 			c.heldBytes += k
 			written += k
 			n -= k
@@ -244,7 +252,7 @@ func (c *conn) writeNowLocked(b []byte, at time.Time) {
 		return
 	}
 	if n < len(b) {
-		c.appendLineLocked(piece{b: slices.Clone(b[n:]), at: at})
+		c.appendLineLocked(piece{b: hold(b[n:]), at: at})
 		c.heldBytes += len(b) - n
 	}
 }
@@ -431,6 +439,9 @@ func (c *conn) run() {
 			total += len(p.b)
 		}
 		_, err := c.Conn.Write(out)
+		for _, p := range batch {
+			pool.Put(p.b)
+		}
 		clear(batch)
 		c.mu.Lock()
 		c.sending = false
@@ -485,6 +496,12 @@ func (c *conn) readSocket(p []byte) (n int, waited bool, err error) {
 		n, err = c.Conn.Read(p)
 		return n, time.Since(called) >= blockedRead, err
 	}
+	return c.readRaw(p)
+}
+
+// readRaw is readSocket through the socket's RawConn (apart, so that the variables its
+// callback shares are not moved to the heap on every read of a socket without one).
+func (c *conn) readRaw(p []byte) (n int, waited bool, err error) {
 	var rerr error
 	attempts := 0
 	err = c.rawConn.Read(func(fd uintptr) bool {
