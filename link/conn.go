@@ -36,10 +36,10 @@ type conn struct {
 	backlogBytes  int
 	line          []piece // scheduled, with their due times, in due order
 	lineHead      int
-	heldBytes     int // accepted by Write and not yet written to the socket
-	waiters       int // writers blocked on a full send buffer
+	heldBytes     int          // accepted by Write and not yet written to the socket
+	waiters       atomic.Int32 // writers blocked on a full send buffer; changed under mu
 	space         chan struct{}
-	writeDeadline time.Time
+	writeDeadline atomic.Int64 // Unix ns, 0: none; set without mu (pubsub sets it before every write)
 	closing       bool
 	writeClosed   bool          // CloseWrite: the socket's write side closes once the line drains
 	eofSent       bool          // the socket's write side is closed
@@ -272,16 +272,19 @@ func (c *conn) failLocked(err error) {
 // waitSpace waits, with mu held on entry and exit, until the send buffer may have room,
 // the deadline changes, or the write deadline passes.
 func (c *conn) waitSpace() error {
-	deadline := c.writeDeadline
-	if !deadline.IsZero() && !time.Now().Before(deadline) {
+	// Counted before the deadline is read: SetWriteDeadline stores first and then signals if
+	// it sees a waiter, so a new deadline is either read here or wakes this wait.
+	c.waiters.Add(1)
+	dl := c.writeDeadline.Load()
+	if dl != 0 && !time.Now().Before(time.Unix(0, dl)) {
+		c.waiters.Add(-1)
 		return os.ErrDeadlineExceeded
 	}
 	ch := c.space
-	c.waiters++
 	c.mu.Unlock()
 	var timeout <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
+	if dl != 0 {
+		t := time.NewTimer(time.Until(time.Unix(0, dl)))
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -292,23 +295,29 @@ func (c *conn) waitSpace() error {
 		err = os.ErrDeadlineExceeded
 	}
 	c.mu.Lock()
-	c.waiters--
+	c.waiters.Add(-1)
 	return err
 }
 
 // signalLocked wakes blocked writers; mu held.
 func (c *conn) signalLocked() {
-	if c.waiters > 0 {
+	if c.waiters.Load() > 0 {
 		close(c.space)
 		c.space = make(chan struct{})
 	}
 }
 
 func (c *conn) SetWriteDeadline(t time.Time) error {
-	c.mu.Lock()
-	c.writeDeadline = t
-	c.signalLocked()
-	c.mu.Unlock()
+	ns := int64(0)
+	if !t.IsZero() {
+		ns = max(t.UnixNano(), 1)
+	}
+	c.writeDeadline.Store(ns)
+	if c.waiters.Load() > 0 { // a blocked writer looks at the new deadline
+		c.mu.Lock()
+		c.signalLocked()
+		c.mu.Unlock()
+	}
 	return nil
 }
 
