@@ -402,10 +402,10 @@ func TestBackpressure(t *testing.T) {
 // TestDeadlineWhileBlocked: a write deadline set while a Write waits for room in the send
 // buffer ends that Write at the deadline, and one cleared lets the next Write wait again.
 func TestDeadlineWhileBlocked(t *testing.T) {
-	w, r := pair(t, newLink(t, Shape{Region: "a", UpBitsPerSec: 8e6}, WithSendBuffer(64<<10)), newLink(t, Shape{Region: "b"}))
+	w, r := pair(t, newLink(t, Shape{Region: "a", UpBitsPerSec: 1e10}, WithSendBuffer(64<<10)), newLink(t, Shape{Region: "b"}))
 	defer r.Close()
 	done := make(chan error, 1)
-	go func() { // nothing reads r: the pipe fills, then the send buffer
+	go func() { // nothing reads r: the socket fills, then the send buffer, and Write waits for good
 		_, err := w.Write(make([]byte, 16<<20))
 		done <- err
 	}()
