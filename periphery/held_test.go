@@ -22,7 +22,7 @@ func bare(topics ...string) *Peer {
 	p := &Peer{cfg: Config{Topics: topics, Heartbeat: time.Second, PruneBackoff: time.Minute, HistoryGossip: 3},
 		topic: map[string]int{}, meshed: make([]atomic.Bool, len(topics)), pressed: make([]bool, len(topics)), first: make([]int, len(topics)),
 		backoff: map[string]time.Time{}, regraft: map[string]time.Time{}, pending: map[string][]pendingID{},
-		done: make(chan struct{}), queue: make(chan outgoing, 64), out: queuedOnly{}}
+		done: make(chan struct{}), queue: newQueue(), out: queuedOnly{}}
 	for i, t := range topics {
 		p.topic[t] = i
 		p.first[i] = i
@@ -33,12 +33,11 @@ func bare(topics ...string) *Peer {
 func drain(p *Peer) []outgoing {
 	var out []outgoing
 	for {
-		select {
-		case o := <-p.queue:
-			out = append(out, o)
-		default:
+		o, ok := p.queue.pop()
+		if !ok {
 			return out
 		}
+		out = append(out, o)
 	}
 }
 
@@ -145,5 +144,51 @@ func TestDeliverSharedMessage(t *testing.T) {
 	}
 	if n, held := len(out.windows), len(out.windows[0])+len(out.windows[1])+len(out.windows[2]); n != 3 || held != 0 {
 		t.Fatalf("%d windows holding %d messages, want HistoryGossip's 3 holding none", n, held)
+	}
+}
+
+// TestQueue: entries leave in order; a full queue makes push wait until pop frees room, or
+// stop ends the wait; a drained queue lets its large buffer go.
+func TestQueue(t *testing.T) {
+	q := newQueue()
+	for i := range queueLen {
+		if !q.push(outgoing{frame: []byte{byte(i)}}, nil) {
+			t.Fatal("push refused below the bound")
+		}
+	}
+	stop := make(chan struct{})
+	pushed := make(chan bool)
+	go func() { pushed <- q.push(outgoing{frame: []byte("last")}, stop) }()
+	select {
+	case <-pushed:
+		t.Fatal("push into a full queue did not wait")
+	case <-time.After(50 * time.Millisecond):
+	}
+	for i := range 1500 { // past the compaction point, freeing room at the first
+		o, ok := q.pop()
+		if !ok || o.frame[0] != byte(i) {
+			t.Fatalf("pop %d: %v %v", i, o.frame, ok)
+		}
+	}
+	if !<-pushed {
+		t.Fatal("waiting push refused after pop freed room")
+	}
+	for i := 1500; i < queueLen; i++ {
+		if o, ok := q.pop(); !ok || o.frame[0] != byte(i) {
+			t.Fatalf("pop %d: %v %v", i, o.frame, ok)
+		}
+	}
+	if o, ok := q.pop(); !ok || string(o.frame) != "last" {
+		t.Fatalf("last pop %q %v", o.frame, ok)
+	}
+	if _, ok := q.pop(); ok || q.items != nil {
+		t.Fatalf("drained queue: pop ok %v, buffer of %d kept", ok, cap(q.items))
+	}
+	for range queueLen {
+		q.push(outgoing{}, nil)
+	}
+	close(stop)
+	if q.push(outgoing{}, stop) {
+		t.Fatal("push into a full queue with stop closed succeeded")
 	}
 }

@@ -92,7 +92,7 @@ type Peer struct {
 	target peer.ID
 
 	out   network.Stream
-	queue chan outgoing
+	queue *queue
 	werr  atomic.Value // the writer's error
 
 	// topic is each of cfg.Topics' index in them; meshed and pressed are by that index:
@@ -139,7 +139,7 @@ func New(h host.Host, cfg Config) (*Peer, error) {
 	p := &Peer{h: h, cfg: cfg, backoff: map[string]time.Time{}, regraft: map[string]time.Time{},
 		topic: make(map[string]int, len(cfg.Topics)), meshed: make([]atomic.Bool, len(cfg.Topics)), pressed: make([]bool, len(cfg.Topics)), first: make([]int, len(cfg.Topics)),
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
-		pending: map[string][]pendingID{}, done: make(chan struct{}), queue: make(chan outgoing, queueLen)}
+		pending: map[string][]pendingID{}, done: make(chan struct{}), queue: newQueue()}
 	for i, t := range cfg.Topics {
 		if _, dup := p.topic[t]; !dup {
 			p.topic[t] = i
@@ -328,36 +328,115 @@ func (p *Peer) enqueue(o outgoing) error {
 	if err, _ := p.werr.Load().(error); err != nil {
 		return err
 	}
-	select {
-	case p.queue <- o:
-		return nil
-	case <-p.done:
+	if !p.queue.push(o, p.done) {
 		return errors.New("periphery: peer stopped")
 	}
+	return nil
+}
+
+// queue is what waits for the writer, in order, at most queueLen entries, holding only what
+// waits: a channel of queueLen would keep queueLen slots per peer for the whole run (128 KiB
+// for each of thousands of peers), every one scanned by the collector in every cycle.
+type queue struct {
+	mu    sync.Mutex
+	items []outgoing
+	head  int
+	full  bool          // a push waits for room
+	ready chan struct{} // capacity 1: something was pushed
+	room  chan struct{} // closed and replaced when pop frees room in a full queue
+}
+
+func newQueue() *queue {
+	return &queue{ready: make(chan struct{}, 1), room: make(chan struct{})}
+}
+
+// push appends o, waiting while the queue is full; false if stop closed first.
+func (q *queue) push(o outgoing, stop <-chan struct{}) bool {
+	for {
+		q.mu.Lock()
+		if len(q.items)-q.head < queueLen {
+			q.items = append(q.items, o)
+			q.mu.Unlock()
+			select {
+			case q.ready <- struct{}{}:
+			default:
+			}
+			return true
+		}
+		q.full = true
+		room := q.room
+		q.mu.Unlock()
+		select {
+		case <-room:
+		case <-stop:
+			return false
+		}
+	}
+}
+
+// pop takes the oldest entry; false if there is none.
+func (q *queue) pop() (outgoing, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == len(q.items) {
+		return outgoing{}, false
+	}
+	o := q.items[q.head]
+	q.items[q.head] = outgoing{}
+	q.head++
+	switch {
+	case q.head == len(q.items): // drained: keep a small buffer only
+		if cap(q.items) > 1024 {
+			q.items = nil
+		} else {
+			q.items = q.items[:0]
+		}
+		q.head = 0
+	case q.head >= 1024 && 2*q.head >= len(q.items):
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+	if q.full {
+		q.full = false
+		close(q.room)
+		q.room = make(chan struct{})
+	}
+	return o, true
 }
 
 // writer writes queued RPCs as pubsub does: varint length and protobuf in one Write.
 func (p *Peer) writer(ctx context.Context) {
 	defer close(p.done)
 	var buf []byte
+	stop := ctx.Done()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-stop:
 			return
-		case o := <-p.queue:
-			b := o.frame
-			if b == nil {
-				var err error
-				if b, err = gossip.AppendFrame(buf[:0], o.rpc); err != nil {
-					p.werr.Store(fmt.Errorf("periphery: marshal: %w", err))
-					return
-				}
-				buf = b
+		default:
+		}
+		o, ok := p.queue.pop()
+		if !ok {
+			select {
+			case <-stop:
+				return
+			case <-p.queue.ready:
 			}
-			if _, err := p.out.Write(b); err != nil {
-				p.werr.Store(fmt.Errorf("periphery: write to %s: %w", p.target, err))
+			continue
+		}
+		b := o.frame
+		if b == nil {
+			var err error
+			if b, err = gossip.AppendFrame(buf[:0], o.rpc); err != nil {
+				p.werr.Store(fmt.Errorf("periphery: marshal: %w", err))
 				return
 			}
+			buf = b
+		}
+		if _, err := p.out.Write(b); err != nil {
+			p.werr.Store(fmt.Errorf("periphery: write to %s: %w", p.target, err))
+			return
 		}
 	}
 }
