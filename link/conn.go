@@ -6,12 +6,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	pool "github.com/libp2p/go-buffer-pool"
 	manet "github.com/multiformats/go-multiaddr/net"
 )
 
@@ -36,10 +36,10 @@ type conn struct {
 	backlogBytes  int
 	line          []piece // scheduled, with their due times, in due order
 	lineHead      int
-	heldBytes     int // accepted by Write and not yet written to the socket
-	waiters       int // writers blocked on a full send buffer
+	heldBytes     int          // accepted by Write and not yet written to the socket
+	waiters       atomic.Int32 // writers blocked on a full send buffer; changed under mu
 	space         chan struct{}
-	writeDeadline time.Time
+	writeDeadline atomic.Int64 // Unix ns, 0: none; set without mu (pubsub sets it before every write)
 	closing       bool
 	writeClosed   bool          // CloseWrite: the socket's write side closes once the line drains
 	eofSent       bool          // the socket's write side is closed
@@ -65,6 +65,14 @@ type conn struct {
 // memnet's Conn).
 type tryWriter interface {
 	TryWrite(p []byte) (int, error)
+}
+
+// hold copies written bytes for the backlog or the line into a pooled buffer, which run puts
+// back once it has written them to the socket (a dropped piece is left to the collector).
+func hold(b []byte) []byte {
+	h := pool.Get(len(b))
+	copy(h, b)
+	return h
 }
 
 // piece is a run of written bytes: in the backlog, at is when they were written; on the
@@ -211,7 +219,7 @@ func (c *conn) Write(p []byte) (int, error) {
 						// the pipe here, and only what does not fit goes on the line.
 						c.writeNowLocked(p[written:written+k], at)
 					} else {
-						c.appendLineLocked(piece{b: slices.Clone(p[written : written+k]), at: at})
+						c.appendLineLocked(piece{b: hold(p[written : written+k]), at: at})
 						c.heldBytes += k
 					}
 					written += k
@@ -219,7 +227,7 @@ func (c *conn) Write(p []byte) (int, error) {
 					continue
 				}
 			}
-			b := slices.Clone(p[written : written+k])
+			b := hold(p[written : written+k])
 			c.heldBytes += k
 			written += k
 			n -= k
@@ -244,7 +252,7 @@ func (c *conn) writeNowLocked(b []byte, at time.Time) {
 		return
 	}
 	if n < len(b) {
-		c.appendLineLocked(piece{b: slices.Clone(b[n:]), at: at})
+		c.appendLineLocked(piece{b: hold(b[n:]), at: at})
 		c.heldBytes += len(b) - n
 	}
 }
@@ -264,16 +272,19 @@ func (c *conn) failLocked(err error) {
 // waitSpace waits, with mu held on entry and exit, until the send buffer may have room,
 // the deadline changes, or the write deadline passes.
 func (c *conn) waitSpace() error {
-	deadline := c.writeDeadline
-	if !deadline.IsZero() && !time.Now().Before(deadline) {
+	// Counted before the deadline is read: SetWriteDeadline stores first and then signals if
+	// it sees a waiter, so a new deadline is either read here or wakes this wait.
+	c.waiters.Add(1)
+	dl := c.writeDeadline.Load()
+	if dl != 0 && !time.Now().Before(time.Unix(0, dl)) {
+		c.waiters.Add(-1)
 		return os.ErrDeadlineExceeded
 	}
 	ch := c.space
-	c.waiters++
 	c.mu.Unlock()
 	var timeout <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
+	if dl != 0 {
+		t := time.NewTimer(time.Until(time.Unix(0, dl)))
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -284,23 +295,29 @@ func (c *conn) waitSpace() error {
 		err = os.ErrDeadlineExceeded
 	}
 	c.mu.Lock()
-	c.waiters--
+	c.waiters.Add(-1)
 	return err
 }
 
 // signalLocked wakes blocked writers; mu held.
 func (c *conn) signalLocked() {
-	if c.waiters > 0 {
+	if c.waiters.Load() > 0 {
 		close(c.space)
 		c.space = make(chan struct{})
 	}
 }
 
 func (c *conn) SetWriteDeadline(t time.Time) error {
-	c.mu.Lock()
-	c.writeDeadline = t
-	c.signalLocked()
-	c.mu.Unlock()
+	ns := int64(0)
+	if !t.IsZero() {
+		ns = max(t.UnixNano(), 1)
+	}
+	c.writeDeadline.Store(ns)
+	if c.waiters.Load() > 0 { // a blocked writer looks at the new deadline
+		c.mu.Lock()
+		c.signalLocked()
+		c.mu.Unlock()
+	}
 	return nil
 }
 
@@ -431,6 +448,9 @@ func (c *conn) run() {
 			total += len(p.b)
 		}
 		_, err := c.Conn.Write(out)
+		for _, p := range batch {
+			pool.Put(p.b)
+		}
 		clear(batch)
 		c.mu.Lock()
 		c.sending = false
@@ -485,6 +505,12 @@ func (c *conn) readSocket(p []byte) (n int, waited bool, err error) {
 		n, err = c.Conn.Read(p)
 		return n, time.Since(called) >= blockedRead, err
 	}
+	return c.readRaw(p)
+}
+
+// readRaw is readSocket through the socket's RawConn (apart, so that the variables its
+// callback shares are not moved to the heap on every read of a socket without one).
+func (c *conn) readRaw(p []byte) (n int, waited bool, err error) {
 	var rerr error
 	attempts := 0
 	err = c.rawConn.Read(func(fd uintptr) bool {

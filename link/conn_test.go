@@ -399,6 +399,36 @@ func TestBackpressure(t *testing.T) {
 	}
 }
 
+// TestDeadlineWhileBlocked: a write deadline set while a Write waits for room in the send
+// buffer ends that Write at the deadline, and one cleared lets the next Write wait again.
+func TestDeadlineWhileBlocked(t *testing.T) {
+	w, r := pair(t, newLink(t, Shape{Region: "a", UpBitsPerSec: 1e10}, WithSendBuffer(64<<10)), newLink(t, Shape{Region: "b"}))
+	defer r.Close()
+	done := make(chan error, 1)
+	go func() { // nothing reads r: the socket fills, then the send buffer, and Write waits for good
+		_, err := w.Write(make([]byte, 16<<20))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Write into a full path returned at once: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	set := time.Now()
+	w.SetWriteDeadline(set.Add(30 * time.Millisecond))
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("blocked Write returned %v, want a deadline error", err)
+		}
+		if d := time.Since(set); d < 25*time.Millisecond {
+			t.Errorf("blocked Write ended %v after the deadline was set 30 ms ahead", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a deadline set while Write waited did not end it")
+	}
+}
+
 // TestCloseDelivers: bytes written before Close still arrive, then EOF; Write after
 // Close fails.
 func TestCloseDelivers(t *testing.T) {

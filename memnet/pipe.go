@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -57,12 +58,21 @@ type Conn struct {
 	local, remote *net.TCPAddr
 	lma, rma      ma.Multiaddr
 
-	sb       *Switchboard
+	sb *Switchboard
+	// closed, rd and wd are read without mu on every read and write; written under it.
+	closed   atomic.Bool
+	rd, wd   atomic.Int64 // deadlines, Unix ns; 0: none
 	mu       sync.Mutex
-	closed   bool
 	done     chan struct{} // closed by Close: wakes this end's blocked reads and writes
-	rd, wd   time.Time
 	dlChange chan struct{} // closed and replaced when a deadline changes
+}
+
+// deadline is the read or write deadline in Unix ns, 0 for none.
+func (c *Conn) deadline(read bool) int64 {
+	if read {
+		return c.rd.Load()
+	}
+	return c.wd.Load()
 }
 
 // newPair returns the two ends of a connection: a's writes are b's reads and the reverse.
@@ -79,22 +89,26 @@ func (sb *Switchboard) newPair(aAddr, bAddr *net.TCPAddr, aMA, bMA ma.Multiaddr)
 // deadline it is one channel receive: Close and deadline changes notify this end's channels
 // too (a spurious wake-up only makes the caller look again).
 func (c *Conn) wait(ch chan struct{}, read bool) error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if c.closed.Load() {
 		return net.ErrClosed
 	}
-	dl := c.wd
-	if read {
-		dl = c.rd
-	}
-	changed := c.dlChange
-	c.mu.Unlock()
-	if dl.IsZero() {
+	if c.deadline(read) == 0 {
 		<-ch
 		return nil
 	}
-	d := time.Until(dl)
+	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		return net.ErrClosed
+	}
+	dl := c.deadline(read)
+	changed := c.dlChange
+	c.mu.Unlock()
+	if dl == 0 {
+		<-ch
+		return nil
+	}
+	d := time.Until(time.Unix(0, dl))
 	if d <= 0 {
 		return os.ErrDeadlineExceeded
 	}
@@ -114,18 +128,12 @@ func (c *Conn) wait(ch chan struct{}, read bool) error {
 }
 
 // usable is nil, or the error (closed, deadline passed) that ends a read or write before it
-// starts: one look under the lock.
+// starts: no lock.
 func (c *Conn) usable(read bool) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed.Load() {
 		return net.ErrClosed
 	}
-	dl := c.wd
-	if read {
-		dl = c.rd
-	}
-	if !dl.IsZero() && !time.Now().Before(dl) {
+	if dl := c.deadline(read); dl != 0 && !time.Now().Before(time.Unix(0, dl)) {
 		return os.ErrDeadlineExceeded
 	}
 	return nil
@@ -264,11 +272,11 @@ func (c *Conn) TryWrite(p []byte) (int, error) {
 // and its writes fail; this end's blocked reads and writes return net.ErrClosed.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	if c.closed {
+	if c.closed.Load() {
 		c.mu.Unlock()
 		return nil
 	}
-	c.closed = true
+	c.closed.Store(true)
 	close(c.done)
 	c.mu.Unlock()
 	c.sb.live.Add(-1)
@@ -335,15 +343,24 @@ func (c *Conn) IsReset() bool {
 func (c *Conn) setDeadlines(rd, wd *time.Time) {
 	c.mu.Lock()
 	if rd != nil {
-		c.rd = *rd
+		c.rd.Store(unixNs(*rd))
 	}
 	if wd != nil {
-		c.wd = *wd
+		c.wd.Store(unixNs(*wd))
 	}
 	close(c.dlChange)
 	c.dlChange = make(chan struct{})
 	c.mu.Unlock()
 	c.wakeOwn()
+}
+
+// unixNs is t in Unix ns, 0 for the zero time (no deadline); a deadline at or before the
+// epoch is the epoch's first ns (passed all the same).
+func unixNs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(t.UnixNano(), 1)
 }
 
 // wakeOwn wakes this end's blocked read and write (a wait without a deadline is on their

@@ -92,7 +92,7 @@ type Peer struct {
 	target peer.ID
 
 	out   network.Stream
-	queue chan *pb.RPC
+	queue *queue
 	werr  atomic.Value // the writer's error
 
 	// topic is each of cfg.Topics' index in them; meshed and pressed are by that index:
@@ -108,9 +108,12 @@ type Peer struct {
 	backoff map[string]time.Time // no GRAFT before
 	regraft map[string]time.Time // nor before (Config.Regraft)
 	rng     *rand.Rand
-	store   map[string]*pb.Message
-	windows [][]string          // ids per heartbeat window, newest last, for IHAVE and expiry
-	pending map[string][]string // ids of this window per topic, for IHAVE
+	// windows are the messages given to the peer per heartbeat window, newest last: what
+	// IWANT is answered from (newest first), and what IHAVE and expiry count in; base is the
+	// number of windows expired before windows[0].
+	windows [][]held
+	base    int
+	pending map[string][]pendingID // ids held back per topic, for IHAVE
 
 	stats struct {
 		published, iwant, ihave, grafts, prunes, graftsIn, msgsIn, frames atomic.Int64
@@ -135,8 +138,8 @@ func New(h host.Host, cfg Config) (*Peer, error) {
 	}
 	p := &Peer{h: h, cfg: cfg, backoff: map[string]time.Time{}, regraft: map[string]time.Time{},
 		topic: make(map[string]int, len(cfg.Topics)), meshed: make([]atomic.Bool, len(cfg.Topics)), pressed: make([]bool, len(cfg.Topics)), first: make([]int, len(cfg.Topics)),
-		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
-		store: map[string]*pb.Message{}, pending: map[string][]string{}, done: make(chan struct{}), queue: make(chan *pb.RPC, queueLen)}
+		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
+		pending: map[string][]pendingID{}, done: make(chan struct{}), queue: newQueue()}
 	for i, t := range cfg.Topics {
 		if _, dup := p.topic[t]; !dup {
 			p.topic[t] = i
@@ -200,23 +203,78 @@ func (p *Peer) Publish(topic string, data []byte) error {
 
 // PublishID is Publish with the message id (gossip.MessageID) already known.
 func (p *Peer) PublishID(topic string, data []byte, id string) error {
-	m := &pb.Message{Data: data, Topic: &topic}
+	return p.Deliver(NewMessage(topic, data, id), -1)
+}
+
+// Message is one message from outside, to be delivered by any number of peers: its RPC and
+// the frame a peer sends it in are built once for all of them.
+type Message struct {
+	id    string
+	topic string
+	m     *pb.Message
+	once  sync.Once
+	frame []byte // varint length and pb.RPC{Publish: [m]}, as the writer would marshal it
+	err   error
+}
+
+// NewMessage is the message data of topic with id (gossip.MessageID).
+func NewMessage(topic string, data []byte, id string) *Message {
+	return &Message{id: id, topic: topic, m: &pb.Message{Data: data, Topic: &topic}}
+}
+
+// encoded is the message's frame, marshalled by the first peer that sends it in full.
+func (m *Message) encoded() ([]byte, error) {
+	m.once.Do(func() { m.frame, m.err = gossip.AppendFrame(nil, &pb.RPC{Publish: []*pb.Message{m.m}}) })
+	return m.frame, m.err
+}
+
+// Deliver is Publish of a message made by NewMessage. topicAt is where its topic first is in
+// Config.Topics (InMeshAt), or -1 to look it up; m and its frame may be shared by many peers
+// and are never changed.
+func (p *Peer) Deliver(m *Message, topicAt int) error {
 	p.mu.Lock()
-	p.store[id] = m
 	if len(p.windows) == 0 {
 		p.windows = append(p.windows, nil)
 	}
-	p.windows[len(p.windows)-1] = append(p.windows[len(p.windows)-1], id)
-	meshed := p.InMesh(topic)
+	last := len(p.windows) - 1
+	p.windows[last] = append(p.windows[last], held{id: m.id, m: m.m})
+	var meshed bool
+	if topicAt >= 0 {
+		meshed = p.InMeshAt(topicAt)
+	} else {
+		meshed = p.InMesh(m.topic)
+	}
 	if !meshed {
-		p.pending[topic] = append(p.pending[topic], id)
+		p.pending[m.topic] = append(p.pending[m.topic], pendingID{id: m.id, window: p.base + last})
 	}
 	p.mu.Unlock()
 	if !meshed {
 		return nil
 	}
 	p.stats.published.Add(1)
-	return p.send(&pb.RPC{Publish: []*pb.Message{m}})
+	frame, err := m.encoded()
+	if err != nil {
+		return fmt.Errorf("periphery: marshal: %w", err)
+	}
+	return p.enqueue(outgoing{frame: frame})
+}
+
+// held is a message given to the peer, in the window it was given in.
+type held struct {
+	id string
+	m  *pb.Message
+}
+
+// pendingID is a held-back message's id and the window (counted from the first) it was given in.
+type pendingID struct {
+	id     string
+	window int
+}
+
+// outgoing is what the writer writes: an RPC to marshal, or a frame already marshalled.
+type outgoing struct {
+	rpc   *pb.RPC
+	frame []byte
 }
 
 // Stats returns the peer's counters.
@@ -260,40 +318,125 @@ func (p *Peer) setMeshed(topic string, in bool) {
 const queueLen = 1 << 14
 
 // send queues one RPC for the writer.
-func (p *Peer) send(rpc *pb.RPC) error {
+func (p *Peer) send(rpc *pb.RPC) error { return p.enqueue(outgoing{rpc: rpc}) }
+
+// enqueue queues one RPC or frame for the writer.
+func (p *Peer) enqueue(o outgoing) error {
 	if p.out == nil {
 		return errors.New("periphery: not started")
 	}
 	if err, _ := p.werr.Load().(error); err != nil {
 		return err
 	}
-	select {
-	case p.queue <- rpc:
-		return nil
-	case <-p.done:
+	if !p.queue.push(o, p.done) {
 		return errors.New("periphery: peer stopped")
 	}
+	return nil
+}
+
+// queue is what waits for the writer, in order, at most queueLen entries, holding only what
+// waits: a channel of queueLen would keep queueLen slots per peer for the whole run (128 KiB
+// for each of thousands of peers), every one scanned by the collector in every cycle.
+type queue struct {
+	mu    sync.Mutex
+	items []outgoing
+	head  int
+	full  bool          // a push waits for room
+	ready chan struct{} // capacity 1: something was pushed
+	room  chan struct{} // closed and replaced when pop frees room in a full queue
+}
+
+func newQueue() *queue {
+	return &queue{ready: make(chan struct{}, 1), room: make(chan struct{})}
+}
+
+// push appends o, waiting while the queue is full; false if stop closed first.
+func (q *queue) push(o outgoing, stop <-chan struct{}) bool {
+	for {
+		q.mu.Lock()
+		if len(q.items)-q.head < queueLen {
+			q.items = append(q.items, o)
+			q.mu.Unlock()
+			select {
+			case q.ready <- struct{}{}:
+			default:
+			}
+			return true
+		}
+		q.full = true
+		room := q.room
+		q.mu.Unlock()
+		select {
+		case <-room:
+		case <-stop:
+			return false
+		}
+	}
+}
+
+// pop takes the oldest entry; false if there is none.
+func (q *queue) pop() (outgoing, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == len(q.items) {
+		return outgoing{}, false
+	}
+	o := q.items[q.head]
+	q.items[q.head] = outgoing{}
+	q.head++
+	switch {
+	case q.head == len(q.items): // drained: keep a small buffer only
+		if cap(q.items) > 1024 {
+			q.items = nil
+		} else {
+			q.items = q.items[:0]
+		}
+		q.head = 0
+	case q.head >= 1024 && 2*q.head >= len(q.items):
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+	if q.full {
+		q.full = false
+		close(q.room)
+		q.room = make(chan struct{})
+	}
+	return o, true
 }
 
 // writer writes queued RPCs as pubsub does: varint length and protobuf in one Write.
 func (p *Peer) writer(ctx context.Context) {
 	defer close(p.done)
 	var buf []byte
+	stop := ctx.Done()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-stop:
 			return
-		case rpc := <-p.queue:
-			b, err := gossip.AppendFrame(buf[:0], rpc)
-			if err != nil {
+		default:
+		}
+		o, ok := p.queue.pop()
+		if !ok {
+			select {
+			case <-stop:
+				return
+			case <-p.queue.ready:
+			}
+			continue
+		}
+		b := o.frame
+		if b == nil {
+			var err error
+			if b, err = gossip.AppendFrame(buf[:0], o.rpc); err != nil {
 				p.werr.Store(fmt.Errorf("periphery: marshal: %w", err))
 				return
 			}
 			buf = b
-			if _, err := p.out.Write(b); err != nil {
-				p.werr.Store(fmt.Errorf("periphery: write to %s: %w", p.target, err))
-				return
-			}
+		}
+		if _, err := p.out.Write(b); err != nil {
+			p.werr.Store(fmt.Errorf("periphery: write to %s: %w", p.target, err))
+			return
 		}
 	}
 }
@@ -332,7 +475,11 @@ func (p *Peer) tick(now time.Time) {
 	for topic, ids := range p.pending {
 		if len(ids) > 0 {
 			tp := topic
-			ihave = append(ihave, &pb.ControlIHave{TopicID: &tp, MessageIDs: append([]string(nil), ids...)})
+			list := make([]string, len(ids))
+			for i, x := range ids {
+				list[i] = x.id
+			}
+			ihave = append(ihave, &pb.ControlIHave{TopicID: &tp, MessageIDs: list})
 			p.stats.ihave.Add(int64(len(ids)))
 			pending += len(ids)
 		}
@@ -340,26 +487,22 @@ func (p *Peer) tick(now time.Time) {
 	// Age: a new window; ids older than HistoryGossip windows leave IHAVE and the store.
 	p.windows = append(p.windows, nil)
 	if len(p.windows) > p.cfg.HistoryGossip {
-		for _, id := range p.windows[0] {
-			delete(p.store, id)
-		}
+		clear(p.windows[0])
 		p.windows = p.windows[1:]
+		p.base++
 	}
-	if pending > 0 { // nothing to filter otherwise
-		live := map[string]bool{}
-		for _, w := range p.windows {
-			for _, id := range w {
-				live[id] = true
-			}
-		}
+	if pending > 0 { // nothing to expire otherwise
 		for topic, ids := range p.pending {
-			kept := ids[:0]
-			for _, id := range ids {
-				if live[id] {
-					kept = append(kept, id)
-				}
+			// Given in window order: the expired are a prefix.
+			k := 0
+			for k < len(ids) && ids[k].window < p.base {
+				k++
 			}
-			p.pending[topic] = kept
+			if k > 0 {
+				n := copy(ids, ids[k:])
+				clear(ids[n:])
+				p.pending[topic] = ids[:n]
+			}
 		}
 	}
 	p.mu.Unlock()
@@ -405,6 +548,20 @@ func (p *Peer) read(s network.Stream) {
 	}
 }
 
+// held is the message with id given to the peer latest and not yet expired, or nil; p.mu
+// held. IWANT is rare, so a scan costs less than an index kept for every message given.
+func (p *Peer) held(id string) *pb.Message {
+	for w := len(p.windows) - 1; w >= 0; w-- {
+		win := p.windows[w]
+		for i := len(win) - 1; i >= 0; i-- {
+			if win[i].id == id {
+				return win[i].m
+			}
+		}
+	}
+	return nil
+}
+
 func (p *Peer) control(c *pb.ControlMessage) {
 	var answer []*pb.Message
 	p.mu.Lock()
@@ -430,7 +587,7 @@ func (p *Peer) control(c *pb.ControlMessage) {
 	p.stats.graftsIn.Add(int64(len(c.Graft)))
 	for _, w := range c.Iwant {
 		for _, id := range w.MessageIDs {
-			if m, ok := p.store[id]; ok {
+			if m := p.held(id); m != nil {
 				answer = append(answer, m)
 			}
 		}

@@ -7,6 +7,7 @@
 package neighbourhood
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -15,7 +16,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,7 +216,7 @@ type event struct {
 	offset int           // where the rotation over its boundary peers starts
 	k      int           // which copy
 	m      *workload.Message
-	id     string
+	out    *periphery.Message // m as the outside peers deliver it, one for all its events
 }
 
 type realNode struct {
@@ -587,6 +587,7 @@ func (r *run) schedule() (<-chan []event, <-chan error) {
 	slots := make(chan []event, 1)
 	genErr := make(chan error, 1)
 	go func() {
+		room := 0
 		defer close(slots)
 		for s := range cfg.Warmup + cfg.Slots + 1 { // +1: a drain slot without messages
 			if s == cfg.Warmup+cfg.Slots {
@@ -598,7 +599,7 @@ func (r *run) schedule() (<-chan []event, <-chan error) {
 				genErr <- err
 				return
 			}
-			var evs []event
+			evs := make([]event, 0, room) // about the previous slot's
 			for k := range msgs {
 				m := &msgs[k]
 				peers := subs[m.Topic]
@@ -606,6 +607,7 @@ func (r *run) schedule() (<-chan []event, <-chan error) {
 					continue
 				}
 				mid := gossip.MessageID(m.Topic, m.Data)
+				out := periphery.NewMessage(m.Topic, m.Data, string(mid[:]))
 				if observedTopics[m.Topic] && s >= cfg.Warmup {
 					r.rep.expected[m.Category]++
 					r.ct.obs.expect(string(mid[:]), m.At, m.Category)
@@ -618,19 +620,20 @@ func (r *run) schedule() (<-chan []event, <-chan error) {
 						// observed node (wire bytes: the payload, topic and framing).
 						ats := r.outside.copies(m.Category, mid, len(m.Data)+len(m.Topic)+16, r.peerRegion[i], r.plan.Peers[i].Client.D-1, cfg.Copies, rng)
 						for k, at := range ats {
-							evs = append(evs, event{at: m.At + at, peer: i, offset: offset, k: k, m: m, id: string(mid[:])})
+							evs = append(evs, event{at: m.At + at, peer: i, offset: offset, k: k, m: m, out: out})
 						}
 						continue
 					}
 					at := m.At + draw(rng, cfg.Arrival.First)
 					offset := rng.IntN(len(r.plan.Peers[i].Subs[m.Topic]))
 					for k := range cfg.Copies {
-						evs = append(evs, event{at: at, peer: i, offset: offset, k: k, m: m, id: string(mid[:])})
+						evs = append(evs, event{at: at, peer: i, offset: offset, k: k, m: m, out: out})
 						at += draw(rng, cfg.Arrival.Spread)
 					}
 				}
 			}
-			sort.SliceStable(evs, func(a, b int) bool { return evs[a].at < evs[b].at })
+			slices.SortStableFunc(evs, func(a, b event) int { return cmp.Compare(a.at, b.at) })
+			room = len(evs) + len(evs)/8
 			select {
 			case slots <- evs:
 			case <-r.ctx.Done():
@@ -739,7 +742,7 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 			// rotation twice), by the topic's place in its topics.
 			at := r.topicPlaces(e.peer, e.m.Topic, subs)
 			known = append(known[:0], make([]int8, len(subs))...)
-			bp := bps[subs[deliverer(len(subs), func(i int) bool {
+			j := deliverer(len(subs), func(i int) bool {
 				if known[i] == 0 {
 					known[i] = 1
 					if bps[subs[i]].InMeshAt(at[i]) {
@@ -747,9 +750,10 @@ func (r *run) measure(slots <-chan []event) (measured, error) {
 					}
 				}
 				return known[i] == 2
-			}, e.offset, e.k)]]
+			}, e.offset, e.k)
+			bp := bps[subs[j]]
 			rn.mu.RUnlock()
-			if err := bp.PublishID(e.m.Topic, e.m.Data, e.id); err != nil {
+			if err := bp.Deliver(e.out, at[j]); err != nil {
 				if r.rep.BoundaryErrors == 0 {
 					cfg.Log.Warn("boundary delivery failed", "peer", e.peer, "err", err)
 				}

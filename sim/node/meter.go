@@ -224,7 +224,10 @@ type tracer struct {
 	// queues counts, per peer, RPCs entering its outbound queue and leaving it for the
 	// stream; their difference is the backlog. A peer's entry goes when its outbound stream
 	// closes or it disconnects: pubsub drops that queue, and a stale count would stall reads.
-	queues   sync.Map // peer.ID → *peerQueue
+	// The map is copied on change and read without a lock (pubsub asks for a peer's entry twice
+	// per RPC; its peers come and go far less often).
+	queues   atomic.Pointer[map[peer.ID]*peerQueue]
+	queuesMu sync.Mutex // serialises changes to queues
 	mu       sync.Mutex
 	rejected map[string]int64
 	mesh     map[string]map[peer.ID]bool // topic → mesh peers
@@ -257,7 +260,7 @@ func (t *tracer) close() {
 
 // forget drops everything the tracer holds about peer p.
 func (t *tracer) forget(p peer.ID) {
-	t.queues.Delete(p)
+	t.dropQueue(p)
 	t.mu.Lock()
 	for _, m := range t.mesh {
 		delete(m, p)
@@ -267,7 +270,7 @@ func (t *tracer) forget(p peer.ID) {
 
 func (t *tracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
 func (t *tracer) OnClosedOutboundStream(p peer.ID) {
-	t.queues.Delete(p)
+	t.dropQueue(p)
 	if t.links != nil {
 		t.links.outboundCleared(p) // the pair reset's order (linklog.go)
 	}
@@ -320,24 +323,62 @@ func (t *tracer) Prune(p peer.ID, topic string) {
 
 type peerQueue struct{ queued, written, dropped, maxBacklog atomic.Int64 }
 
-func (t *tracer) queue(p peer.ID) *peerQueue {
-	if q, ok := t.queues.Load(p); ok {
-		return q.(*peerQueue)
+// queueMap is the current per-peer map; never changed once published.
+func (t *tracer) queueMap() map[peer.ID]*peerQueue {
+	if m := t.queues.Load(); m != nil {
+		return *m
 	}
-	q, _ := t.queues.LoadOrStore(p, &peerQueue{})
-	return q.(*peerQueue)
+	return nil
+}
+
+func (t *tracer) queue(p peer.ID) *peerQueue {
+	if q, ok := t.queueMap()[p]; ok {
+		return q
+	}
+	t.queuesMu.Lock()
+	defer t.queuesMu.Unlock()
+	old := t.queueMap()
+	if q, ok := old[p]; ok {
+		return q
+	}
+	m := make(map[peer.ID]*peerQueue, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	q := &peerQueue{}
+	m[p] = q
+	t.queues.Store(&m)
+	return q
+}
+
+// dropQueue forgets p's entry.
+func (t *tracer) dropQueue(p peer.ID) {
+	if _, ok := t.queueMap()[p]; !ok {
+		return
+	}
+	t.queuesMu.Lock()
+	defer t.queuesMu.Unlock()
+	old := t.queueMap()
+	if _, ok := old[p]; !ok {
+		return
+	}
+	m := make(map[peer.ID]*peerQueue, len(old))
+	for k, v := range old {
+		if k != p {
+			m[k] = v
+		}
+	}
+	t.queues.Store(&m)
 }
 
 // maxBacklog is the longest outbound queue over all peers but except.
 func (t *tracer) maxBacklog(except peer.ID) int64 {
 	var most int64
-	t.queues.Range(func(k, v any) bool {
-		if k.(peer.ID) != except {
-			q := v.(*peerQueue)
+	for k, q := range t.queueMap() {
+		if k != except {
 			most = max(most, q.queued.Load()-q.written.Load())
 		}
-		return true
-	})
+	}
 	return most
 }
 func (t *tracer) DropRPC(rpc *pubsub.RPC, p peer.ID) {
@@ -384,18 +425,17 @@ func (t *tracer) snapshot() result.Pubsub {
 			p.Rejected[k] = v
 		}
 	}
-	t.queues.Range(func(k, v any) bool {
-		if b := v.(*peerQueue).maxBacklog.Load(); b > p.MaxBacklog {
-			p.MaxBacklog, p.MaxBacklogTo = b, k.(peer.ID).String()
+	for k, q := range t.queueMap() {
+		if b := q.maxBacklog.Load(); b > p.MaxBacklog {
+			p.MaxBacklog, p.MaxBacklogTo = b, k.String()
 		}
-		if d := v.(*peerQueue).dropped.Load(); d > 0 {
+		if d := q.dropped.Load(); d > 0 {
 			if p.DroppedTo == nil {
 				p.DroppedTo = map[string]int64{}
 			}
-			p.DroppedTo[k.(peer.ID).String()] += d
+			p.DroppedTo[k.String()] += d
 		}
-		return true
-	})
+	}
 	for topic, m := range t.mesh {
 		if len(m) > 0 {
 			if p.MeshPeers == nil {
