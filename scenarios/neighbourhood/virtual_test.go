@@ -124,8 +124,19 @@ func checkBySlot(t *testing.T, r *Report) {
 				t.Errorf("%s %s: the intervals add up to %+v, the run's total is %+v", dir, c, sum[c], total[c])
 			}
 		}
-		if total[gossip.Attestation].WireBytes == 0 || total[gossip.Control].WireBytes == 0 {
-			t.Errorf("%s: no attestation or control bytes: %+v", dir, total)
+		// Inbound, every run carries attestations and control. Outbound, the observed node
+		// forwards an attestation only to a mesh peer that has not sent it the message first:
+		// on a small subnet (4 subscribed peers, a mesh of 1 to 3) its peers can be upstream
+		// of it for every message of two slots (seen in CI), so out asks for control and
+		// some gossip, not attestations.
+		var gossipOut int64
+		for _, c := range gossip.Categories() {
+			if c != gossip.Control {
+				gossipOut += total[c].WireBytes
+			}
+		}
+		if (dir == "in" && total[gossip.Attestation].WireBytes == 0) || total[gossip.Control].WireBytes == 0 || gossipOut == 0 {
+			t.Errorf("%s: no attestation, control or gossip bytes: %+v", dir, total)
 		}
 	}
 	js, err := json.Marshal(r.Summary())
