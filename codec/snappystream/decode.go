@@ -2,6 +2,7 @@ package snappystream
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -69,6 +70,54 @@ func (d *Decoder) Decode(dst, block []byte) ([]byte, error) {
 	d.win.buf = win
 	d.blocks++
 	return append(dst, win[bs:]...), nil
+}
+
+// decodePrefix decodes the block that starts buf, which may hold bytes of later blocks after
+// it, appends its output to dst and returns how many bytes of buf the block took. When buf
+// ends inside the block (its header, an element, or fewer bytes than its declared length can
+// come from) it returns complete false and nil error, and nothing a later call depends on has
+// changed: the bytes it wrote lie past the history's end and are written again. So a Reader
+// that holds a whole block decodes it in one pass, without scanning it first.
+func (d *Decoder) decodePrefix(dst, buf []byte) (out []byte, used int, complete bool, err error) {
+	if d.err != nil {
+		return dst, 0, false, d.err
+	}
+	n, hdr, err := d.header(buf)
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return dst, 0, false, nil
+		}
+		return dst, 0, false, d.fail(err)
+	}
+	if uint64(n)*3 > 64*uint64(len(buf)-hdr) {
+		return dst, 0, false, nil // not yet enough bytes for the declared length: reserve nothing
+	}
+	src := buf[hdr:]
+	if d.win.windowBytes == 0 {
+		start := len(dst)
+		dst = slices.Grow(dst, n)
+		u, err := d.decodeElements(dst[start:start+n], 0, 0, src)
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return dst[:start], 0, false, nil
+			}
+			return dst[:start], 0, false, d.fail(err)
+		}
+		d.blocks++
+		return dst[:start+n], hdr + u, true, nil
+	}
+	bs := d.win.reserve(n)
+	win := d.win.buf[:bs+n]
+	u, err := d.decodeElements(win, bs, d.win.histLen(bs), src)
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return dst, 0, false, nil
+		}
+		return dst, 0, false, d.fail(err)
+	}
+	d.win.buf = win
+	d.blocks++
+	return append(dst, win[bs:]...), hdr + u, true, nil
 }
 
 // Reset forgets the history and any error, as for a new stream.

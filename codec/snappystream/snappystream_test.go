@@ -494,3 +494,37 @@ func TestDeclaredLengthNoAllocation(t *testing.T) {
 		t.Errorf("%d bytes allocated for a 8 MiB claim in a 6-byte block", n)
 	}
 }
+
+// A block decoded in place from a buffer cut anywhere inside it reports itself incomplete and
+// leaves the decoder as it was: the same block decoded afterwards from the whole buffer gives
+// the bytes a decoder that never saw the cut gives, and so do the blocks after it.
+func TestDecodePrefixCutAnywhere(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for _, window := range []int{0, 1 << 10, 64 << 10} {
+		enc := NewEncoder(window, Fast)
+		var blocks [][]byte
+		var msgs [][]byte
+		for i := 0; i < 12; i++ {
+			m := structured(rng, 1+rng.Intn(900))
+			msgs = append(msgs, m)
+			blocks = append(blocks, enc.Encode(nil, m))
+		}
+		d := NewDecoder(window, 0)
+		for i, b := range blocks {
+			next := append(append([]byte(nil), b...), 0xff, 0xff) // bytes of a later block after it
+			for cut := 0; cut < len(b); cut++ {
+				out, used, complete, err := d.decodePrefix(nil, b[:cut])
+				if err != nil || complete || used != 0 || len(out) != 0 {
+					t.Fatalf("window %d block %d cut at %d of %d: out %d, used %d, complete %v, %v", window, i, cut, len(b), len(out), used, complete, err)
+				}
+			}
+			out, used, complete, err := d.decodePrefix([]byte("x"), next)
+			if err != nil || !complete || used != len(b) || !bytes.Equal(out[1:], msgs[i]) || out[0] != 'x' {
+				t.Fatalf("window %d block %d whole: used %d of %d, complete %v, equal %v, %v", window, i, used, len(b), complete, bytes.Equal(out[1:], msgs[i]), err)
+			}
+		}
+		if d.Blocks() != int64(len(blocks)) {
+			t.Errorf("window %d: %d blocks counted, want %d", window, d.Blocks(), len(blocks))
+		}
+	}
+}

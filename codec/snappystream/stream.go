@@ -60,6 +60,9 @@ type Reader struct {
 	// element boundary (relative to start) and output count reached so far.
 	declared, hdr, scanned, produced int
 	inBlock                          bool
+	// pieces: the current block was not whole in the buffer when its decoding was first
+	// tried, so it is scanned as its bytes arrive and decoded once complete.
+	pieces bool
 
 	out    []byte // decoded bytes of the current block
 	outPos int
@@ -140,6 +143,24 @@ func (r *Reader) blockDone() {
 // nextBlock reads until one whole block is buffered and decodes it into r.out.
 func (r *Reader) nextBlock() error {
 	for {
+		if !r.inBlock && !r.pieces && r.end > r.start {
+			// The block may be whole in the buffer (a frame usually arrives whole):
+			// decode it in place, one pass over its elements.
+			out, used, complete, err := r.dec.decodePrefix(r.out[:0], r.in[r.start:r.end])
+			if err != nil {
+				return err
+			}
+			if complete {
+				r.out, r.outPos = out, 0
+				r.blockWire = used
+				r.start += used
+				if len(out) == 0 {
+					r.blockDone()
+				}
+				return nil
+			}
+			r.pieces = true // the rest arrives later: scan it as it comes (below)
+		}
 		done, err := r.scan()
 		if err != nil {
 			return r.dec.fail(err)
@@ -153,7 +174,7 @@ func (r *Reader) nextBlock() error {
 			r.out, r.outPos = out, 0
 			r.blockWire = blockEnd - r.start
 			r.start = blockEnd
-			r.inBlock = false
+			r.inBlock, r.pieces = false, false
 			if len(out) == 0 {
 				r.blockDone() // nothing to return: an empty block is done once decoded
 			}
