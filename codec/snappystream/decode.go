@@ -78,7 +78,10 @@ func (d *Decoder) Decode(dst, block []byte) ([]byte, error) {
 // come from) it returns complete false and nil error, and nothing a later call depends on has
 // changed: the bytes it wrote lie past the history's end and are written again. So a Reader
 // that holds a whole block decodes it in one pass, without scanning it first.
-func (d *Decoder) decodePrefix(dst, buf []byte) (out []byte, used int, complete bool, err error) {
+//
+// With view set, a decoder with a history returns the block's bytes where they lie in its
+// window instead of appending them to dst: they stay valid until the next decode or Reset.
+func (d *Decoder) decodePrefix(dst, buf []byte, view bool) (out []byte, used int, complete bool, err error) {
 	if d.err != nil {
 		return dst, 0, false, d.err
 	}
@@ -117,6 +120,9 @@ func (d *Decoder) decodePrefix(dst, buf []byte) (out []byte, used int, complete 
 	}
 	d.win.buf = win
 	d.blocks++
+	if view {
+		return win[bs:], hdr + u, true, nil
+	}
 	return append(dst, win[bs:]...), hdr + u, true, nil
 }
 

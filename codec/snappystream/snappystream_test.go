@@ -513,12 +513,12 @@ func TestDecodePrefixCutAnywhere(t *testing.T) {
 		for i, b := range blocks {
 			next := append(append([]byte(nil), b...), 0xff, 0xff) // bytes of a later block after it
 			for cut := 0; cut < len(b); cut++ {
-				out, used, complete, err := d.decodePrefix(nil, b[:cut])
+				out, used, complete, err := d.decodePrefix(nil, b[:cut], false)
 				if err != nil || complete || used != 0 || len(out) != 0 {
 					t.Fatalf("window %d block %d cut at %d of %d: out %d, used %d, complete %v, %v", window, i, cut, len(b), len(out), used, complete, err)
 				}
 			}
-			out, used, complete, err := d.decodePrefix([]byte("x"), next)
+			out, used, complete, err := d.decodePrefix([]byte("x"), next, false)
 			if err != nil || !complete || used != len(b) || !bytes.Equal(out[1:], msgs[i]) || out[0] != 'x' {
 				t.Fatalf("window %d block %d whole: used %d of %d, complete %v, equal %v, %v", window, i, used, len(b), complete, bytes.Equal(out[1:], msgs[i]), err)
 			}

@@ -64,7 +64,8 @@ type Reader struct {
 	// tried, so it is scanned as its bytes arrive and decoded once complete.
 	pieces bool
 
-	out    []byte // decoded bytes of the current block
+	out    []byte // decoded bytes of the current block: in the decoder's window, or in own
+	own    []byte // the decoded block of a stream without history (window 0)
 	outPos int
 	err    error
 
@@ -91,20 +92,20 @@ func (r *Reader) WireBytes() int64 { return r.wireDone }
 func (r *Reader) Blocks() int64 { return r.blocksDone }
 
 // StateBytes returns the memory the Reader holds: history plus its block buffers.
-func (r *Reader) StateBytes() int { return r.dec.StateBytes() + cap(r.in) + cap(r.out) }
+func (r *Reader) StateBytes() int { return r.dec.StateBytes() + cap(r.in) + cap(r.own) }
 
 // Reset makes the Reader read a new stream from r on the state it holds: the history
 // emptied, its buffers kept, as NewReader with the same window and bound would start.
 func (r *Reader) Reset(src io.Reader) {
-	in, out := r.in, r.out
-	*r = Reader{r: src, dec: r.dec, in: in[:cap(in)], out: out[:0]}
+	in, own := r.in, r.own
+	*r = Reader{r: src, dec: r.dec, in: in[:cap(in)], own: own[:0]}
 	r.dec.Reset()
 }
 
 // Close releases the Reader's buffers; it does not close the underlying reader. A Read
 // after Close returns an error, also when Close came in the middle of a block's output.
 func (r *Reader) Close() error {
-	r.in, r.out = nil, nil
+	r.in, r.out, r.own = nil, nil, nil
 	r.start, r.end, r.outPos, r.inBlock = 0, 0, 0, false
 	if r.err == nil {
 		r.err = errors.New("snappystream: read from closed Reader")
@@ -133,6 +134,14 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// setOut makes out the block to return; a block decoded into own keeps own's capacity.
+func (r *Reader) setOut(out []byte) {
+	if r.dec.win.windowBytes == 0 {
+		r.own = out
+	}
+	r.out, r.outPos = out, 0
+}
+
 // blockDone counts the current block as returned.
 func (r *Reader) blockDone() {
 	r.wireDone += int64(r.blockWire)
@@ -146,12 +155,12 @@ func (r *Reader) nextBlock() error {
 		if !r.inBlock && !r.pieces && r.end > r.start {
 			// The block may be whole in the buffer (a frame usually arrives whole):
 			// decode it in place, one pass over its elements.
-			out, used, complete, err := r.dec.decodePrefix(r.out[:0], r.in[r.start:r.end])
+			out, used, complete, err := r.dec.decodePrefix(r.own[:0], r.in[r.start:r.end], true)
 			if err != nil {
 				return err
 			}
 			if complete {
-				r.out, r.outPos = out, 0
+				r.setOut(out)
 				r.blockWire = used
 				r.start += used
 				if len(out) == 0 {
@@ -167,11 +176,19 @@ func (r *Reader) nextBlock() error {
 		}
 		if done {
 			blockEnd := r.start + r.hdr + r.scanned
-			out, err := r.dec.Decode(r.out[:0], r.in[r.start:blockEnd])
+			out, used, complete, err := r.dec.decodePrefix(r.own[:0], r.in[r.start:blockEnd], true)
+			if err == nil && (!complete || used != blockEnd-r.start) {
+				// The scan found the block's end; the decoder's end differs only on corrupt
+				// input the scan does not judge (a copy past the declared length).
+				_, err = r.dec.Decode(nil, r.in[r.start:blockEnd])
+				if err == nil {
+					err = r.dec.fail(fmt.Errorf("%w: block ends at byte %d of its %d scanned bytes", ErrCorrupt, used, blockEnd-r.start))
+				}
+			}
 			if err != nil {
 				return err
 			}
-			r.out, r.outPos = out, 0
+			r.setOut(out)
 			r.blockWire = blockEnd - r.start
 			r.start = blockEnd
 			r.inBlock, r.pieces = false, false
