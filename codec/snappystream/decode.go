@@ -2,7 +2,6 @@ package snappystream
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -73,27 +72,22 @@ func (d *Decoder) Decode(dst, block []byte) ([]byte, error) {
 }
 
 // decodePrefix decodes the block that starts buf, which may hold bytes of later blocks after
-// it, appends its output to dst and returns how many bytes of buf the block took. When buf
-// ends inside the block (its header, an element, or fewer bytes than its declared length can
-// come from) it returns complete false and nil error, and nothing a later call depends on has
-// changed: the bytes it wrote lie past the history's end and are written again. So a Reader
+// it, appends its output to dst and returns how many bytes of buf the block took. When it
+// cannot (buf ends inside the block, or the block is not valid) it returns ok false and
+// changes nothing a later call depends on: the bytes it wrote lie past the history's end, and
+// no error is recorded. The caller then decodes the block the careful way (Decode, once the
+// whole block is there), which reports what is wrong exactly as it always has. So a Reader
 // that holds a whole block decodes it in one pass, without scanning it first.
 //
 // With view set, a decoder with a history returns the block's bytes where they lie in its
 // window instead of appending them to dst: they stay valid until the next decode or Reset.
-func (d *Decoder) decodePrefix(dst, buf []byte, view bool) (out []byte, used int, complete bool, err error) {
+func (d *Decoder) decodePrefix(dst, buf []byte, view bool) (out []byte, used int, ok bool) {
 	if d.err != nil {
-		return dst, 0, false, d.err
+		return dst, 0, false
 	}
 	n, hdr, err := d.header(buf)
-	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return dst, 0, false, nil
-		}
-		return dst, 0, false, d.fail(err)
-	}
-	if uint64(n)*3 > 64*uint64(len(buf)-hdr) {
-		return dst, 0, false, nil // not yet enough bytes for the declared length: reserve nothing
+	if err != nil || uint64(n)*3 > 64*uint64(len(buf)-hdr) {
+		return dst, 0, false // not yet enough bytes for the declared length: reserve nothing
 	}
 	src := buf[hdr:]
 	if d.win.windowBytes == 0 {
@@ -101,29 +95,23 @@ func (d *Decoder) decodePrefix(dst, buf []byte, view bool) (out []byte, used int
 		dst = slices.Grow(dst, n)
 		u, err := d.decodeElements(dst[start:start+n], 0, 0, src)
 		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return dst[:start], 0, false, nil
-			}
-			return dst[:start], 0, false, d.fail(err)
+			return dst[:start], 0, false
 		}
 		d.blocks++
-		return dst[:start+n], hdr + u, true, nil
+		return dst[:start+n], hdr + u, true
 	}
 	bs := d.win.reserve(n)
 	win := d.win.buf[:bs+n]
 	u, err := d.decodeElements(win, bs, d.win.histLen(bs), src)
 	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return dst, 0, false, nil
-		}
-		return dst, 0, false, d.fail(err)
+		return dst, 0, false
 	}
 	d.win.buf = win
 	d.blocks++
 	if view {
-		return win[bs:], hdr + u, true, nil
+		return win[bs:], hdr + u, true
 	}
-	return append(dst, win[bs:]...), hdr + u, true, nil
+	return append(dst, win[bs:]...), hdr + u, true
 }
 
 // Reset forgets the history and any error, as for a new stream.

@@ -513,18 +513,31 @@ func TestDecodePrefixCutAnywhere(t *testing.T) {
 		for i, b := range blocks {
 			next := append(append([]byte(nil), b...), 0xff, 0xff) // bytes of a later block after it
 			for cut := 0; cut < len(b); cut++ {
-				out, used, complete, err := d.decodePrefix(nil, b[:cut], false)
-				if err != nil || complete || used != 0 || len(out) != 0 {
-					t.Fatalf("window %d block %d cut at %d of %d: out %d, used %d, complete %v, %v", window, i, cut, len(b), len(out), used, complete, err)
+				out, used, ok := d.decodePrefix(nil, b[:cut], false)
+				if ok || used != 0 || len(out) != 0 || d.err != nil {
+					t.Fatalf("window %d block %d cut at %d of %d: out %d, used %d, ok %v, %v", window, i, cut, len(b), len(out), used, ok, d.err)
 				}
 			}
-			out, used, complete, err := d.decodePrefix([]byte("x"), next, false)
-			if err != nil || !complete || used != len(b) || !bytes.Equal(out[1:], msgs[i]) || out[0] != 'x' {
-				t.Fatalf("window %d block %d whole: used %d of %d, complete %v, equal %v, %v", window, i, used, len(b), complete, bytes.Equal(out[1:], msgs[i]), err)
+			out, used, ok := d.decodePrefix([]byte("x"), next, false)
+			if !ok || used != len(b) || !bytes.Equal(out[1:], msgs[i]) || out[0] != 'x' {
+				t.Fatalf("window %d block %d whole: used %d of %d, ok %v, equal %v", window, i, used, len(b), ok, bytes.Equal(out[1:], msgs[i]))
 			}
 		}
 		if d.Blocks() != int64(len(blocks)) {
 			t.Errorf("window %d: %d blocks counted, want %d", window, d.Blocks(), len(blocks))
+		}
+		// A bad block (a copy reaching before the stream's start) is left to Decode, which
+		// names what is wrong; decodePrefix records nothing.
+		bad := []byte{10, 0x01<<2 | tagCopy2, 0xff, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0}
+		if _, _, ok := NewDecoder(window, 0).decodePrefix(nil, bad, true); ok {
+			t.Errorf("window %d: a copy 32767 bytes back at the stream's start decoded", window)
+		}
+		fresh := NewDecoder(window, 0)
+		if _, _, ok := fresh.decodePrefix(nil, bad, true); ok || fresh.err != nil {
+			t.Errorf("window %d: decodePrefix on a bad block: ok %v, error recorded %v", window, ok, fresh.err)
+		}
+		if _, err := fresh.Decode(nil, bad[:4]); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("window %d: Decode of the bad block: %v, want ErrCorrupt", window, err)
 		}
 	}
 }

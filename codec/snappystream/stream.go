@@ -155,11 +155,7 @@ func (r *Reader) nextBlock() error {
 		if !r.inBlock && !r.pieces && r.end > r.start {
 			// The block may be whole in the buffer (a frame usually arrives whole):
 			// decode it in place, one pass over its elements.
-			out, used, complete, err := r.dec.decodePrefix(r.own[:0], r.in[r.start:r.end], true)
-			if err != nil {
-				return err
-			}
-			if complete {
+			if out, used, ok := r.dec.decodePrefix(r.own[:0], r.in[r.start:r.end], true); ok {
 				r.setOut(out)
 				r.blockWire = used
 				r.start += used
@@ -168,7 +164,9 @@ func (r *Reader) nextBlock() error {
 				}
 				return nil
 			}
-			r.pieces = true // the rest arrives later: scan it as it comes (below)
+			// Not whole yet, or not valid: scan it as its bytes come (below) and decode it
+			// once whole, which reports a bad block as it always has.
+			r.pieces = true
 		}
 		done, err := r.scan()
 		if err != nil {
@@ -176,16 +174,14 @@ func (r *Reader) nextBlock() error {
 		}
 		if done {
 			blockEnd := r.start + r.hdr + r.scanned
-			out, used, complete, err := r.dec.decodePrefix(r.own[:0], r.in[r.start:blockEnd], true)
-			if err == nil && (!complete || used != blockEnd-r.start) {
-				// The scan found the block's end; the decoder's end differs only on corrupt
-				// input the scan does not judge (a copy past the declared length).
-				_, err = r.dec.Decode(nil, r.in[r.start:blockEnd])
+			out, used, ok := r.dec.decodePrefix(r.own[:0], r.in[r.start:blockEnd], true)
+			if !ok || used != blockEnd-r.start {
+				// A bad block: Decode says what is wrong (and a whole valid block always
+				// decodes above, ending where the scan found its end).
+				_, err := r.dec.Decode(nil, r.in[r.start:blockEnd])
 				if err == nil {
 					err = r.dec.fail(fmt.Errorf("%w: block ends at byte %d of its %d scanned bytes", ErrCorrupt, used, blockEnd-r.start))
 				}
-			}
-			if err != nil {
 				return err
 			}
 			r.setOut(out)
