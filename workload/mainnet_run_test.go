@@ -94,6 +94,9 @@ var run100 = struct {
 	earlier42, toEarlier42               float64 // first in the block but seen earlier; recipients seen only earlier
 	matchBlock42, matchEarlier42         float64 // % of bytes in non-zero matches within the block, in an earlier block
 	better, zstd                         float64 // 14-payload windows, mean of 7
+	// Zero-padding runs that recur in their call one and two words back, and the share of
+	// the runs in calls of ≥ 128 words that recur in their call (payloadstat.MeasureInCall).
+	inCall1w, inCall2w, inCallLong float64
 }{
 	legacy: 12.79, transfer: 39.06, token: 37.42, other: 23.53,
 	meanTx: 556.6, wordsPerTx: 13.10, rest: 20.07, zeros: 50.63,
@@ -101,6 +104,7 @@ var run100 = struct {
 	wordsInBlock: 42.41, addrInBlock: 40.60, toInBlock: 44.07,
 	earlier42: 20.10, toEarlier42: 26.86, matchBlock42: 34.53, matchEarlier42: 34.23,
 	better: 0.9283, zstd: 0.7490,
+	inCall1w: 2.1, inCall2w: 14.9, inCallLong: 43.8,
 }
 
 // TestConsecutiveMainnet measures the run of consecutive real 2026 payloads and the payloads
@@ -128,6 +132,11 @@ func TestConsecutiveMainnet(t *testing.T) {
 		t.Logf("real, matches: %s", m)
 	}
 	t.Logf("real, zero runs: %s", payloadstat.MeasureZeroRuns(real))
+	if c, err := payloadstat.MeasureInCall(real); err != nil {
+		t.Fatal(err)
+	} else {
+		t.Logf("real, in-call padding: %s", c)
+	}
 	if os.Getenv("STREAMSIM_MAINNET_DIR") != "" && len(real) > 42 {
 		first, err := payloadstat.Measure(real[:42])
 		if err != nil {
@@ -190,6 +199,11 @@ func TestConsecutiveMainnet(t *testing.T) {
 			inBlock, earlier := sumOf(m.ByLength[0][:]), sumOf(m.ByLength[1][:])
 			t.Logf("%s seed %d, matches: %s; non-zero matches in the block %.2f %%, in an earlier block %.2f %%", era, seed, m, inBlock, earlier)
 			t.Logf("%s seed %d, zero runs: %s", era, seed, payloadstat.MeasureZeroRuns(pls))
+			inCall, err := payloadstat.MeasureInCall(pls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s seed %d, in-call padding: %s", era, seed, inCall)
 			if os.Getenv("STREAMSIM_MAINNET_DIR") != "" {
 				continue
 			}
@@ -200,6 +214,9 @@ func TestConsecutiveMainnet(t *testing.T) {
 			}
 			w := run100
 			points("words first in the block seen in an earlier one (%)", got.WordRepeatEarly, w.earlier42, 8)
+			// Long calls laid out as arrays of records (records2026): their padding recurs in
+			// the call as the real long calls' does.
+			points("padding runs in calls of ≥ 128 words recurring in the call (%)", inCall.RecurIn[2], w.inCallLong, 12)
 			points("bytes in non-zero matches within the block (%)", inBlock, w.matchBlock42, 8)
 			points("bytes in matches in an earlier block (%)", earlier, w.matchEarlier42, 8)
 			if era == "2026-02" {
@@ -218,6 +235,8 @@ func TestConsecutiveMainnet(t *testing.T) {
 				points("mid words (%)", got.WordKind.Mid, w.words.Mid, 5)
 				points("wide words (%)", got.WordKind.Wide, w.words.Wide, 5)
 				points("words repeated in the block (%)", got.WordRepeatBlock, w.wordsInBlock, 8)
+				points("padding runs recurring in their call two words back (%)", inCall.At[1], w.inCall2w, 5)
+				points("padding runs recurring in their call one word back (%)", inCall.At[0], w.inCall1w, 2)
 				points("addresses seen earlier in the block (%)", got.AddrRepeatBlock, w.addrInBlock, 8)
 				points("recipients seen earlier in the block (%)", got.ToSeenBlock, w.toInBlock, 8)
 				points("recipients seen in an earlier block only (%)", got.ToSeenEarlier, w.toEarlier42, 8)
