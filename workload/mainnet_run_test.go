@@ -214,9 +214,6 @@ func TestConsecutiveMainnet(t *testing.T) {
 			}
 			w := run100
 			points("words first in the block seen in an earlier one (%)", got.WordRepeatEarly, w.earlier42, 8)
-			// Long calls laid out as arrays of records (records2026): their padding recurs in
-			// the call as the real long calls' does.
-			points("padding runs in calls of ≥ 128 words recurring in the call (%)", inCall.RecurIn[2], w.inCallLong, 12)
 			points("bytes in non-zero matches within the block (%)", inBlock, w.matchBlock42, 8)
 			points("bytes in matches in an earlier block (%)", earlier, w.matchEarlier42, 8)
 			if era == "2026-02" {
@@ -235,8 +232,6 @@ func TestConsecutiveMainnet(t *testing.T) {
 				points("mid words (%)", got.WordKind.Mid, w.words.Mid, 5)
 				points("wide words (%)", got.WordKind.Wide, w.words.Wide, 5)
 				points("words repeated in the block (%)", got.WordRepeatBlock, w.wordsInBlock, 8)
-				points("padding runs recurring in their call two words back (%)", inCall.At[1], w.inCall2w, 5)
-				points("padding runs recurring in their call one word back (%)", inCall.At[0], w.inCall1w, 2)
 				points("addresses seen earlier in the block (%)", got.AddrRepeatBlock, w.addrInBlock, 8)
 				points("recipients seen earlier in the block (%)", got.ToSeenBlock, w.toInBlock, 8)
 				points("recipients seen in an earlier block only (%)", got.ToSeenEarlier, w.toEarlier42, 8)
@@ -283,4 +278,56 @@ func sumOf(v []float64) (s float64) {
 func fmtRun(f runFigures) string {
 	return fmt.Sprintf("%d payloads, %d txs (%.0f per block), %.1f kB per payload, raw/Snappy %.3f, zeros %.2f %%, one payload better %.4f; %d windows of %d: better %.4f zstd %.4f; whole run: better %.4f zstd %.4f",
 		f.blocks, f.txs, float64(f.txs)/float64(f.blocks), f.payloadKB, f.rawPerSnappy, f.zeroShare, f.single, f.windows, ContentWindow, f.better, f.zstd, f.betterAll, f.zstdA)
+}
+
+// TestRecordsFit holds the records layout as fitted (withRecords on models 2025 and 2026) to
+// the 100 payloads' statistics, over era 2026-02 seeds 1–4 (42 payloads each, means): the
+// padding runs recurring in their call two and one words back within 3 and 1.5 points of the
+// 100's 14.9 and 2.1 %, words repeated in the block within 4 points of 42.4 %, words first in
+// a block that an earlier one used within 4 of 20.1 %, zero bytes within 3 of 50.6 %; and the
+// same seed gives the same payloads.
+func TestRecordsFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 4 × 42 payloads")
+	}
+	b25, b26 := content2025, content2026
+	defer func() { content2025, content2026 = b25, b26 }()
+	content2025, content2026 = withRecords(b25), withRecords(b26)
+	var at1, at2, inBlock, early, zeros float64
+	seeds := []int64{1, 2, 3, 4}
+	for _, seed := range seeds {
+		pls := eraPayloads(t, "2026-02", seed, 3*ContentWindow)
+		c, err := payloadstat.MeasureInCall(pls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := payloadstat.Measure(pls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("seed %d: %s; words repeated in the block %.1f %%, first in the block seen earlier %.1f %%, zeros %.1f %%", seed, c, st.WordRepeatBlock, st.WordRepeatEarly, st.ZeroShareAll)
+		n := float64(len(seeds))
+		at1, at2 = at1+c.At[0]/n, at2+c.At[1]/n
+		inBlock, early, zeros = inBlock+st.WordRepeatBlock/n, early+st.WordRepeatEarly/n, zeros+st.ZeroShareAll/n
+		if seed == 1 {
+			if again := eraPayloads(t, "2026-02", seed, 2); !bytes.Equal(again[1], pls[1]) {
+				t.Error("seed 1 gave other payloads the second time")
+			}
+		}
+	}
+	w := run100
+	for _, c := range []struct {
+		name           string
+		got, want, tol float64
+	}{
+		{"padding recurring two words back (%)", at2, w.inCall2w, 3},
+		{"padding recurring one word back (%)", at1, w.inCall1w, 1.5},
+		{"words repeated in the block (%)", inBlock, w.wordsInBlock, 4},
+		{"words first in the block seen in an earlier one (%)", early, w.earlier42, 4},
+		{"zero bytes in transactions (%)", zeros, w.zeros, 3},
+	} {
+		if math.Abs(c.got-c.want) > c.tol {
+			t.Errorf("%s %.1f, real %.1f ± %.1f", c.name, c.got, c.want, c.tol)
+		}
+	}
 }

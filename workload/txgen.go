@@ -248,7 +248,7 @@ var content2025 = contentModel{
 	amountBytes:     [2]int{3, 8},
 	sameBlockShare:  0.22,
 	repeatArgsShare: 0.85,
-	reuseShare:      0.20,
+	reuseShare:      0.40,
 	accessListShare: 0.28,
 	smallKeyShare:   0.35,
 	againGap:        1.3,
@@ -261,17 +261,12 @@ var content2025 = contentModel{
 	templateShare:  0.3,
 	templateRedraw: 0.15,
 	earlierBlocks:  ContentWindow,
-	// Long calls as arrays of records (fitted to the 100 consecutive payloads of 1 Feb 2026,
-	// see records2026); with their columns the in-block copies above are 0.20 (0.40 as fitted
-	// to the 2025 payloads without them), which holds words repeated in the block at the 41 %
-	// era 2026-05 had before.
-	records:     records2026,
-	eoa:         &shape{s: 1.2, v: 30, n: 2_000_000, fresh: 0.2},
-	contract:    &shape{s: 1.4, v: 15, n: 1_000_000, fresh: 0.05},
-	tipBytes:    [2]int{1, 4},
-	valueBytes:  [2]int{4, 8},
-	feeCapSlack: 0.5,
-	nonceBits:   12,
+	eoa:            &shape{s: 1.2, v: 30, n: 2_000_000, fresh: 0.2},
+	contract:       &shape{s: 1.4, v: 15, n: 1_000_000, fresh: 0.05},
+	tipBytes:       [2]int{1, 4},
+	valueBytes:     [2]int{4, 8},
+	feeCapSlack:    0.5,
+	nonceBits:      12,
 }
 
 // content2026 is content2025 refitted to the statistics of the 100 consecutive mainnet
@@ -294,10 +289,7 @@ var content2026 = func() contentModel {
 	}
 	// Words of earlier blocks come in calls repeated from them (templateShare, from
 	// content2025's fit), not one word at a time.
-	// (0.27 before calls were laid out as records, whose columns of one value leave fewer
-	// words of their own to repeat: 0.32 holds the words first in a block that an earlier one
-	// used at the 100's 20 %.)
-	m.templateShare, m.templateRedraw = 0.32, 0.15
+	m.templateShare, m.templateRedraw = 0.27, 0.15
 	// Kinds drawn afresh ∝ share × (1 − run share), so that with the runs transfers, token
 	// calls, swaps and other calls are 39, 37, 4 and 20 % of the transactions.
 	m.kinds = []kindShare{{txTransfer, 0.464}, {txERC20, 0.730}, {txSwap, 0.770}, {txCall, 1}}
@@ -305,10 +297,7 @@ var content2026 = func() contentModel {
 	m.callWordsMedian, m.callSigma = 14, 1.8
 	// In-block copies by kind of word (reuseShare only switches them on), near: 1 + ⌊5·E⌋
 	// words of the kind back; token amounts copy one in 15 %.
-	// 0.3 of the shares fitted before the calls were laid out as records (wAddr 0.08, wAmount
-	// 0.55, wBig 0.7, wID 0.55, wMax 0.5, wRandom 0.15), which hold words repeated in the block
-	// at the 100's 42 % with the records' columns.
-	m.reuseOf = [8]float64{wAddr: 0.024, wAmount: 0.165, wBig: 0.21, wID: 0.165, wMax: 0.15, wRandom: 0.045}
+	m.reuseOf = [8]float64{wAddr: 0.08, wAmount: 0.55, wBig: 0.7, wID: 0.55, wMax: 0.5, wRandom: 0.15}
 	m.reuseGap = 6
 	m.tokenReuse = 0.15
 	m.envelopes = &[4]envelopeMix{
@@ -339,7 +328,28 @@ var content2026 = func() contentModel {
 // That puts era 2026-02's recurrence one, two and four words back at 2.2, 14.8 and 1.8 %
 // (4 seeds of 42 payloads); the 8 % of the real runs that recur at distances other than whole
 // words (ABI heads of dynamic arguments) are not modelled.
+//
+// No era applies it yet: withRecords gives a model the layout with the in-block copies and
+// calls from earlier blocks refitted beside it (see docs/workload-content.md for why).
 var records2026 = recordLayout{minWords: 32, share: [2]float64{0.28, 0.68}, stride2: 0.88, column: 0.6, stay: 0.85, poolMax: 3}
+
+// withRecords returns m with its generic calls laid out as records2026, and the shares its
+// records change refitted to the 100 payloads' statistics: in-block word copies at 0.3 of
+// model 2026's per kind (words repeated in the block 40 % for era 2026-02, the 100 42 %) and
+// 0.20 for model 2025 (era 2026-05 42 %, as before), calls repeated from earlier blocks 0.32
+// for model 2026 (words first in a block that an earlier one used 20 %, the 100 20 %).
+func withRecords(m contentModel) contentModel {
+	m.records = records2026
+	if m.reuseOf != ([8]float64{}) {
+		for k := range m.reuseOf {
+			m.reuseOf[k] *= 0.3
+		}
+		m.templateShare = 0.32
+	} else {
+		m.reuseShare = 0.20
+	}
+	return m
+}
 
 // contentModels are the known models by name.
 var contentModels = map[string]*contentModel{content2023.name: &content2023, content2025.name: &content2025, content2026.name: &content2026}
