@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -180,4 +181,60 @@ func randFor(seed uint64) *rand.Rand { return rand.New(rand.NewChaCha8([32]byte{
 func fillFor(seed uint64) func([]byte) {
 	cc := rand.NewChaCha8([32]byte{byte(seed), 1})
 	return func(b []byte) { _, _ = cc.Read(b) }
+}
+
+// TestRecords lays out calls as arrays of records: the head (its offset and count words),
+// the length, columns of one value when every field is a column that stays, and the same
+// bytes from the same seed.
+func TestRecords(t *testing.T) {
+	m := content2026
+	m.records = recordLayout{minWords: 32, share: [2]float64{1, 1}, stride2: 1, column: 1, stay: 1, poolMax: 1}
+	src, err := newTxSource(randFor(3), fillFor(3), &m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		n := 32 + src.rng.IntN(300)
+		d := src.callArgs(nil, n)
+		if len(d) != 32*n {
+			t.Fatalf("%d words, want %d", len(d)/32, n)
+		}
+		// Head 0–2 words, then the offset 32·(head+1) and the count of two-word records.
+		head := -1
+		for h := range 3 {
+			off := d[32*h : 32*h+32]
+			if new(uint256.Int).SetBytes(off).Uint64() == uint64(32*(h+1)) && new(uint256.Int).SetBytes(d[32*h+32:32*h+64]).Uint64() == uint64((n-h-2)/2) {
+				head = h
+				break
+			}
+		}
+		if head < 0 {
+			t.Fatalf("%d words: no offset and count word in the first four", n)
+		}
+		recs := d[32*(head+2):]
+		count := (n - head - 2) / 2
+		for i := 1; i < count; i++ {
+			if !bytes.Equal(recs[64*i:64*i+64], recs[:64]) {
+				t.Fatalf("%d words: record %d differs from record 0 with every field a column that stays", n, i)
+			}
+		}
+	}
+	// Below minWords, generic words; the fitted layout from one seed gives the same bytes.
+	if d := src.callArgs(nil, 31); len(d) != 31*32 {
+		t.Fatalf("31 words: %d bytes", len(d))
+	}
+	gen := func() []byte {
+		s, err := newTxSource(randFor(4), fillFor(4), &content2026)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []byte
+		for range 20 {
+			out = s.records(out, 200)
+		}
+		return out
+	}
+	if a, b := gen(), gen(); !bytes.Equal(a, b) {
+		t.Fatal("the same seed gave other records")
+	}
 }

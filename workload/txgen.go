@@ -126,6 +126,17 @@ type kindShare struct {
 // envelopes among transactions; the rest are EIP-1559 (type 2).
 type envelopeMix struct{ legacy, accessList, setCode float64 }
 
+// recordLayout is how many generic calls are arrays of records: share[0] of the calls of
+// minWords–127 argument words and share[1] of those of ≥ 128 (none if minWords is zero);
+// stride2 of them have records of two words (else one); a field's value comes from the
+// call's pool of 1…poolMax values with probability pool.
+type recordLayout struct {
+	minWords              int
+	share                 [2]float64
+	stride2, column, stay float64
+	poolMax               int
+}
+
 type wordShare struct {
 	kind  wordKind
 	cumul float64
@@ -169,6 +180,8 @@ type contentModel struct {
 	// recipient and its calldata, with templateRedraw of its words drawn anew (at least one):
 	// a bot's, an oracle's or a keeper's call, block after block.
 	templateShare, templateRedraw float64
+	// records lays generic calls out as arrays of records (see txSource.records).
+	records recordLayout
 
 	// The fields below are set by model 2026 (and, for the populations of accounts and
 	// contracts and the envelope's numbers, model 2025); left zero, the package-wide figures
@@ -303,6 +316,40 @@ var content2026 = func() contentModel {
 	m.tipBytes, m.valueBytes, m.feeCapSlack, m.nonceBits = [2]int{1, 4}, [2]int{4, 8}, 0.5, 12
 	return m
 }()
+
+// records2026 lays out generic calls as arrays of records, fitted to the 100 consecutive
+// mainnet payloads 24 364 071–170 (payloadstat.MeasureInCall): there 29 % of the calldata's
+// zero-padding runs recur in their own call less than 1 KiB back, 14.9 % exactly two words
+// back and 2.1 % one word back (records of two words and of one: 0.88 of the strided ones of
+// two), 1.7 % four words back; 16 % of the runs in calls of 32–127 words recur and 44 % in
+// calls of ≥ 128. 28 % of the calls of 32–127 words and 68 % of longer ones are records;
+// 60 % of a record's fields are columns of a pool of 1–3 values (a token, a recipient, a
+// flag), the value the previous record's with probability 0.85 (a run of the same token).
+// That puts era 2026-02's recurrence one, two and four words back at 2.2, 14.8 and 1.8 %
+// (4 seeds of 42 payloads); the 8 % of the real runs that recur at distances other than whole
+// words (ABI heads of dynamic arguments) are not modelled.
+//
+// No era applies it yet: withRecords gives a model the layout with the in-block copies and
+// calls from earlier blocks refitted beside it (see docs/workload-content.md for why).
+var records2026 = recordLayout{minWords: 32, share: [2]float64{0.28, 0.68}, stride2: 0.88, column: 0.6, stay: 0.85, poolMax: 3}
+
+// withRecords returns m with its generic calls laid out as records2026, and the shares its
+// records change refitted to the 100 payloads' statistics: in-block word copies at 0.3 of
+// model 2026's per kind (words repeated in the block 40 % for era 2026-02, the 100 42 %) and
+// 0.20 for model 2025 (era 2026-05 42 %, as before), calls repeated from earlier blocks 0.32
+// for model 2026 (words first in a block that an earlier one used 20 %, the 100 20 %).
+func withRecords(m contentModel) contentModel {
+	m.records = records2026
+	if m.reuseOf != ([8]float64{}) {
+		for k := range m.reuseOf {
+			m.reuseOf[k] *= 0.3
+		}
+		m.templateShare = 0.32
+	} else {
+		m.reuseShare = 0.20
+	}
+	return m
+}
 
 // contentModels are the known models by name.
 var contentModels = map[string]*contentModel{content2023.name: &content2023, content2025.name: &content2025, content2026.name: &content2026}
@@ -589,45 +636,121 @@ func (s *txSource) anyAddress() common.Address {
 
 func (s *txSource) genericWords(dst []byte, n int) []byte {
 	for range n {
-		u := s.rng.Float64()
-		k := wRandom
-		for _, m := range s.model.wordMix {
-			if u < m.cumul {
-				k = m.kind
-				break
-			}
-		}
-		if k == wZero {
-			dst = word(dst, 0)
-			continue
-		}
-		if k == wConst {
-			dst = s.constWord(dst) // constants repeat by their popularity already
-			continue
-		}
-		if s.reusedWord(&dst, k) {
-			continue
-		}
-		switch k {
-		case wMax:
-			dst = append(dst, maxWord()...)
-		case wAddr:
-			dst = addrWord(dst, s.anyAddress())
-		case wAmount:
-			dst = s.amountWord(dst)
-		case wBig:
-			var w [32]byte
-			s.fill(w[32-(9+s.rng.IntN(8)):])
-			dst = append(dst, w[:]...)
-		case wID:
-			dst = s.idWord(dst)
-		default:
-			var w [32]byte
-			s.fill(w[:]) // hashes, signatures, proofs, packed data
-			dst = append(dst, w[:]...)
-		}
-		s.remember(dst, k)
+		dst = s.genericWord(dst, s.wordKind())
 	}
+	return dst
+}
+
+// wordKind draws a generic word's kind from the model's mix.
+func (s *txSource) wordKind() wordKind {
+	u := s.rng.Float64()
+	for _, m := range s.model.wordMix {
+		if u < m.cumul {
+			return m.kind
+		}
+	}
+	return wRandom
+}
+
+// callArgs appends a generic call's n argument words: laid out as an array of records with
+// the model's share for its length (records), else as independent generic words.
+func (s *txSource) callArgs(dst []byte, n int) []byte {
+	r := s.model.records
+	share := 0.0
+	switch {
+	case r.minWords == 0 || n < r.minWords:
+	case n >= 128:
+		share = r.share[1]
+	default:
+		share = r.share[0]
+	}
+	if share > 0 && s.rng.Float64() < share {
+		return s.records(dst, n)
+	}
+	return s.genericWords(dst, n)
+}
+
+// records appends n words laid out as an ABI array of records: 0–2 head words, the array's
+// offset and length, then records of stride 2 words (the model's stride2 share) or 1, each
+// field of a kind drawn for the call; a field's value is, with the model's pool share, one
+// of a small pool of 1…poolMax values drawn for the call (a column of the same few tokens,
+// recipients, flags or tickers), else a word drawn anew. Words that do not fill a record
+// are generic.
+func (s *txSource) records(dst []byte, n int) []byte {
+	r := s.model.records
+	stride := 1
+	if s.rng.Float64() < r.stride2 {
+		stride = 2
+	}
+	head := min(s.rng.IntN(3), n)
+	dst = s.genericWords(dst, head)
+	n -= head
+	if n < 2+stride {
+		return s.genericWords(dst, n)
+	}
+	count := (n - 2) / stride
+	dst = word(dst, uint64(32*(head+1)))
+	dst = word(dst, uint64(count))
+	var kinds [2]wordKind
+	var pools [2][][32]byte
+	var last [2]int
+	for f := range stride {
+		kinds[f] = s.wordKind()
+		if s.rng.Float64() >= r.column {
+			continue // a column of words drawn anew
+		}
+		for range 1 + s.rng.IntN(r.poolMax) {
+			w := s.genericWord(nil, kinds[f])
+			pools[f] = append(pools[f], [32]byte(w))
+		}
+	}
+	for i := range count {
+		for f := range stride {
+			p := pools[f]
+			if p == nil {
+				dst = s.genericWord(dst, kinds[f])
+				continue
+			}
+			if i == 0 || s.rng.Float64() >= r.stay {
+				last[f] = s.rng.IntN(len(p))
+			}
+			dst = append(dst, p[last[f]][:]...)
+		}
+	}
+	return s.genericWords(dst, n-2-count*stride)
+}
+
+// genericWord appends a word of the kind: zero, a constant, a copy of a word of the block
+// (or an earlier block) with the model's reuse shares, else one drawn anew and remembered.
+func (s *txSource) genericWord(dst []byte, k wordKind) []byte {
+	if k == wZero {
+		return word(dst, 0)
+	}
+	if k == wConst {
+		return s.constWord(dst) // constants repeat by their popularity already
+	}
+	if s.reusedWord(&dst, k) {
+		return dst
+	}
+	switch k {
+	case wMax:
+		dst = append(dst, maxWord()...)
+	case wAddr:
+		dst = addrWord(dst, s.anyAddress())
+	case wAmount:
+		dst = s.amountWord(dst)
+	case wBig:
+		var w [32]byte
+		s.fill(w[32-(9+s.rng.IntN(8)):])
+		dst = append(dst, w[:]...)
+	case wID:
+		dst = s.idWord(dst)
+	default:
+		var w [32]byte
+		s.fill(w[:]) // hashes, signatures, proofs, packed data
+		dst = append(dst, w[:]...)
+	}
+	s.remember(dst, k)
 	return dst
 }
 
@@ -738,7 +861,7 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		if n >= 4 && s.rng.Float64() < s.model.nestedShare {
 			data = s.nested(data, n)
 		} else {
-			data = s.genericWords(data, n)
+			data = s.callArgs(data, n)
 		}
 		gas = 60000 + s.rng.Uint64N(400000) + 40*uint64(len(data))
 	}
@@ -756,7 +879,7 @@ func (s *txSource) nested(dst []byte, n int) []byte {
 	_, rank := s.addr(s.contracts)
 	sel := s.selector('C', rank)
 	inner := append([]byte(nil), sel[:]...)
-	inner = s.genericWords(inner, n-head-3)
+	inner = s.callArgs(inner, n-head-3)
 	dst = word(dst, uint64(len(inner)))
 	dst = append(dst, inner...)
 	return append(dst, make([]byte, 31-(len(inner)+31)%32)...)

@@ -237,3 +237,38 @@ func TestMeasureZeroRuns(t *testing.T) {
 		t.Errorf("two copies: %v, one: %v", z2, z)
 	}
 }
+
+// TestMeasureInCall counts a hand-made call: an array of two-word records whose second field
+// repeats one address, so each record's padding run recurs exactly two words back.
+func TestMeasureInCall(t *testing.T) {
+	key, _ := crypto.HexToECDSA("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
+	signer := types.NewPragueSigner(common.Big1)
+	tok := common.HexToAddress("0x1111111111111111111111111111111111111111")
+	data := []byte{1, 2, 3, 4}
+	for i := range 200 {
+		data = append(data, word([]byte{byte(i + 1), 0xee})...) // a field of its own each record
+		data = append(data, word(tok[:])...)
+	}
+	tx := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: common.Big1, Nonce: 1, GasTipCap: common.Big1, GasFeeCap: common.Big2, Gas: 1e6, To: &tok, Value: common.Big0, Data: data})
+	short := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: common.Big1, Nonce: 2, GasTipCap: common.Big1, GasFeeCap: common.Big2, Gas: 1e6, To: &tok, Value: common.Big0, Data: data[:4+64]})
+	c, err := MeasureInCall([][]byte{payload(t, tx, short)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Runs: each first field's padding (30 B; the address's 12 B are too short), 200 in the long
+	// call and one in the short. The first follows the selector, the second is the first after
+	// an address, the other 198 recur 64 B back.
+	if c.Runs != 201 {
+		t.Fatalf("runs %d, want 201 (%v)", c.Runs, c)
+	}
+	want := 100 * 198.0 / 201
+	if math.Abs(c.Recur-want) > 1e-9 || math.Abs(c.At[1]-want) > 1e-9 || c.At[0] != 0 || c.AtOther != 0 {
+		t.Errorf("recurrence %.3f, two words back %.3f, one %.3f, other %.3f; want %.3f, %.3f, 0, 0", c.Recur, c.At[1], c.At[0], c.AtOther, want, want)
+	}
+	if math.Abs(c.RunShare[2]-100*200.0/201) > 1e-9 || math.Abs(c.RecurIn[2]-100*198.0/200) > 1e-9 || c.RecurIn[0] != 0 {
+		t.Errorf("by length: runs %v, recurring %v", c.RunShare, c.RecurIn)
+	}
+	if want := 100 * 400.0 / 402; math.Abs(c.LongWords-want) > 1e-9 {
+		t.Errorf("words in long calls %.3f %%, want %.3f", c.LongWords, want)
+	}
+}
