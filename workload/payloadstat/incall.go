@@ -99,16 +99,8 @@ func MeasureInCall(payloads [][]byte) (InCall, error) {
 // 32·(k+1) bytes back for k < 8, else at[8].
 func callRuns(d []byte) (runs, recur int64, at [9]int64) {
 	last := map[[2]int]int{}
-	for i := 0; i < len(d); {
-		if d[i] != 0 {
-			i++
-			continue
-		}
-		j := i
-		for j < len(d) && d[j] == 0 {
-			j++
-		}
-		if n := j - i; n >= 16 && i > 0 {
+	eachZeroRun(d, func(i, n int) {
+		if n >= 16 && i > 0 {
 			runs++
 			key := [2]int{int(d[i-1]), n}
 			if prev, ok := last[key]; ok && i-prev < 1<<10 {
@@ -121,7 +113,6 @@ func callRuns(d []byte) (runs, recur int64, at [9]int64) {
 			}
 			last[key] = i
 		}
-		i = j
-	}
+	})
 	return runs, recur, at
 }

@@ -33,16 +33,7 @@ func MeasureZeroRuns(payloads [][]byte) ZeroRuns {
 	for _, p := range payloads {
 		z.Bytes += int64(len(p))
 		last := map[[2]int]int{}
-		for i := 0; i < len(p); {
-			if p[i] != 0 {
-				i++
-				continue
-			}
-			j := i
-			for j < len(p) && p[j] == 0 {
-				j++
-			}
-			n := j - i
+		eachZeroRun(p, func(i, n int) {
 			if n >= 12 {
 				runs++
 				runBytes += int64(n)
@@ -64,8 +55,7 @@ func MeasureZeroRuns(payloads [][]byte) ZeroRuns {
 				recur[k]++
 				last[key] = i
 			}
-			i = j
-		}
+		})
 	}
 	if z.Bytes > 0 {
 		z.PerKB = 1000 * float64(runs) / float64(z.Bytes)
@@ -79,4 +69,20 @@ func MeasureZeroRuns(payloads [][]byte) ZeroRuns {
 		}
 	}
 	return z
+}
+
+// eachZeroRun calls f with the start and length of each maximal run of zero bytes in d, in order.
+func eachZeroRun(d []byte, f func(start, n int)) {
+	for i := 0; i < len(d); {
+		if d[i] != 0 {
+			i++
+			continue
+		}
+		j := i
+		for j < len(d) && d[j] == 0 {
+			j++
+		}
+		f(i, j-i)
+		i = j
+	}
 }
