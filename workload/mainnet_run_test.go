@@ -290,9 +290,6 @@ func TestRecordsFit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 4 × 42 payloads")
 	}
-	b25, b26 := content2025, content2026
-	defer func() { content2025, content2026 = b25, b26 }()
-	content2025, content2026 = withRecords(b25), withRecords(b26)
 	var at1, at2, inBlock, early, zeros float64
 	seeds := []int64{1, 2, 3, 4}
 	for _, seed := range seeds {

@@ -135,6 +135,21 @@ type recordLayout struct {
 	share                 [2]float64
 	stride2, column, stay float64
 	poolMax               int
+	// columnKinds[b], when set, are the kinds (cumulative) of the columns of calls of
+	// minWords–127 words (b 0) and of ≥ 128 (b 1); nil draws them from the model's word mix.
+	columnKinds [2][]wordShare
+	// span, when set, is how many records a field keeps its kind and pool (then both are
+	// drawn anew); zero keeps them for the whole call.
+	span int
+	// fieldKinds[b], when set, are the kinds of the fields that are not columns, as
+	// columnKinds; nil draws them from the model's word mix.
+	fieldKinds [2][]wordShare
+	// steady keeps the numbers of a field that is not a column to the size (significant
+	// bytes) of its first one, for the call or its span.
+	steady bool
+	// outer keeps records to the call's own words: a call laid out as records carries no
+	// inner call, and an inner call is no array of records.
+	outer bool
 }
 
 type wordShare struct {
@@ -239,7 +254,7 @@ var content2023 = contentModel{
 // rather than inside numbers, 46 % of their non-zero words repeat within the block a median
 // 21 words after the previous copy, and a recipient called again was called a median one
 // transaction before (docs/workload-content.md gives the figures and the fit).
-var content2025 = contentModel{
+var plain2025 = contentModel{
 	name:            "2025",
 	callWordsMedian: 18,
 	wordMix: []wordShare{
@@ -269,6 +284,9 @@ var content2025 = contentModel{
 	nonceBits:      12,
 }
 
+// content2025 is plain2025 with its long calls laid out as arrays of records (withRecords).
+var content2025 = withRecords(plain2025)
+
 // content2026 is content2025 refitted to the statistics of the 100 consecutive mainnet
 // payloads 24 364 071–170 (1 Feb 2026, gas limit 60 M; the first 28 are in
 // workload/payloadstat/testdata), measured by payloadstat: words of 9–16 significant bytes
@@ -282,7 +300,7 @@ var content2025 = contentModel{
 // earlier blocks more (20 % of the non-zero words first used in a block over the first 42).
 // docs/workload-content.md gives the figures and the fit.
 var content2026 = func() contentModel {
-	m := content2025
+	m := plain2025
 	m.name = "2026"
 	m.wordMix = []wordShare{
 		{wZero, 0.14}, {wConst, 0.23}, {wMax, 0.235}, {wAddr, 0.47}, {wAmount, 0.61}, {wBig, 0.78}, {wID, 0.93}, {wRandom, 1},
@@ -314,7 +332,7 @@ var content2026 = func() contentModel {
 	m.anyToken, m.anyEOA = 0.15, 0.80
 	m.tokenZero, m.tokenMid = 0.11, 0.10
 	m.tipBytes, m.valueBytes, m.feeCapSlack, m.nonceBits = [2]int{1, 4}, [2]int{4, 8}, 0.5, 12
-	return m
+	return withRecords(m)
 }()
 
 // records2026 lays out generic calls as arrays of records, fitted to the 100 consecutive
@@ -331,7 +349,91 @@ var content2026 = func() contentModel {
 //
 // No era applies it yet: withRecords gives a model the layout with the in-block copies and
 // calls from earlier blocks refitted beside it (see docs/workload-content.md for why).
-var records2026 = recordLayout{minWords: 32, share: [2]float64{0.28, 0.68}, stride2: 0.88, column: 0.6, stay: 0.85, poolMax: 3}
+var records2026 = recordLayout{minWords: 32, share: [2]float64{0.28, 0.68}, stride2: 0.88, column: 0.45, stay: 0.85, poolMax: 3,
+	columnKinds: [2][]wordShare{
+		kindsOf(run100Columns[0], nil, 0),
+		kindsOf(run100Columns[1], nil, 0),
+	},
+	span: 12, steady: true,
+}
+
+// complement returns the mix (cumulative) a record's other fields draw so that, beside a
+// column share c of fields drawn from col, all its fields come out as mix: (mix − c·col) /
+// (1 − c), kind by kind, clipped at zero.
+func complement(mix, col []wordShare, c float64) []wordShare {
+	share := func(m []wordShare) (v [8]float64) {
+		prev := 0.0
+		for _, x := range m {
+			v[x.kind] += x.cumul - prev
+			prev = x.cumul
+		}
+		return v
+	}
+	a, b := share(mix), share(col)
+	var tot float64
+	for k := range a {
+		a[k] = max(0, a[k]-c*b[k])
+		tot += a[k]
+	}
+	var out []wordShare
+	cum := 0.0
+	for k, x := range a {
+		if x > 0 {
+			cum += x / tot
+			out = append(out, wordShare{wordKind(k), cum})
+		}
+	}
+	out[len(out)-1].cumul = 1
+	return out
+}
+
+// run100Columns and run100LongCalls are the 100 payloads' words in calls of 32–127 and of
+// ≥ 128 words (payloadstat.MeasureColumns): the kinds of those that repeat the word one or
+// two back (Kind) and of all (All), % zero / address / small / mid / wide.
+var (
+	run100Columns   = [2][5]float64{{0, 38.6, 47.4, 0.7, 13.3}, {0, 21.3, 77.0, 0.1, 1.7}}
+	run100LongCalls = [2][5]float64{{11.5, 14.5, 26.3, 3.7, 44.0}, {8.8, 12.6, 27.4, 19.7, 31.5}}
+	// run100SmallBytes splits the small words that repeat the word two back by significant
+	// bytes: 1–2 (constants, flags), 3–4 (ids), 5–8 (amounts), %.
+	run100SmallBytes = [3]float64{16.8, 37.9, 45.2}
+)
+
+// kindsOf turns a split of words by kind (% zero, address, small, mid, wide) into the word
+// kinds a generator draws (cumulative): small words as constants, ids and amounts by
+// run100SmallBytes, mid as wBig, wide as wRandom. With sub, it is the split of the words a
+// record's other fields draw so that, beside a column share c of fields drawn from sub, all
+// the fields come out as the split: (split − c·sub) / (1 − c), clipped at zero.
+func kindsOf(split [5]float64, sub *[5]float64, c float64) []wordShare {
+	v := split
+	if sub != nil {
+		for k := range v {
+			v[k] = max(0, (v[k]-c*sub[k])/(1-c))
+		}
+	}
+	sb := run100SmallBytes
+	sbt := sb[0] + sb[1] + sb[2]
+	parts := []struct {
+		k wordKind
+		x float64
+	}{
+		{wZero, v[0]}, {wConst, v[2] * sb[0] / sbt}, {wAddr, v[1]}, {wAmount, v[2] * sb[2] / sbt},
+		{wBig, v[3]}, {wID, v[2] * sb[1] / sbt}, {wRandom, v[4]},
+	}
+	var tot, cum float64
+	for _, p := range parts {
+		tot += p.x
+	}
+	var out []wordShare
+	for _, p := range parts {
+		if p.x == 0 {
+			continue
+		}
+		cum += p.x / tot
+		out = append(out, wordShare{p.k, cum})
+	}
+	out[len(out)-1].cumul = 1
+	return out
+}
 
 // withRecords returns m with its generic calls laid out as records2026, and the shares its
 // records change refitted to the 100 payloads' statistics: in-block word copies at 0.3 of
@@ -340,13 +442,16 @@ var records2026 = recordLayout{minWords: 32, share: [2]float64{0.28, 0.68}, stri
 // for model 2026 (words first in a block that an earlier one used 20 %, the 100 20 %).
 func withRecords(m contentModel) contentModel {
 	m.records = records2026
+	for b := range m.records.fieldKinds {
+		m.records.fieldKinds[b] = complement(m.wordMix, m.records.columnKinds[b], m.records.column)
+	}
 	if m.reuseOf != ([8]float64{}) {
 		for k := range m.reuseOf {
-			m.reuseOf[k] *= 0.3
+			m.reuseOf[k] *= 0.8
 		}
 		m.templateShare = 0.32
 	} else {
-		m.reuseShare = 0.20
+		m.reuseShare = 0.30
 	}
 	return m
 }
@@ -653,8 +758,18 @@ func (s *txSource) wordKind() wordKind {
 }
 
 // callArgs appends a generic call's n argument words: laid out as an array of records with
-// the model's share for its length (records), else as independent generic words.
+// the model's share for its length (records, unless its layout keeps records to the outer
+// call), else as independent generic words.
 func (s *txSource) callArgs(dst []byte, n int) []byte {
+	if !s.model.records.outer && s.recordsCall(n) {
+		return s.records(dst, n)
+	}
+	return s.genericWords(dst, n)
+}
+
+// recordsCall draws whether a call of n argument words is an array of records, with the
+// model's share for its length (no draw when the share is zero).
+func (s *txSource) recordsCall(n int) bool {
 	r := s.model.records
 	share := 0.0
 	switch {
@@ -664,10 +779,7 @@ func (s *txSource) callArgs(dst []byte, n int) []byte {
 	default:
 		share = r.share[0]
 	}
-	if share > 0 && s.rng.Float64() < share {
-		return s.records(dst, n)
-	}
-	return s.genericWords(dst, n)
+	return share > 0 && s.rng.Float64() < share
 }
 
 // records appends n words laid out as an ABI array of records: 0–2 head words, the array's
@@ -678,6 +790,10 @@ func (s *txSource) callArgs(dst []byte, n int) []byte {
 // are generic.
 func (s *txSource) records(dst []byte, n int) []byte {
 	r := s.model.records
+	long := 0
+	if n >= 128 {
+		long = 1
+	}
 	stride := 1
 	if s.rng.Float64() < r.stride2 {
 		stride = 2
@@ -693,31 +809,66 @@ func (s *txSource) records(dst []byte, n int) []byte {
 	dst = word(dst, uint64(count))
 	var kinds [2]wordKind
 	var pools [2][][32]byte
-	var last [2]int
-	for f := range stride {
-		kinds[f] = s.wordKind()
-		if s.rng.Float64() >= r.column {
-			continue // a column of words drawn anew
-		}
-		for range 1 + s.rng.IntN(r.poolMax) {
-			w := s.genericWord(nil, kinds[f])
-			pools[f] = append(pools[f], [32]byte(w))
-		}
-	}
+	var last, sig [2]int
 	for i := range count {
+		if i == 0 || (r.span > 0 && i%r.span == 0) {
+			// A field's kind and pool, for the call or for the next span records.
+			for f := range stride {
+				pools[f] = nil
+				if s.rng.Float64() >= r.column {
+					kinds[f] = s.kindFrom(r.fieldKinds[long]) // a field of words drawn anew
+					sig[f] = 0
+					continue
+				}
+				kinds[f] = s.kindFrom(r.columnKinds[long])
+				for range 1 + s.rng.IntN(r.poolMax) {
+					w := s.genericWord(nil, kinds[f])
+					pools[f] = append(pools[f], [32]byte(w))
+				}
+				last[f] = s.rng.IntN(len(pools[f]))
+			}
+		}
 		for f := range stride {
 			p := pools[f]
 			if p == nil {
+				if k := kinds[f]; r.steady && sig[f] > 0 && (k == wAmount || k == wBig || k == wID) {
+					// A number of the field's size: amounts of one token, ids of one range.
+					var w [32]byte
+					s.fill(w[32-sig[f]:])
+					w[32-sig[f]] |= 1
+					dst = append(dst, w[:]...)
+					s.remember(dst, k)
+					continue
+				}
 				dst = s.genericWord(dst, kinds[f])
+				lead := 0
+				for lead < 32 && dst[len(dst)-32+lead] == 0 {
+					lead++
+				}
+				sig[f] = 32 - lead
 				continue
 			}
-			if i == 0 || s.rng.Float64() >= r.stay {
+			if s.rng.Float64() >= r.stay {
 				last[f] = s.rng.IntN(len(p))
 			}
 			dst = append(dst, p[last[f]][:]...)
 		}
 	}
 	return s.genericWords(dst, n-2-count*stride)
+}
+
+// kindFrom draws a word kind from mix (cumulative), or from the model's word mix if mix is nil.
+func (s *txSource) kindFrom(mix []wordShare) wordKind {
+	if mix == nil {
+		return s.wordKind()
+	}
+	u := s.rng.Float64()
+	for _, m := range mix {
+		if u < m.cumul {
+			return m.kind
+		}
+	}
+	return mix[len(mix)-1].kind
 }
 
 // genericWord appends a word of the kind: zero, a constant, a copy of a word of the block
@@ -858,9 +1009,12 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 			sigma = s.model.callSigma
 		}
 		n := min(int(math.Exp(s.words+sigma*s.rng.NormFloat64())), callWordsMax)
-		if n >= 4 && s.rng.Float64() < s.model.nestedShare {
+		switch {
+		case s.model.records.outer && s.recordsCall(n):
+			data = s.records(data, n)
+		case n >= 4 && s.rng.Float64() < s.model.nestedShare:
 			data = s.nested(data, n)
-		} else {
+		default:
 			data = s.callArgs(data, n)
 		}
 		gas = 60000 + s.rng.Uint64N(400000) + 40*uint64(len(data))
