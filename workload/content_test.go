@@ -224,7 +224,7 @@ func TestRecords(t *testing.T) {
 		t.Fatalf("31 words: %d bytes", len(d))
 	}
 	gen := func() []byte {
-		s, err := newTxSource(randFor(4), fillFor(4), &content2026)
+		s, err := newTxSource(randFor(4), fillFor(4), &content2026r)
 		if err != nil {
 			t.Fatal(err)
 		}

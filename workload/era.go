@@ -28,6 +28,9 @@ type Era struct {
 	// Content names the model of ordinary transactions' content ("2023", "2025" or "2026"): the
 	// real payloads its statistics were fitted to (docs/workload-content.md).
 	Content string
+	// Records lays the content model's long calls out as arrays of records (withRecords,
+	// fitted to the in-call recurrence of the 100 consecutive payloads of 1 Feb 2026).
+	Records bool
 	// Source names where the figures come from.
 	Source string
 }
@@ -66,14 +69,14 @@ var eras = []Era{
 		Name: "2025-12", GasLimit: 60_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
-		BlobTarget: 10, BlobMax: 15, Content: "2025",
+		BlobTarget: 10, BlobMax: 15, Content: "2025", Records: true,
 		Source: "gas limit 60 M (25 Nov 2025); blobs 10/15 (BPO1, 9 Dec 2025); builder mix, gas used and sizes as 2026-05; " + content2025Source,
 	},
 	{
 		Name: "2026-02", GasLimit: 60_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
-		BlobTarget: 14, BlobMax: 21, Content: "2026",
+		BlobTarget: 14, BlobMax: 21, Content: "2026", Records: true,
 		Source: "gas limit 60 M (25 Nov 2025); blobs 14/21 (BPO2, 7 Jan 2026); builder mix, gas used and sizes as 2026-05; " +
 			"transaction content: model 2026, fitted to the 100 consecutive mainnet payloads 24 364 071-170 (1 Feb 2026; 28 of them in workload/payloadstat/testdata)",
 	},
@@ -81,7 +84,7 @@ var eras = []Era{
 		Name: "2026-05", GasLimit: 60_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
-		BlobTarget: 14, BlobMax: 21, Content: "2025",
+		BlobTarget: 14, BlobMax: 21, Content: "2025", Records: true,
 		Source: "ethpandaops 2026-05 block-size-vs-propagation (50 318 blocks, 25 Apr–2 May 2026): MEV-Boost 95 % of blocks, " +
 			"median SSZ 165 KB and 30 M gas (MEV), 70 KB and 11 M (local); gas limit 60 M (25 Nov 2025); blobs 14/21 (BPO2, 7 Jan 2026); " + content2025Source,
 	},
@@ -141,13 +144,17 @@ func (p *Params) ApplyEra(name string) error {
 	return nil
 }
 
-// contentFor is the transaction content model of p's era; parameters set by hand (no era)
-// get the current one.
+// contentFor is the transaction content model of p's era (with records if the era lays long
+// calls out as records); parameters set by hand (no era) get the default era's.
 func contentFor(p Params) *contentModel {
 	if e, err := LookupEra(p.Era); err == nil {
-		if m, ok := contentModels[e.Content]; ok {
+		models := contentModels
+		if e.Records {
+			models = recordModels
+		}
+		if m, ok := models[e.Content]; ok {
 			return m
 		}
 	}
-	return &content2025
+	return &content2025r
 }

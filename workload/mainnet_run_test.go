@@ -137,6 +137,11 @@ func TestConsecutiveMainnet(t *testing.T) {
 	} else {
 		t.Logf("real, in-call padding: %s", c)
 	}
+	if c, err := payloadstat.MeasureColumns(real); err != nil {
+		t.Fatal(err)
+	} else {
+		t.Logf("real, columns: %s", c)
+	}
 	if os.Getenv("STREAMSIM_MAINNET_DIR") != "" && len(real) > 42 {
 		first, err := payloadstat.Measure(real[:42])
 		if err != nil {
@@ -204,6 +209,11 @@ func TestConsecutiveMainnet(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s seed %d, in-call padding: %s", era, seed, inCall)
+			cols, err := payloadstat.MeasureColumns(pls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s seed %d, columns: %s", era, seed, cols)
 			if os.Getenv("STREAMSIM_MAINNET_DIR") != "" {
 				continue
 			}
@@ -280,7 +290,7 @@ func fmtRun(f runFigures) string {
 		f.blocks, f.txs, float64(f.txs)/float64(f.blocks), f.payloadKB, f.rawPerSnappy, f.zeroShare, f.single, f.windows, ContentWindow, f.better, f.zstd, f.betterAll, f.zstdA)
 }
 
-// TestRecordsFit holds the records layout as fitted (withRecords on models 2025 and 2026) to
+// TestRecordsFit holds the records layout as fitted (withRecords, on models 2025 and 2026) to
 // the 100 payloads' statistics, over era 2026-02 seeds 1–4 (42 payloads each, means): the
 // padding runs recurring in their call two and one words back within 3 and 1.5 points of the
 // 100's 14.9 and 2.1 %, words repeated in the block within 4 points of 42.4 %, words first in

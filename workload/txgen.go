@@ -147,8 +147,15 @@ type recordLayout struct {
 	// steady keeps the numbers of a field that is not a column to the size (significant
 	// bytes) of its first one, for the call or its span.
 	steady bool
-	// outer keeps records to the call's own words: a call laid out as records carries no
-	// inner call, and an inner call is no array of records.
+	// freshAddr of the addresses of the fields that are not columns are new ones (a batch's
+	// recipients), the others drawn from the populations.
+	freshAddr float64
+	// shiftWide of the wide words of the fields that are not columns are an inner call's
+	// words read on the outer call's grid (the last 4 bytes of one word of the model's mix and
+	// the first 28 of another), the others random (hashes, signatures).
+	shiftWide float64
+	// outer keeps records to the call's own words: an inner call (nested) is no array of
+	// records, so share is of the calls that carry none.
 	outer bool
 }
 
@@ -254,7 +261,7 @@ var content2023 = contentModel{
 // rather than inside numbers, 46 % of their non-zero words repeat within the block a median
 // 21 words after the previous copy, and a recipient called again was called a median one
 // transaction before (docs/workload-content.md gives the figures and the fit).
-var plain2025 = contentModel{
+var content2025 = contentModel{
 	name:            "2025",
 	callWordsMedian: 18,
 	wordMix: []wordShare{
@@ -284,9 +291,6 @@ var plain2025 = contentModel{
 	nonceBits:      12,
 }
 
-// content2025 is plain2025 with its long calls laid out as arrays of records (withRecords).
-var content2025 = withRecords(plain2025)
-
 // content2026 is content2025 refitted to the statistics of the 100 consecutive mainnet
 // payloads 24 364 071–170 (1 Feb 2026, gas limit 60 M; the first 28 are in
 // workload/payloadstat/testdata), measured by payloadstat: words of 9–16 significant bytes
@@ -300,7 +304,7 @@ var content2025 = withRecords(plain2025)
 // earlier blocks more (20 % of the non-zero words first used in a block over the first 42).
 // docs/workload-content.md gives the figures and the fit.
 var content2026 = func() contentModel {
-	m := plain2025
+	m := content2025
 	m.name = "2026"
 	m.wordMix = []wordShare{
 		{wZero, 0.14}, {wConst, 0.23}, {wMax, 0.235}, {wAddr, 0.47}, {wAmount, 0.61}, {wBig, 0.78}, {wID, 0.93}, {wRandom, 1},
@@ -332,84 +336,68 @@ var content2026 = func() contentModel {
 	m.anyToken, m.anyEOA = 0.15, 0.80
 	m.tokenZero, m.tokenMid = 0.11, 0.10
 	m.tipBytes, m.valueBytes, m.feeCapSlack, m.nonceBits = [2]int{1, 4}, [2]int{4, 8}, 0.5, 12
-	return withRecords(m)
+	return m
 }()
 
 // records2026 lays out generic calls as arrays of records, fitted to the 100 consecutive
-// mainnet payloads 24 364 071–170 (payloadstat.MeasureInCall): there 29 % of the calldata's
-// zero-padding runs recur in their own call less than 1 KiB back, 14.9 % exactly two words
-// back and 2.1 % one word back (records of two words and of one: 0.88 of the strided ones of
-// two), 1.7 % four words back; 16 % of the runs in calls of 32–127 words recur and 44 % in
-// calls of ≥ 128. 28 % of the calls of 32–127 words and 68 % of longer ones are records;
-// 60 % of a record's fields are columns of a pool of 1–3 values (a token, a recipient, a
-// flag), the value the previous record's with probability 0.85 (a run of the same token).
-// That puts era 2026-02's recurrence one, two and four words back at 2.2, 14.8 and 1.8 %
-// (4 seeds of 42 payloads); the 8 % of the real runs that recur at distances other than whole
-// words (ABI heads of dynamic arguments) are not modelled.
-//
-// No era applies it yet: withRecords gives a model the layout with the in-block copies and
-// calls from earlier blocks refitted beside it (see docs/workload-content.md for why).
-var records2026 = recordLayout{minWords: 32, share: [2]float64{0.28, 0.68}, stride2: 0.88, column: 0.45, stay: 0.85, poolMax: 3,
+// mainnet payloads 24 364 071–170 (payloadstat.MeasureInCall and MeasureColumns): there 29 %
+// of the calldata's zero-padding runs recur in their own call less than 1 KiB back, 14.9 %
+// exactly two words back and 2.1 % one word back (records of two words and of one: 0.88 of
+// the strided ones of two), 1.7 % four words back; 16 % of the runs in calls of 32–127 words
+// recur and 44 % in calls of ≥ 128. 28 % of the calls of 32–127 words and 68 % of longer ones
+// are records; 45 % of a record's fields are columns of a pool of 1–3 values (a token, a
+// recipient, a flag), the value the previous record's with probability 0.85. A column's kind
+// is drawn from the kinds of the real words that repeat the word one or two back
+// (run100Columns: addresses and small numbers, few wide words), and the other fields' kinds
+// from the rest of the model's word mix (complement), so that a records call's words are of
+// the model's kinds on average. A field keeps its kind and pool for 12 records, then draws
+// both anew (the real columns' runs of one value: median 2 records, 99th percentile 25), so
+// that no single long call carries a block's word mix; a field that is not a column keeps its
+// numbers to one size (amounts of one token). That puts era 2026-02's recurrence one, two
+// and four words back at 3.4, 14.9 and 0.9 % (4 seeds of 42 payloads); the 8 % of the real
+// runs that recur at distances other than whole words (ABI heads of dynamic arguments) are
+// not modelled.
+var records2026 = recordLayout{minWords: 32, share: [2]float64{0.5, 1}, stride2: 0.88, column: 0.35, stay: 0.7, poolMax: 3, outer: true,
 	columnKinds: [2][]wordShare{
-		kindsOf(run100Columns[0], nil, 0),
-		kindsOf(run100Columns[1], nil, 0),
+		kindsOf(run100Columns[0]),
+		kindsOf(run100Columns[1]),
 	},
+	fieldKinds: [2][]wordShare{
+		kindsOf(without(run100LongCalls[0], run100Columns[0], 0.35)),
+		kindsOf(without(run100LongCalls[1], run100Columns[1], 0.35)),
+	},
+	shiftWide: 0.7,
 	span: 12, steady: true,
 }
 
-// complement returns the mix (cumulative) a record's other fields draw so that, beside a
-// column share c of fields drawn from col, all its fields come out as mix: (mix − c·col) /
-// (1 − c), kind by kind, clipped at zero.
-func complement(mix, col []wordShare, c float64) []wordShare {
-	share := func(m []wordShare) (v [8]float64) {
-		prev := 0.0
-		for _, x := range m {
-			v[x.kind] += x.cumul - prev
-			prev = x.cumul
-		}
-		return v
+// run100Columns are the kinds of the 100 payloads' non-zero calldata words that repeat the
+// word one or two back, in calls of 32–127 and of ≥ 128 words (payloadstat.MeasureColumns),
+// % zero / address / small / mid / wide.
+var run100Columns = [2][5]float64{{0, 38.6, 47.4, 0.7, 13.3}, {0, 21.3, 77.0, 0.1, 1.7}}
+
+// run100LongCalls are the kinds of all the 100 payloads' calldata words in calls of 32–127
+// and of ≥ 128 words (payloadstat.MeasureColumns), as run100Columns.
+var run100LongCalls = [2][5]float64{{11.5, 14.5, 26.3, 3.7, 44.0}, {8.8, 12.6, 27.4, 19.7, 31.5}}
+
+// without is the split of the words a record's other fields draw so that, beside a column
+// share c of fields drawn from col, all the fields come out as all: (all − c·col) / (1 − c),
+// kind by kind, clipped at zero.
+func without(all, col [5]float64, c float64) [5]float64 {
+	for k := range all {
+		all[k] = max(0, (all[k]-c*col[k])/(1-c))
 	}
-	a, b := share(mix), share(col)
-	var tot float64
-	for k := range a {
-		a[k] = max(0, a[k]-c*b[k])
-		tot += a[k]
-	}
-	var out []wordShare
-	cum := 0.0
-	for k, x := range a {
-		if x > 0 {
-			cum += x / tot
-			out = append(out, wordShare{wordKind(k), cum})
-		}
-	}
-	out[len(out)-1].cumul = 1
-	return out
+	return all
 }
 
-// run100Columns and run100LongCalls are the 100 payloads' words in calls of 32–127 and of
-// ≥ 128 words (payloadstat.MeasureColumns): the kinds of those that repeat the word one or
-// two back (Kind) and of all (All), % zero / address / small / mid / wide.
-var (
-	run100Columns   = [2][5]float64{{0, 38.6, 47.4, 0.7, 13.3}, {0, 21.3, 77.0, 0.1, 1.7}}
-	run100LongCalls = [2][5]float64{{11.5, 14.5, 26.3, 3.7, 44.0}, {8.8, 12.6, 27.4, 19.7, 31.5}}
-	// run100SmallBytes splits the small words that repeat the word two back by significant
-	// bytes: 1–2 (constants, flags), 3–4 (ids), 5–8 (amounts), %.
-	run100SmallBytes = [3]float64{16.8, 37.9, 45.2}
-)
+// run100SmallBytes splits the small words of the 100 payloads that repeat the word two back
+// in calls of ≥ 32 words by significant bytes: 1–2 (constants, flags), 3–4 (ids), 5–8
+// (amounts), %.
+var run100SmallBytes = [3]float64{16.8, 37.9, 45.2}
 
 // kindsOf turns a split of words by kind (% zero, address, small, mid, wide) into the word
 // kinds a generator draws (cumulative): small words as constants, ids and amounts by
-// run100SmallBytes, mid as wBig, wide as wRandom. With sub, it is the split of the words a
-// record's other fields draw so that, beside a column share c of fields drawn from sub, all
-// the fields come out as the split: (split − c·sub) / (1 − c), clipped at zero.
-func kindsOf(split [5]float64, sub *[5]float64, c float64) []wordShare {
-	v := split
-	if sub != nil {
-		for k := range v {
-			v[k] = max(0, (v[k]-c*sub[k])/(1-c))
-		}
-	}
+// run100SmallBytes, mid as wBig, wide as wRandom.
+func kindsOf(v [5]float64) []wordShare {
 	sb := run100SmallBytes
 	sbt := sb[0] + sb[1] + sb[2]
 	parts := []struct {
@@ -435,29 +423,29 @@ func kindsOf(split [5]float64, sub *[5]float64, c float64) []wordShare {
 	return out
 }
 
-// withRecords returns m with its generic calls laid out as records2026, and the shares its
-// records change refitted to the 100 payloads' statistics: in-block word copies at 0.3 of
-// model 2026's per kind (words repeated in the block 40 % for era 2026-02, the 100 42 %) and
-// 0.20 for model 2025 (era 2026-05 42 %, as before), calls repeated from earlier blocks 0.32
-// for model 2026 (words first in a block that an earlier one used 20 %, the 100 20 %).
+// withRecords returns m with its generic calls laid out as records2026 (the other fields'
+// kinds the complement of m's word mix), and the shares its records change refitted to the
+// 100 payloads' statistics: in-block word copies at 0.8 of model 2026's per kind (words
+// repeated in the block 39.6 % for era 2026-02, the 100 42.4 %) and 0.30 for model 2025 (era
+// 2026-05 42.8 %, 2025-06 40.8 %, as before), calls repeated from earlier blocks 0.32 for
+// model 2026 (words first in a block that an earlier one used 21.5 %, the 100 20.1 %).
 func withRecords(m contentModel) contentModel {
 	m.records = records2026
-	for b := range m.records.fieldKinds {
-		m.records.fieldKinds[b] = complement(m.wordMix, m.records.columnKinds[b], m.records.column)
-	}
 	if m.reuseOf != ([8]float64{}) {
-		for k := range m.reuseOf {
-			m.reuseOf[k] *= 0.8
-		}
+		m.reuseOf[wAddr] = 0
 		m.templateShare = 0.32
-	} else {
-		m.reuseShare = 0.30
 	}
 	return m
 }
 
-// contentModels are the known models by name.
-var contentModels = map[string]*contentModel{content2023.name: &content2023, content2025.name: &content2025, content2026.name: &content2026}
+// contentModels are the known models by name; recordModels the models with records
+// (withRecords), for the eras that lay long calls out as records (Era.Records).
+var (
+	contentModels = map[string]*contentModel{content2023.name: &content2023, content2025.name: &content2025, content2026.name: &content2026}
+	content2025r  = withRecords(content2025)
+	content2026r  = withRecords(content2026)
+	recordModels  = map[string]*contentModel{content2025.name: &content2025r, content2026.name: &content2026r}
+)
 
 type shape struct {
 	s, v  float64
@@ -501,6 +489,20 @@ type txSource struct {
 	pastWords                        [][][32]byte  // blockWords of the model's earlierBlocks previous blocks
 	pastCalls                        [][]target    // swaps and other calls of those blocks (models with templates)
 	kindWords                        [8][][32]byte // blockWords by kind (models with reuseOf)
+	// rec is the random stream of the records layout (see recordsCall); nil for models without it.
+	rec *recStream
+}
+
+// recStream is a random stream of its own, with the draws of the populations and constants
+// bound to it, for the calls laid out as records: the transactions' other draws come from
+// the main stream as they would without records, so that switching the layout on changes the
+// words of those calls and nothing else (not which transactions, calls or lengths a block
+// holds).
+type recStream struct {
+	rng                              *rand.Rand
+	fill                             func([]byte)
+	eoas, tokens, routers, contracts *rand.Zipf
+	consts                           *rand.Zipf
 }
 
 // target is a recipient with its kind and popularity rank (which fixes its selectors).
@@ -580,6 +582,15 @@ func newTxSource(rng *rand.Rand, fill func([]byte), model *contentModel) (*txSou
 	s.commonSels = rand.NewZipf(rng, commonSelShape.s, commonSelShape.v, commonSelShape.n-1)
 	s.consts = rand.NewZipf(rng, constShape.s, constShape.v, constShape.n-1)
 	s.words = math.Log(model.callWordsMedian)
+	if model.records.minWords > 0 {
+		seed := s.derive('R', 0, 0) // from the salt: no draw of the main stream
+		rng := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:16])))
+		cc := rand.NewChaCha8(s.derive('R', 1, 0))
+		zipf := func(p *population) *rand.Zipf { return rand.NewZipf(rng, p.s, p.v, p.n-1) }
+		s.rec = &recStream{rng: rng, fill: func(b []byte) { _, _ = cc.Read(b) },
+			eoas: zipf(s.eoas), tokens: zipf(s.tokens), routers: zipf(s.routers), contracts: zipf(s.contracts),
+			consts: rand.NewZipf(rng, constShape.s, constShape.v, constShape.n-1)}
+	}
 	return s, nil
 }
 
@@ -762,7 +773,7 @@ func (s *txSource) wordKind() wordKind {
 // call), else as independent generic words.
 func (s *txSource) callArgs(dst []byte, n int) []byte {
 	if !s.model.records.outer && s.recordsCall(n) {
-		return s.records(dst, n)
+		return s.recordsArgs(dst, n, false)
 	}
 	return s.genericWords(dst, n)
 }
@@ -779,7 +790,37 @@ func (s *txSource) recordsCall(n int) bool {
 	default:
 		share = r.share[0]
 	}
-	return share > 0 && s.rng.Float64() < share
+	return share > 0 && s.rec.rng.Float64() < share
+}
+
+// recordsArgs appends n argument words laid out as records, drawn from the records stream.
+// The main stream first draws the n generic words the call would carry without records, and
+// they are dropped (with the block's memory of them), so that it goes on as without records.
+func (s *txSource) recordsArgs(dst []byte, n int, nest bool) []byte {
+	nb := len(s.blockWords)
+	var nk [8]int
+	for k := range s.kindWords {
+		nk[k] = len(s.kindWords[k])
+	}
+	if nest && n >= 4 && s.rng.Float64() < s.model.nestedShare {
+		s.nested(nil, n)
+	} else {
+		s.genericWords(nil, n)
+	}
+	s.blockWords = s.blockWords[:nb]
+	for k := range s.kindWords {
+		s.kindWords[k] = s.kindWords[k][:nk[k]]
+	}
+	r := s.rec
+	rng, fill := s.rng, s.fill
+	zs := [4]*rand.Zipf{s.eoas.z, s.tokens.z, s.routers.z, s.contracts.z}
+	consts := s.consts
+	s.rng, s.fill, s.consts = r.rng, r.fill, r.consts
+	s.eoas.z, s.tokens.z, s.routers.z, s.contracts.z = r.eoas, r.tokens, r.routers, r.contracts
+	dst = s.records(dst, n)
+	s.rng, s.fill, s.consts = rng, fill, consts
+	s.eoas.z, s.tokens.z, s.routers.z, s.contracts.z = zs[0], zs[1], zs[2], zs[3]
+	return dst
 }
 
 // records appends n words laid out as an ABI array of records: 0–2 head words, the array's
@@ -838,6 +879,18 @@ func (s *txSource) records(dst []byte, n int) []byte {
 					w[32-sig[f]] |= 1
 					dst = append(dst, w[:]...)
 					s.remember(dst, k)
+					continue
+				}
+				if kinds[f] == wAddr && s.rng.Float64() < r.freshAddr {
+					var a common.Address
+					s.fill(a[:])
+					dst = addrWord(dst, a)
+					continue
+				}
+				if kinds[f] == wRandom && s.rng.Float64() < r.shiftWide {
+					a := s.genericWord(nil, s.wordKind())
+					b := s.genericWord(nil, s.wordKind())
+					dst = append(append(dst, a[28:]...), b[:28]...)
 					continue
 				}
 				dst = s.genericWord(dst, kinds[f])
@@ -1011,7 +1064,7 @@ func (s *txSource) calldata(kind txKind, again *target) (to common.Address, data
 		n := min(int(math.Exp(s.words+sigma*s.rng.NormFloat64())), callWordsMax)
 		switch {
 		case s.model.records.outer && s.recordsCall(n):
-			data = s.records(data, n)
+			data = s.recordsArgs(data, n, true)
 		case n >= 4 && s.rng.Float64() < s.model.nestedShare:
 			data = s.nested(data, n)
 		default:
@@ -1033,7 +1086,11 @@ func (s *txSource) nested(dst []byte, n int) []byte {
 	_, rank := s.addr(s.contracts)
 	sel := s.selector('C', rank)
 	inner := append([]byte(nil), sel[:]...)
-	inner = s.callArgs(inner, n-head-3)
+	if s.model.records.outer {
+		inner = s.genericWords(inner, n-head-3)
+	} else {
+		inner = s.callArgs(inner, n-head-3)
+	}
 	dst = word(dst, uint64(len(inner)))
 	dst = append(dst, inner...)
 	return append(dst, make([]byte, 31-(len(inner)+31)%32)...)

@@ -272,3 +272,51 @@ func TestMeasureInCall(t *testing.T) {
 		t.Errorf("words in long calls %.3f %%, want %.3f", c.LongWords, want)
 	}
 }
+
+// TestMeasureColumns counts hand-made calls: an array of two-word records whose first field
+// is a number of its own each record and whose second repeats one address (a column two
+// words back), a one-word column of a small number, and a short call that is not counted.
+func TestMeasureColumns(t *testing.T) {
+	key, _ := crypto.HexToECDSA("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
+	signer := types.NewPragueSigner(common.Big1)
+	tok := common.HexToAddress("0x1111111111111111111111111111111111111111")
+	long := []byte{1, 2, 3, 4}
+	for i := range 100 { // 200 words
+		long = append(long, word([]byte{byte(i + 1), 0xee})...)
+		long = append(long, word(tok[:])...)
+	}
+	mid := []byte{5, 6, 7, 8}
+	for range 40 { // 40 words: one column of one small number
+		mid = append(mid, word([]byte{7})...)
+	}
+	sign := func(n uint64, data []byte) *types.Transaction {
+		return types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: common.Big1, Nonce: n, GasTipCap: common.Big1, GasFeeCap: common.Big2, Gas: 1e6, To: &tok, Value: common.Big0, Data: data})
+	}
+	c, err := MeasureColumns([][]byte{payload(t, sign(1, long), sign(2, mid), sign(3, long[:4+64*10]))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Words != [2]int64{40, 200} {
+		t.Fatalf("words %v, want [40 200] (%v)", c.Words, c)
+	}
+	// Long call: the address repeats two back in records 2…100 (99 words); the numbers differ.
+	// The 40-word call: words 2…40 repeat the word one back.
+	near := func(what string, got, want float64) {
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s %.4f, want %.4f (%v)", what, got, want, c)
+		}
+	}
+	near("≥ 128, two back", c.Repeat[1][1], 100*99.0/200)
+	near("≥ 128, one back", c.Repeat[1][0], 0)
+	near("32–127, one back", c.Repeat[0][0], 100*39.0/40)
+	if c.Kind[1] != (Words{Address: 100}) || c.Kind[0] != (Words{Small: 100}) {
+		t.Errorf("kinds of the repeats %+v / %+v, want all addresses / all small", c.Kind[0], c.Kind[1])
+	}
+	near("≥ 128, address words", c.All[1].Address, 50)
+	near("≥ 128, small words", c.All[1].Small, 50)
+	// Two selectors with repeats, one all small and one all addresses.
+	if c.Selectors != 2 || c.PerSelector != (Words{Address: 50, Small: 50}) {
+		t.Errorf("per selector %d: %+v", c.Selectors, c.PerSelector)
+	}
+	near("most used selector", c.TopSelector, 100*200.0/240)
+}
