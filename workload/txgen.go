@@ -340,34 +340,34 @@ var content2026 = func() contentModel {
 }()
 
 // records2026 lays out generic calls as arrays of records, fitted to the 100 consecutive
-// mainnet payloads 24 364 071–170 (payloadstat.MeasureInCall and MeasureColumns): there 29 %
-// of the calldata's zero-padding runs recur in their own call less than 1 KiB back, 14.9 %
-// exactly two words back and 2.1 % one word back (records of two words and of one: 0.88 of
-// the strided ones of two), 1.7 % four words back; 16 % of the runs in calls of 32–127 words
-// recur and 44 % in calls of ≥ 128. 28 % of the calls of 32–127 words and 68 % of longer ones
-// are records; 45 % of a record's fields are columns of a pool of 1–3 values (a token, a
-// recipient, a flag), the value the previous record's with probability 0.85. A column's kind
-// is drawn from the kinds of the real words that repeat the word one or two back
-// (run100Columns: addresses and small numbers, few wide words), and the other fields' kinds
-// from the rest of the model's word mix (complement), so that a records call's words are of
-// the model's kinds on average. A field keeps its kind and pool for 12 records, then draws
-// both anew (the real columns' runs of one value: median 2 records, 99th percentile 25), so
-// that no single long call carries a block's word mix; a field that is not a column keeps its
-// numbers to one size (amounts of one token). That puts era 2026-02's recurrence one, two
-// and four words back at 3.4, 14.9 and 0.9 % (4 seeds of 42 payloads); the 8 % of the real
-// runs that recur at distances other than whole words (ABI heads of dynamic arguments) are
-// not modelled.
-var records2026 = recordLayout{minWords: 32, share: [2]float64{0.5, 1}, stride2: 0.88, column: 0.35, stay: 0.7, poolMax: 3, outer: true,
-	columnKinds: [2][]wordShare{
-		kindsOf(run100Columns[0]),
-		kindsOf(run100Columns[1]),
-	},
+// mainnet payloads 24 364 071–170 (payloadstat.MeasureInCall, MeasureColumns and Measure):
+// there 29 % of the calldata's zero-padding runs recur in their own call less than 1 KiB
+// back, 14.9 % exactly two words back and 2.1 % one word back (records of two words and of
+// one: 0.88 of the strided ones of two), 1.7 % four words back. The calls are on the outer
+// call's grid, never inside an inner call (of the real words that repeat the word one or two
+// back in calls of ≥ 128 words, 1.7 % read as wide words, as an inner call's would): 50 % of
+// the generic calls of 32–127 words and all those of ≥ 128 that carry no inner call are
+// records. 35 % of a record's fields are columns of a pool of 1–3 values, the value the
+// previous record's with probability 0.7; a column's kind is drawn from the kinds of the real
+// repeated words (run100Columns: small numbers and addresses), the other fields' kinds so
+// that all the fields come out as the real long calls' words (run100LongCalls; 35 % is the
+// most columns for which that holds). A field keeps its kind and pool for 12 records, then
+// draws both anew, so that no single long call carries a block's word mix; a number field
+// that is not a column keeps the size of its first number (amounts of one token). 70 % of the
+// wide words of those fields are an inner call's words read on the outer grid, the rest
+// random, for the real wide words' 41.6 % of zero bytes. That puts era 2026-02's recurrence
+// one, two and four words back at 2.6, 13.1 and 0.9 % (4 seeds of 42 payloads); the 8 % of
+// the real runs that recur at distances other than whole words (ABI heads of dynamic
+// arguments) are not modelled.
+var records2026 = recordLayout{
+	minWords: 32, share: [2]float64{0.5, 1}, outer: true,
+	stride2: 0.88, column: 0.35, stay: 0.7, poolMax: 3, span: 12, steady: true,
+	columnKinds: [2][]wordShare{kindsOf(run100Columns[0]), kindsOf(run100Columns[1])},
 	fieldKinds: [2][]wordShare{
 		kindsOf(without(run100LongCalls[0], run100Columns[0], 0.35)),
 		kindsOf(without(run100LongCalls[1], run100Columns[1], 0.35)),
 	},
 	shiftWide: 0.7,
-	span: 12, steady: true,
 }
 
 // run100Columns are the kinds of the 100 payloads' non-zero calldata words that repeat the
@@ -423,12 +423,11 @@ func kindsOf(v [5]float64) []wordShare {
 	return out
 }
 
-// withRecords returns m with its generic calls laid out as records2026 (the other fields'
-// kinds the complement of m's word mix), and the shares its records change refitted to the
-// 100 payloads' statistics: in-block word copies at 0.8 of model 2026's per kind (words
-// repeated in the block 39.6 % for era 2026-02, the 100 42.4 %) and 0.30 for model 2025 (era
-// 2026-05 42.8 %, 2025-06 40.8 %, as before), calls repeated from earlier blocks 0.32 for
-// model 2026 (words first in a block that an earlier one used 21.5 %, the 100 20.1 %).
+// withRecords returns m with its generic calls laid out as records2026 and, for a model with
+// in-block copies by kind (model 2026), the shares its records change refitted to the 100
+// payloads' statistics: no copies of address words (the columns repeat addresses: addresses
+// seen earlier in the block 47 % for era 2026-02, the 100 40.6 %), calls repeated from
+// earlier blocks 0.32 (words first in a block that an earlier one used 18–19 %, the 100 20.1 %).
 func withRecords(m contentModel) contentModel {
 	m.records = records2026
 	if m.reuseOf != ([8]float64{}) {
