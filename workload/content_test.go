@@ -238,3 +238,47 @@ func TestRecords(t *testing.T) {
 		t.Fatal("the same seed gave other records")
 	}
 }
+
+// TestRecordsOwnStream: the records layout draws from a random stream of its own, so that
+// switching it on (model 2025 with and without records, the same seed) leaves every
+// transaction's recipient and calldata length as they were. Words change from the first call
+// laid out as records on (later calls copy its words, and the bytes drawn after it differ).
+func TestRecordsOwnStream(t *testing.T) {
+	gen := func(m *contentModel) []*types.Transaction {
+		s, err := newTxSource(randFor(5), fillFor(5), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*types.Transaction
+		for range 600 {
+			raw, err := s.tx(7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tx types.Transaction
+			if err := tx.UnmarshalBinary(raw); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, &tx)
+		}
+		return out
+	}
+	plain, rec := gen(&content2025), gen(&content2025r)
+	changed := 0
+	for i := range plain {
+		a, b := plain[i], rec[i]
+		if *a.To() != *b.To() || len(a.Data()) != len(b.Data()) {
+			t.Fatalf("tx %d: to %x, %d B of calldata; with records %x, %d B", i, *a.To(), len(a.Data()), *b.To(), len(b.Data()))
+		}
+		if !bytes.Equal(a.Data(), b.Data()) {
+			if n := (len(a.Data()) - 4) / 32; changed == 0 && n < records2026.minWords {
+				t.Errorf("tx %d: the first call that changed has %d words", i, n)
+			}
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Error("no call laid out as records in 600 transactions")
+	}
+	t.Logf("%d of %d calls changed", changed, len(plain))
+}
