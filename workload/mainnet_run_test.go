@@ -297,8 +297,8 @@ func fmtRun(f runFigures) string {
 // a block that an earlier one used within 4 of 20.1 %, zero bytes within 3 of 50.6 %, the
 // words that repeat the word one or two back in calls of ≥ 128 words addresses and small
 // numbers within 5 points of the 100's 98.3 % (payloadstat.MeasureColumns; the layout that
-// drew a column's kind from the model's word mix gave 47 and 38 % for seeds 1 and 2); and the same seed gives the
-// same payloads.
+// drew a column's kind from the model's word mix gave 47 and 38 % for seeds 1 and 2); and the
+// same seed gives the same payloads.
 func TestRecordsFit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 4 × 42 payloads")
