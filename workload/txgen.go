@@ -154,8 +154,8 @@ type recordLayout struct {
 	// words read on the outer call's grid (the last 4 bytes of one word of the model's mix and
 	// the first 28 of another), the others random (hashes, signatures).
 	shiftWide float64
-	// outer keeps records to the call's own words: an inner call (nested) is no array of
-	// records, so share is of the calls that carry none.
+	// outer keeps records to the call's own words: records are drawn before an inner call
+	// (nested) is, a records call carries none, and an inner call is no array of records.
 	outer bool
 }
 
@@ -346,8 +346,8 @@ var content2026 = func() contentModel {
 // one: 0.88 of the strided ones of two), 1.7 % four words back. The calls are on the outer
 // call's grid, never inside an inner call (of the real words that repeat the word one or two
 // back in calls of ≥ 128 words, 1.7 % read as wide words, as an inner call's would): 50 % of
-// the generic calls of 32–127 words and all those of ≥ 128 that carry no inner call are
-// records. 35 % of a record's fields are columns of a pool of 1–3 values, the value the
+// the generic calls of 32–127 words and all those of ≥ 128 are records, drawn before the
+// inner call is, and carry none. 35 % of a record's fields are columns of a pool of 1–3 values, the value the
 // previous record's with probability 0.7; a column's kind is drawn from the kinds of the real
 // repeated words (run100Columns: small numbers and addresses), the other fields' kinds so
 // that all the fields come out as the real long calls' words (run100LongCalls; 35 % is the
