@@ -69,14 +69,14 @@ var eras = []Era{
 		Name: "2025-12", GasLimit: 60_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
-		BlobTarget: 10, BlobMax: 15, Content: "2025", Records: true,
+		BlobTarget: 10, BlobMax: 15, Content: "2025",
 		Source: "gas limit 60 M (25 Nov 2025); blobs 10/15 (BPO1, 9 Dec 2025); builder mix, gas used and sizes as 2026-05; " + content2025Source,
 	},
 	{
 		Name: "2026-02", GasLimit: 60_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
-		BlobTarget: 14, BlobMax: 21, Content: "2026", Records: true,
+		BlobTarget: 14, BlobMax: 21, Content: "2026",
 		Source: "gas limit 60 M (25 Nov 2025); blobs 14/21 (BPO2, 7 Jan 2026); builder mix, gas used and sizes as 2026-05; " +
 			"transaction content: model 2026, fitted to the 100 consecutive mainnet payloads 24 364 071-170 (1 Feb 2026; 28 of them in workload/payloadstat/testdata)",
 	},
@@ -84,7 +84,7 @@ var eras = []Era{
 		Name: "2026-05", GasLimit: 60_000_000,
 		MEVBlockShare: 0.95, MEVGasUsed: 30_000_000, LocalGasUsed: 11_000_000,
 		MEVBlockBytes: 165_000, LocalBlockBytes: 70_000,
-		BlobTarget: 14, BlobMax: 21, Content: "2025", Records: true,
+		BlobTarget: 14, BlobMax: 21, Content: "2025",
 		Source: "ethpandaops 2026-05 block-size-vs-propagation (50 318 blocks, 25 Apr–2 May 2026): MEV-Boost 95 % of blocks, " +
 			"median SSZ 165 KB and 30 M gas (MEV), 70 KB and 11 M (local); gas limit 60 M (25 Nov 2025); blobs 14/21 (BPO2, 7 Jan 2026); " + content2025Source,
 	},
@@ -156,5 +156,5 @@ func contentFor(p Params) *contentModel {
 			return m
 		}
 	}
-	return &content2025r
+	return &content2025
 }

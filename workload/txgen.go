@@ -147,11 +147,6 @@ type recordLayout struct {
 	// steady keeps the numbers of a field that is not a column to the size (significant
 	// bytes) of its first one, for the call or its span.
 	steady bool
-	// freshAddr of the addresses of the fields that are not columns are new ones (a batch's
-	// recipients), the others drawn from the populations. records2026 leaves it at zero (new
-	// addresses moved zstd over 14 payloads outside its band) but still draws it: the bands
-	// of TestConsecutiveMainnet at seeds 1 and 2 hold with the stream as it is.
-	freshAddr float64
 	// shiftWide of the wide words of the fields that are not columns are an inner call's
 	// words read on the outer call's grid (the last 4 bytes of one word of the model's mix and
 	// the first 28 of another), the others random (hashes, signatures).
@@ -880,12 +875,6 @@ func (s *txSource) records(dst []byte, n int) []byte {
 					w[32-sig[f]] |= 1
 					dst = append(dst, w[:]...)
 					s.remember(dst, k)
-					continue
-				}
-				if kinds[f] == wAddr && s.rng.Float64() < r.freshAddr {
-					var a common.Address
-					s.fill(a[:])
-					dst = addrWord(dst, a)
 					continue
 				}
 				if kinds[f] == wRandom && s.rng.Float64() < r.shiftWide {
