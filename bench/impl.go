@@ -97,6 +97,71 @@ func (p *perMessage) decode(e *Encoded, visit func(int, []byte)) error {
 	return nil
 }
 
+// framedSnappy is per-message Snappy as a node reads it from a plain stream today: the
+// frames' message data is ssz_snappy (gossip.AppendSnappyFrame of each frame, whose data is
+// raw SSZ: the payload-mode-ssz inputs of BenchmarkFrames), each frame is read through
+// plain's Reader with gossip.ReadPooledFrame, as sim/node's codecStream reads every stream,
+// and its messages' data are Snappy-decoded with gossip.MessageSnappy (Load, Decode), the
+// per-message Snappy a plain stream's reader does for its cost. Beside perMessage's bare
+// Decode of each unit from a slice, this is the read path a node pays around it.
+type framedSnappy struct {
+	src  bytes.Reader
+	buf  []byte
+	msgs gossip.MessageSnappy
+	ssz  []byte // the frame un-Snappied, only to hand it to visit
+}
+
+func (f *framedSnappy) encode(msgs [][]byte, emit func([]byte)) {
+	for _, m := range msgs {
+		var err error
+		if f.buf, err = gossip.AppendSnappyFrame(f.buf[:0], m); err != nil {
+			panic(fmt.Sprintf("golang-snappy-framed: %v", err)) // the inputs are frames of SSZ payloads
+		}
+		if emit != nil {
+			emit(f.buf)
+		}
+	}
+}
+
+func (f *framedSnappy) decode(e *Encoded, visit func(int, []byte)) error {
+	f.src.Reset(e.Stream)
+	r := codec.Spec{Kind: codec.Plain}.NewReader(&f.src, codec.WithoutTiming())
+	var hdr [binary.MaxVarintLen64]byte
+	for i := range e.Units {
+		fr, err := gossip.ReadPooledFrame(r, hdr[:], gossip.MaxPayloadBytes+binary.MaxVarintLen64)
+		if err != nil {
+			return fmt.Errorf("frame %d: %w", i, err)
+		}
+		if err := f.msgs.Load(fr, false); err != nil {
+			pool.Put(fr)
+			return fmt.Errorf("frame %d: %w", i, err)
+		}
+		f.msgs.Decode()
+		if visit != nil {
+			// Not the node's work: the frame as the other implementations return it, to check.
+			if f.ssz, err = gossip.AppendSSZFrame(f.ssz[:0], fr); err != nil {
+				pool.Put(fr)
+				return fmt.Errorf("frame %d: %w", i, err)
+			}
+			visit(i, f.ssz)
+		}
+		pool.Put(fr)
+	}
+	return nil
+}
+
+// FramedSnappy is golang/snappy per message as a node reads it from a plain stream
+// (framedSnappy): for frames whose message data is raw SSZ (Payload.Framed, payload mode
+// ssz). Its key, golang-snappy-framed, tells it from golang-snappy, the bare Decode of each
+// unit from a slice.
+func FramedSnappy() Impl {
+	return Impl{
+		Name:  "golang-snappy-framed",
+		Label: "golang/snappy " + codec.ModuleVersion("github.com/golang/snappy") + " per message, frames read from a plain stream",
+		new:   func() coder { return &framedSnappy{} },
+	}
+}
+
 // snappyStreamCoder is snappystream's block API at window 0: plain Snappy blocks, one per
 // message.
 type snappyStreamCoder struct {
