@@ -103,6 +103,7 @@ type meteredReader struct {
 
 	raw     int64
 	elapsed time.Duration
+	one     [1]byte // ReadByte's buffer when dec has no ReadByte
 }
 
 func (m *meteredReader) Read(p []byte) (int, error) {
@@ -114,6 +115,40 @@ func (m *meteredReader) Read(p []byte) (int, error) {
 		err = fmt.Errorf("%s: read unit: %w", m.name, err)
 	}
 	return n, err
+}
+
+// ReadByte reads one decoded byte as Read would (io.ByteReader), from the decoder's own
+// ReadByte where it has one.
+func (m *meteredReader) ReadByte() (byte, error) {
+	br, ok := m.dec.(io.ByteReader)
+	if !ok {
+		return readOneByte(m, &m.one)
+	}
+	start := m.src.clock.now()
+	c, err := br.ReadByte()
+	m.elapsed += m.src.clock.since(start)
+	if err != nil {
+		if err != io.EOF && m.name != "" {
+			err = fmt.Errorf("%s: read unit: %w", m.name, err)
+		}
+		return 0, err
+	}
+	m.raw++
+	return c, nil
+}
+
+// readOneByte reads one byte from r into *one as io.ReadFull would: a read of nothing
+// without an error is retried, a byte read with an error is the byte.
+func readOneByte(r io.Reader, one *[1]byte) (byte, error) {
+	for {
+		n, err := r.Read(one[:])
+		if n == 1 {
+			return one[0], nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 func (m *meteredReader) Close() error {

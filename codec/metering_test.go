@@ -2,8 +2,11 @@ package codec
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"io"
 	"math/rand"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -142,6 +145,87 @@ func TestZstdGateRejects(t *testing.T) {
 		_, err := io.ReadAll(c.spec.NewReader(bytes.NewReader(c.stream)))
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestReadByteAsRead: a Reader's ReadByte (plain's and snappy-stream's: gossip.ReadPooledFrame
+// reads a frame's length prefix with it) yields the bytes, the errors and the meters that
+// Reads of one byte would, mixed with longer Reads as a frame reader mixes them, on a whole
+// stream, on cuts of it and on streams with a corrupted byte.
+func TestReadByteAsRead(t *testing.T) {
+	frames := meteringFrames(rand.New(rand.NewSource(11)))[:24]
+	for _, spec := range tableSpecs() {
+		s, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.NewReader(bytes.NewReader(nil)).(io.ByteReader); !ok {
+			if s.Kind == Plain || s.Kind == SnappyStream {
+				t.Fatalf("%s: the Reader has no ReadByte", spec)
+			}
+			continue
+		}
+		var wire bytes.Buffer
+		w := s.NewWriter(&wire)
+		for _, f := range frames {
+			if _, err := w.Write(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		full := wire.Bytes()
+		inputs := [][]byte{full}
+		for _, cut := range []int{0, 1, 2, 3, 17, 300, len(full) / 2, len(full) - 1} {
+			inputs = append(inputs, full[:cut])
+		}
+		for _, at := range []int{0, 1, 5, 290, 2000, len(full) / 3, len(full) - 2} {
+			bad := bytes.Clone(full)
+			bad[at] ^= 0x5a
+			inputs = append(inputs, bad)
+		}
+		// read reads in: runs of single bytes (ReadByte, or Read of one byte) between
+		// Reads of up to 700 bytes, the same runs both ways.
+		read := func(in []byte, byteReader bool) string {
+			r := s.NewReader(bytes.NewReader(in), WithoutTiming())
+			defer r.Close()
+			rng := rand.New(rand.NewSource(5))
+			var got []byte
+			var one [1]byte
+			buf := make([]byte, 700)
+			for {
+				var err error
+				for range 1 + rng.Intn(3) {
+					if byteReader {
+						var c byte
+						if c, err = r.(io.ByteReader).ReadByte(); err == nil {
+							got = append(got, c)
+						}
+					} else if _, err = io.ReadFull(r, one[:]); err == nil {
+						got = append(got, one[0])
+					}
+					if err != nil {
+						break
+					}
+				}
+				if err == nil {
+					var n int
+					n, err = r.Read(buf[:1+rng.Intn(len(buf))])
+					got = append(got, buf[:n]...)
+				}
+				if err != nil {
+					st := r.(Meter).Stats()
+					return fmt.Sprintf("%d bytes %x, raw %d wire %d units %d: %v", len(got), sha256.Sum256(got), st.RawBytes, st.WireBytes, st.Units, err)
+				}
+			}
+		}
+		for i, in := range inputs {
+			if a, b := read(in, true), read(in, false); a != b {
+				t.Errorf("%s input %d (%d bytes): with ReadByte %s; with Read %s", spec, i, len(in), a, b)
+			}
+		}
+		if got := read(full, true); !strings.HasSuffix(got, ": EOF") {
+			t.Errorf("%s: the whole stream reads %s", spec, got)
 		}
 	}
 }

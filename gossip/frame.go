@@ -371,13 +371,23 @@ func ReadPooledFrame(r io.Reader, hdr []byte, maxBytes int) ([]byte, error) {
 // of the body it gives the buffer to put (when not nil) and returns nil.
 func readFrame(r io.Reader, hdr []byte, maxBytes int, get func(int) []byte, put func([]byte)) ([]byte, error) {
 	var size uint64
+	// A reader that yields a byte without a Read (a stream codec's Reader, whose decoded
+	// block holds the prefix) is asked for each byte of the prefix that way: the same bytes
+	// and errors as io.ReadFull of one byte, without its calls.
+	br, _ := r.(io.ByteReader)
 	for i := 0; ; i++ {
 		if i == len(hdr) {
 			return nil, fmt.Errorf("%w: length prefix longer than %d bytes", errFrame, len(hdr))
 		}
 		// One byte at a time, as pubsub's own varint reader does: nothing past the prefix
 		// is taken from r before the frame's size is known.
-		if _, err := io.ReadFull(r, hdr[i:i+1]); err != nil {
+		var err error
+		if br != nil {
+			hdr[i], err = br.ReadByte()
+		} else {
+			_, err = io.ReadFull(r, hdr[i:i+1])
+		}
+		if err != nil {
 			if i == 0 && errors.Is(err, io.EOF) {
 				return nil, io.EOF
 			}

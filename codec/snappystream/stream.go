@@ -134,6 +134,27 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// ReadByte returns the next decoded byte, as a Read of one byte would (io.ByteReader):
+// a frame's length prefix is read a byte at a time (gossip.ReadPooledFrame), and this
+// takes each from the decoded block without a Read's copy.
+func (r *Reader) ReadByte() (byte, error) {
+	for r.outPos == len(r.out) {
+		if r.err != nil {
+			return 0, r.err
+		}
+		if err := r.nextBlock(); err != nil {
+			r.err = err
+			return 0, err
+		}
+	}
+	c := r.out[r.outPos]
+	r.outPos++
+	if r.outPos == len(r.out) {
+		r.blockDone()
+	}
+	return c, nil
+}
+
 // setOut makes out the block to return; a block decoded into own keeps own's capacity.
 func (r *Reader) setOut(out []byte) {
 	if r.dec.win.windowBytes == 0 {
