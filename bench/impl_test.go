@@ -144,4 +144,21 @@ func TestFramedSnappy(t *testing.T) {
 	if err := im.new().decode(&cut, nil); err == nil || !strings.Contains(err.Error(), "frame 19") {
 		t.Errorf("a stream cut inside its last frame: %v", err)
 	}
+	// A message whose data is not the Snappy block it was: its declared length made 0x7f
+	// bytes longer.
+	c := im.new().(*framedSnappy)
+	c.findSpans(e)
+	if len(c.spans) != len(frames) {
+		t.Fatalf("%d messages' data found in %d frames", len(c.spans), len(frames))
+	}
+	bad := *e
+	bad.Stream = bytes.Clone(e.Stream)
+	at := 0
+	for _, u := range e.Units[:5] {
+		at += len(u)
+	}
+	bad.Stream[at+c.spans[5].off] |= 0x7f
+	if err := c.decode(&bad, nil); err == nil || !strings.Contains(err.Error(), "frame 5: message 0") {
+		t.Errorf("corrupt data in frame 5: %v", err)
+	}
 }
