@@ -150,6 +150,40 @@ func (m *meteredReader) ReadByte() (byte, error) {
 	return c, nil
 }
 
+// peeker is a decoder that lends its decoded bytes (snappystream.Reader).
+type peeker interface {
+	Peek() ([]byte, error)
+	Discard(n int)
+}
+
+// Peek returns decoded bytes without returning them, as the decoder's Peek does, or none
+// (and no error) for a decoder without one: a frame reader then Reads.
+func (m *meteredReader) Peek() ([]byte, error) {
+	p, ok := m.dec.(peeker)
+	if !ok {
+		return nil, nil
+	}
+	var b []byte
+	var err error
+	if m.src.clock.off {
+		b, err = p.Peek()
+	} else {
+		start := m.src.clock.now()
+		b, err = p.Peek()
+		m.elapsed += m.src.clock.since(start)
+	}
+	if err != nil && err != io.EOF && m.name != "" {
+		err = fmt.Errorf("%s: read unit: %w", m.name, err)
+	}
+	return b, err
+}
+
+// Discard returns the first n bytes Peek lent, as a Read of them would.
+func (m *meteredReader) Discard(n int) {
+	m.dec.(peeker).Discard(n)
+	m.raw += int64(n)
+}
+
 // readOneByte reads one byte from r into *one as io.ReadFull would: a read of nothing
 // without an error is retried, a byte read with an error is the byte.
 func readOneByte(r io.Reader, one *[1]byte) (byte, error) {

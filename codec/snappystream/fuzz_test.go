@@ -28,7 +28,8 @@ func checkReaderAgainstDecoder(t *testing.T, stream []byte, window, maxBlock int
 	if !bytes.Equal(whole, parts) || (errWhole == nil) != (errParts == nil) {
 		t.Fatalf("chunked read differs: %d/%v vs %d/%v", len(parts), errParts, len(whole), errWhole)
 	}
-	// As a frame reader reads: a few bytes by ReadByte (a length prefix), then a Read.
+	// As a frame reader reads: a few bytes by ReadByte (a length prefix), some by Peek and
+	// Discard, then a Read.
 	r = NewReader(&chunkReader{data: stream, rng: rand.New(rand.NewSource(int64(len(stream))))}, window, maxBlock)
 	pat := rand.New(rand.NewSource(int64(len(stream)) + 1))
 	var mixed []byte
@@ -41,6 +42,15 @@ func checkReaderAgainstDecoder(t *testing.T, stream []byte, window, maxBlock int
 				break
 			}
 			mixed = append(mixed, c)
+		}
+		if errMixed == nil && pat.Intn(2) == 0 {
+			// Some of a block's bytes taken as a frame reader takes a frame whole in it.
+			var b []byte
+			if b, errMixed = r.Peek(); errMixed == nil {
+				n := pat.Intn(len(b) + 1)
+				mixed = append(mixed, b[:n]...)
+				r.Discard(n)
+			}
 		}
 		if errMixed == nil {
 			var n int
