@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamsim/streamsim/codec"
+	"github.com/streamsim/streamsim/gossip"
 )
 
 // TestImplsGolden: the implementations, their names (the keys of benchmark names and JSON),
@@ -98,5 +99,66 @@ func TestImplsRoundTrip(t *testing.T) {
 	}
 	if wire["snappy-stream"] >= wire["snappy-stream-w0"] {
 		t.Errorf("snappy-stream %d wire bytes, window 0 %d", wire["snappy-stream"], wire["snappy-stream-w0"])
+	}
+}
+
+// TestFramedSnappy: golang-snappy-framed sends each frame with its messages' data
+// Snappy-encoded (what a plain stream carries today), reads the frames back as a node reads a
+// plain stream, and fails on a stream cut inside a frame.
+func TestFramedSnappy(t *testing.T) {
+	var frames [][]byte
+	for i := range 20 {
+		data := bytes.Repeat([]byte(fmt.Sprintf("attestation %d ", i)), 20)
+		f, err := gossip.AppendPublishFrame(nil, fmt.Sprintf("/eth2/8c9f62fe/beacon_attestation_%d/ssz_snappy", i%4), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, f)
+	}
+	im := FramedSnappy()
+	e := im.Encode(frames)
+	e.framed = true
+	for i, u := range e.Units {
+		want, err := gossip.AppendSnappyFrame(nil, frames[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(u, want) {
+			t.Fatalf("unit %d is not the frame's ssz_snappy form", i)
+		}
+		if len(u) >= len(frames[i]) {
+			t.Errorf("unit %d: %d bytes, the SSZ frame %d", i, len(u), len(frames[i]))
+		}
+	}
+	n := 0
+	if err := im.new().decode(e, func(i int, m []byte) {
+		n++
+		if !bytes.Equal(m, frames[i]) {
+			t.Errorf("frame %d decodes to different bytes", i)
+		}
+	}); err != nil || n != len(frames) {
+		t.Fatalf("decoded %d of %d frames: %v", n, len(frames), err)
+	}
+	cut := *e
+	cut.Stream = e.Stream[:len(e.Stream)-1]
+	if err := im.new().decode(&cut, nil); err == nil || !strings.Contains(err.Error(), "frame 19") {
+		t.Errorf("a stream cut inside its last frame: %v", err)
+	}
+	// A message whose data is not the Snappy block it was: its declared length made 0x7f
+	// bytes longer.
+	c := im.new().(*framedSnappy)
+	c.findSpans(e)
+	if len(c.spans) != len(frames) {
+		t.Fatalf("%d messages' data found in %d frames", len(c.spans), len(frames))
+	}
+	bad := *e
+	bad.Stream = bytes.Clone(e.Stream)
+	at := 0
+	for _, u := range e.Units[:5] {
+		at += len(u)
+	}
+	bad.Stream[at+c.spans[5].off] |= 0x7f
+	if err := c.decode(&bad, nil); err == nil || !strings.Contains(err.Error(), "frame 5: message 0") {
+		t.Errorf("corrupt data in frame 5: %v", err)
 	}
 }

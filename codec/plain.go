@@ -59,6 +59,7 @@ func (p *plainWriter) Stats() Stats { return p.stats }
 type plainReader struct {
 	r     io.Reader
 	stats Stats
+	one   [1]byte // ReadByte's buffer when r has no ReadByte
 }
 
 func newPlainReader(r io.Reader) *plainReader { return &plainReader{r: r} }
@@ -68,6 +69,22 @@ func (p *plainReader) Read(b []byte) (int, error) {
 	p.stats.RawBytes += int64(n)
 	p.stats.WireBytes += int64(n)
 	return n, err
+}
+
+// ReadByte reads one byte as Read would (io.ByteReader), from the stream's own ReadByte
+// where it has one (a frame's length prefix is read a byte at a time).
+func (p *plainReader) ReadByte() (byte, error) {
+	br, ok := p.r.(io.ByteReader)
+	if !ok {
+		return readOneByte(p, &p.one)
+	}
+	c, err := br.ReadByte()
+	if err != nil {
+		return 0, err
+	}
+	p.stats.RawBytes++
+	p.stats.WireBytes++
+	return c, nil
 }
 
 func (p *plainReader) Close() error { return nil }

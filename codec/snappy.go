@@ -146,11 +146,13 @@ func newSnappyReader(r io.Reader, s Spec, o options) *snappyReader {
 	src := &timedSource{r: r, clock: o.clock}
 	sr := snappystream.NewReader(src, s.WindowBytes, o.maxUnitBytes)
 	return &snappyReader{sr: sr, meteredReader: &meteredReader{
-		dec:   sr,
-		src:   src,
-		close: sr.Close,
-		wire:  sr.WireBytes,
-		units: sr.Blocks,
-		state: func() int64 { return int64(sr.StateBytes()) },
+		dec:     sr,
+		byteDec: sr,
+		peekDec: sr,
+		src:     src,
+		close:   sr.Close,
+		wire:    sr.WireBytes,
+		units:   sr.Blocks,
+		state:   func() int64 { return int64(sr.StateBytes()) },
 	}}
 }

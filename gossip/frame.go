@@ -370,14 +370,40 @@ func ReadPooledFrame(r io.Reader, hdr []byte, maxBytes int) ([]byte, error) {
 // readFrame reads the prefix into hdr, then the frame into get(its length); on a failed read
 // of the body it gives the buffer to put (when not nil) and returns nil.
 func readFrame(r io.Reader, hdr []byte, maxBytes int, get func(int) []byte, put func([]byte)) ([]byte, error) {
+	if p, ok := r.(peeker); ok {
+		// A reader that lends its decoded bytes (a stream codec's Reader): a frame whole in
+		// them, with a canonical prefix within the bound, is taken in one copy. Anything
+		// else (the frame spans blocks, a bad or padded prefix, an error) is read below,
+		// which reports it as it always has: Peek returned no bytes as read.
+		if b, err := p.Peek(); err == nil {
+			if size, hl := binary.Uvarint(b); hl > 0 && size <= uint64(maxBytes) && size <= uint64(len(b)-hl) &&
+				hl == uvarintLen(size) && hl <= len(hdr) {
+				n := hl + int(size)
+				buf := get(n)
+				copy(buf, b[:n])
+				p.Discard(n)
+				return buf, nil
+			}
+		}
+	}
 	var size uint64
+	// A reader that yields a byte without a Read (a stream codec's Reader, whose decoded
+	// block holds the prefix) is asked for each byte of the prefix that way: the same bytes
+	// and errors as io.ReadFull of one byte, without its calls.
+	br, _ := r.(io.ByteReader)
 	for i := 0; ; i++ {
 		if i == len(hdr) {
 			return nil, fmt.Errorf("%w: length prefix longer than %d bytes", errFrame, len(hdr))
 		}
 		// One byte at a time, as pubsub's own varint reader does: nothing past the prefix
 		// is taken from r before the frame's size is known.
-		if _, err := io.ReadFull(r, hdr[i:i+1]); err != nil {
+		var err error
+		if br != nil {
+			hdr[i], err = br.ReadByte()
+		} else {
+			_, err = io.ReadFull(r, hdr[i:i+1])
+		}
+		if err != nil {
 			if i == 0 && errors.Is(err, io.EOF) {
 				return nil, io.EOF
 			}
@@ -408,6 +434,22 @@ func readFrame(r io.Reader, hdr []byte, maxBytes int, get func(int) []byte, put 
 		return buf, fmt.Errorf("read frame of %d bytes: %w", size, noEOF(err))
 	}
 	return buf, nil
+}
+
+// peeker is a reader that lends bytes it holds (Peek) and takes them as read (Discard):
+// codec's Readers where the codec decodes into memory of its own (snappy-stream).
+type peeker interface {
+	Peek() ([]byte, error)
+	Discard(n int)
+}
+
+// uvarintLen is the length of size's canonical varint.
+func uvarintLen(size uint64) int {
+	n := 1
+	for ; size >= 0x80; size >>= 7 {
+		n++
+	}
+	return n
 }
 
 func noEOF(err error) error {

@@ -409,3 +409,49 @@ func BenchmarkSplitFrame(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(frames)), "ns/frame")
 }
+
+// onlyRead hides a reader's ReadByte: readFrame then reads the prefix with io.ReadFull.
+type onlyRead struct{ r io.Reader }
+
+func (o onlyRead) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// TestReadFrameByteReader: a reader with ReadByte (asked for each byte of the prefix) reads
+// the same frames and fails with the same errors as one read with io.ReadFull, at every cut of
+// a stream of frames and on a bad prefix and an oversized frame.
+func TestReadFrameByteReader(t *testing.T) {
+	f1, err := AppendPublishFrame(nil, "/eth2/8c9f62fe/beacon_attestation_3/ssz_snappy", bytes.Repeat([]byte{7}, 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, _ := AppendPublishFrame(nil, "/eth2/8c9f62fe/beacon_block/ssz_snappy", bytes.Repeat([]byte{9}, 20000))
+	stream := append(append([]byte{}, f1...), f2...)
+	read := func(r io.Reader, maxBytes int) string {
+		var out []string
+		var hdr [binary.MaxVarintLen64]byte
+		for {
+			f, err := ReadPooledFrame(r, hdr[:], maxBytes)
+			if err != nil {
+				return strings.Join(append(out, err.Error()), " | ")
+			}
+			out = append(out, fmt.Sprintf("%d:%x", len(f), f[:min(len(f), 8)]))
+		}
+	}
+	cases := [][]byte{bytes.Repeat([]byte{0xff}, 11), {0x80, 0x00}}
+	for cut := 0; cut <= len(stream); cut++ {
+		if cut < 400 || cut > len(stream)-4 || cut%97 == 0 {
+			cases = append(cases, stream[:cut])
+		}
+	}
+	for _, in := range cases {
+		for _, maxBytes := range []int{1 << 20, 1000} {
+			byByte := read(bytes.NewReader(in), maxBytes)
+			byRead := read(onlyRead{bytes.NewReader(in)}, maxBytes)
+			if byByte != byRead {
+				t.Fatalf("%d bytes, bound %d: with ReadByte %q, with Read %q", len(in), maxBytes, byByte, byRead)
+			}
+		}
+	}
+	if got := read(bytes.NewReader(stream), 1<<20); !strings.HasSuffix(got, " | EOF") || strings.Count(got, "|") != 2 {
+		t.Fatalf("the whole stream: %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package snappystream
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"testing"
@@ -26,6 +27,42 @@ func checkReaderAgainstDecoder(t *testing.T, stream []byte, window, maxBlock int
 	parts, errParts := io.ReadAll(r)
 	if !bytes.Equal(whole, parts) || (errWhole == nil) != (errParts == nil) {
 		t.Fatalf("chunked read differs: %d/%v vs %d/%v", len(parts), errParts, len(whole), errWhole)
+	}
+	// As a frame reader reads: a few bytes by ReadByte (a length prefix), some by Peek and
+	// Discard, then a Read.
+	r = NewReader(&chunkReader{data: stream, rng: rand.New(rand.NewSource(int64(len(stream))))}, window, maxBlock)
+	pat := rand.New(rand.NewSource(int64(len(stream)) + 1))
+	var mixed []byte
+	var errMixed error
+	buf := make([]byte, 1000)
+	for errMixed == nil {
+		for range pat.Intn(4) {
+			var c byte
+			if c, errMixed = r.ReadByte(); errMixed != nil {
+				break
+			}
+			mixed = append(mixed, c)
+		}
+		if errMixed == nil && pat.Intn(2) == 0 {
+			// Some of a block's bytes taken as a frame reader takes a frame whole in it.
+			var b []byte
+			if b, errMixed = r.Peek(); errMixed == nil {
+				n := pat.Intn(len(b) + 1)
+				mixed = append(mixed, b[:n]...)
+				r.Discard(n)
+			}
+		}
+		if errMixed == nil {
+			var n int
+			n, errMixed = r.Read(buf[:1+pat.Intn(len(buf))])
+			mixed = append(mixed, buf[:n]...)
+		}
+	}
+	if errMixed == io.EOF {
+		errMixed = nil
+	}
+	if !bytes.Equal(mixed, parts) || fmt.Sprint(errMixed) != fmt.Sprint(errParts) {
+		t.Fatalf("read with ReadByte differs: %d/%v vs %d/%v", len(mixed), errMixed, len(parts), errParts)
 	}
 	if errWhole != nil && !errors.Is(errWhole, ErrCorrupt) && !errors.Is(errWhole, ErrBlockTooLarge) && !errors.Is(errWhole, io.ErrUnexpectedEOF) {
 		t.Fatalf("unclassified error: %v", errWhole)

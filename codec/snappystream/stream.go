@@ -134,6 +134,60 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// ReadByte returns the next decoded byte, as a Read of one byte would (io.ByteReader):
+// a frame's length prefix is read a byte at a time (gossip.ReadPooledFrame), and this
+// takes each from the decoded block without a Read's copy.
+func (r *Reader) ReadByte() (byte, error) {
+	for r.outPos == len(r.out) {
+		if r.err != nil {
+			return 0, r.err
+		}
+		if err := r.nextBlock(); err != nil {
+			r.err = err
+			return 0, err
+		}
+	}
+	c := r.out[r.outPos]
+	r.outPos++
+	if r.outPos == len(r.out) {
+		r.blockDone()
+	}
+	return c, nil
+}
+
+// Peek returns the decoded bytes of the current block not yet returned, decoding the next
+// block first when none are left, without returning them: they stay valid until the next
+// Read, ReadByte, Discard or Reset. Its error is the one a Read would return there (and
+// then returns). A frame reader (gossip.ReadPooledFrame) takes a frame whole in the block
+// from it and Discards it, in one call instead of one per byte of its length prefix.
+func (r *Reader) Peek() ([]byte, error) {
+	for r.outPos == len(r.out) {
+		if r.err != nil {
+			return nil, r.err
+		}
+		if err := r.nextBlock(); err != nil {
+			r.err = err
+			return nil, err
+		}
+	}
+	return r.out[r.outPos:], nil
+}
+
+// Discard marks the first n bytes of what Peek returned as returned, as a Read of them
+// would. It panics if fewer than n are left.
+func (r *Reader) Discard(n int) {
+	if n > len(r.out)-r.outPos {
+		panic("snappystream: Discard past the decoded block")
+	}
+	if n == 0 {
+		return
+	}
+	r.outPos += n
+	if r.outPos == len(r.out) {
+		r.blockDone()
+	}
+}
+
 // setOut makes out the block to return; a block decoded into own keeps own's capacity.
 func (r *Reader) setOut(out []byte) {
 	if r.dec.win.windowBytes == 0 {
