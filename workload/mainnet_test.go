@@ -148,6 +148,7 @@ func TestMainnetBlocks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 500 blocks")
 	}
+	t.Parallel()
 	for _, seed := range []int64{1, 2} {
 		p := DefaultParams()
 		p.Seed = seed
