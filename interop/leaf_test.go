@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,12 +154,24 @@ func TestJSPeerAsLeaf(t *testing.T) {
 	if err := hub.start(direct); err != nil {
 		t.Fatal(err)
 	}
+	// The JS leaves start side by side (each is a Node.js process loading js-libp2p).
+	startErrs := make([]error, len(leaves))
+	var started sync.WaitGroup
 	for i, l := range leaves {
-		if l.peer, err = Start(ctx, Options{Direct: []peer.AddrInfo{hub.addrInfo()}, Topics: topics, TimeScale: timeScale,
-			Codecs: mustSpecs(t, l.codecs...), PrivateKey: keys[i]}); err != nil {
-			t.Fatal(err)
+		opts := Options{Direct: []peer.AddrInfo{hub.addrInfo()}, Topics: topics, TimeScale: timeScale,
+			Codecs: mustSpecs(t, l.codecs...), PrivateKey: keys[i]}
+		started.Go(func() { l.peer, startErrs[i] = Start(ctx, opts) })
+	}
+	started.Wait()
+	for _, l := range leaves {
+		if l.peer != nil {
+			defer l.peer.Stop()
 		}
-		defer l.peer.Stop()
+	}
+	for i, l := range leaves {
+		if startErrs[i] != nil {
+			t.Fatal(startErrs[i])
+		}
 		if l.peer.ID() != direct[3+i].ID {
 			t.Fatalf("%s runs as %s, its key gives %s", l.name, l.peer.ID(), direct[3+i].ID)
 		}

@@ -74,6 +74,7 @@ func TestOptionsRejected(t *testing.T) {
 // subscriber (as GossipSub does), and stops with an empty, consistent report.
 func TestPeerAlone(t *testing.T) {
 	requireNode(t)
+	t.Parallel()
 	p, err := Start(context.Background(), Options{Topics: []string{"/eth2/00000000/beacon_block/ssz_snappy"}})
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +115,7 @@ func TestMissingDir(t *testing.T) {
 // the Go nodes' order (node.ProtocolFor, plain last).
 func TestPeerOffersCodecsFirst(t *testing.T) {
 	requireNode(t)
+	t.Parallel()
 	specs := mustSpecs(t, "snappy-stream:4KiB", "snappy-stream", "snappy-stream:0")
 	p, err := Start(context.Background(), Options{Codecs: specs})
 	if err != nil {
@@ -134,16 +136,20 @@ func TestPeerOffersCodecsFirst(t *testing.T) {
 // also when started by hand.
 func TestPeerCodecFlagRejected(t *testing.T) {
 	requireNode(t)
+	t.Parallel() // Node.js loading peer.js's modules, three times: beside the other peer tests
 	if err := Setup(DefaultDir()); err != nil {
 		t.Fatal(err)
 	}
 	for _, spec := range []string{"snappy-stream:64KiB:better", "zstd", "snappy-stream:32MiB"} {
-		cmd := exec.Command("node", "peer.js", "--codec", spec)
-		cmd.Dir = DefaultDir()
-		out, err := cmd.CombinedOutput()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "snappy-stream[:<window>[:fast]]") {
-			t.Errorf("--codec %s: %v, output %q; want exit status 2 naming the allowed forms", spec, err, out)
-		}
+		t.Run(spec, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command("node", "peer.js", "--codec", spec)
+			cmd.Dir = DefaultDir()
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "snappy-stream[:<window>[:fast]]") {
+				t.Errorf("--codec %s: %v, output %q; want exit status 2 naming the allowed forms", spec, err, out)
+			}
+		})
 	}
 }

@@ -514,3 +514,11 @@ func (p *Parity) AddTally(c gossip.Category, t Tally) {
 // (runner.Scenario.Report) and its report registers under the same constant (package
 // analysis), so neither spells it as text.
 type ReportKind string
+
+// The report kinds whose report packages read only outputs: defined here rather than in their
+// scenarios, so that a report package need not import its scenario (and link go-libp2p with
+// it: scenarios/hubleaves/report and scenarios/mesh/report build and test without it).
+const (
+	LiveCheckKind  ReportKind = "live-check"  // hub-leaves' (scenarios/hubleaves/report)
+	GossipMeshKind ReportKind = "gossip-mesh" // mesh's (scenarios/mesh/report)
+)

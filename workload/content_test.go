@@ -43,6 +43,7 @@ func TestContentStatistics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 240 slots")
 	}
+	t.Parallel() // CPU-bound: beside the package's other statistical tests, on both cores
 	// Figures of 2026 that era 2023-09 cannot have, and the reverse.
 	// (Sizes on the wire need more blocks than 56: TestMainnetBlocks holds them.)
 	only2026 := map[string]bool{"type-3 transactions": true, "raw/Snappy per block (median)": true}

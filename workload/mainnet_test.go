@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -148,30 +149,38 @@ func TestMainnetBlocks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 500 blocks")
 	}
+	t.Parallel()
 	for _, seed := range []int64{1, 2} {
-		p := DefaultParams()
-		p.Seed = seed
-		blocks := blockSample(t, p, 250)
-		f := measureBlocks(t, blocks)
-		t.Logf("seed %d: wire p50 %.0f p99 %.0f B, raw/Snappy %.2f, zeros %.1f %%, %.0f txs of %.0f B; 14-block streams: better %.3f zstd %.3f",
-			seed, f.wireP50, f.wireP99, f.rawPerSnappy, f.zeroShare, f.txsPerBlock, f.meanTx, f.better64K, f.zstd2M)
-		within := func(what string, got, want, tol float64) {
-			if got < want*(1-tol) || got > want*(1+tol) {
-				t.Errorf("seed %d: %s %.3f, want %.3f ± %.0f %%", seed, what, got, want, 100*tol)
-			}
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel() // the seeds side by side: this is the package's longest test
+			testMainnetBlocks(t, seed)
+		})
+	}
+}
+
+func testMainnetBlocks(t *testing.T, seed int64) {
+	p := DefaultParams()
+	p.Seed = seed
+	blocks := blockSample(t, p, 250)
+	f := measureBlocks(t, blocks)
+	t.Logf("seed %d: wire p50 %.0f p99 %.0f B, raw/Snappy %.2f, zeros %.1f %%, %.0f txs of %.0f B; 14-block streams: better %.3f zstd %.3f",
+		seed, f.wireP50, f.wireP99, f.rawPerSnappy, f.zeroShare, f.txsPerBlock, f.meanTx, f.better64K, f.zstd2M)
+	within := func(what string, got, want, tol float64) {
+		if got < want*(1-tol) || got > want*(1+tol) {
+			t.Errorf("seed %d: %s %.3f, want %.3f ± %.0f %%", seed, what, got, want, 100*tol)
 		}
-		within("wire p50 (B)", f.wireP50, 73_000, 0.15)
-		within("wire p99 (B)", f.wireP99, 184_000, 0.15)
-		within("raw/Snappy per block", f.rawPerSnappy, 2.37, 0.10)
-		var cons []int
-		for _, b := range blocks {
-			cons = append(cons, consensusBytes(t, b))
-		}
-		slices.Sort(cons)
-		t.Logf("seed %d: consensus part median %d B", seed, cons[len(cons)/2])
-		if c := cons[len(cons)/2]; c < 9_000 || c > 15_000 {
-			t.Errorf("seed %d: consensus part %d B, want ≈ 12 KB", seed, c)
-		}
+	}
+	within("wire p50 (B)", f.wireP50, 73_000, 0.15)
+	within("wire p99 (B)", f.wireP99, 184_000, 0.15)
+	within("raw/Snappy per block", f.rawPerSnappy, 2.37, 0.10)
+	var cons []int
+	for _, b := range blocks {
+		cons = append(cons, consensusBytes(t, b))
+	}
+	slices.Sort(cons)
+	t.Logf("seed %d: consensus part median %d B", seed, cons[len(cons)/2])
+	if c := cons[len(cons)/2]; c < 9_000 || c > 15_000 {
+		t.Errorf("seed %d: consensus part %d B, want ≈ 12 KB", seed, c)
 	}
 }
 
@@ -181,6 +190,7 @@ func TestMainnetBlocks(t *testing.T) {
 // better) and 87.8 % (zstd 3, 2 MiB) of their per-message Snappy bytes, raw/Snappy per
 // payload within ±10 % of 1.59. Three windows of 14 blocks, two seeds.
 func TestSampleEra(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []int64{1, 2} {
 		p := DefaultParams()
 		p.Seed = seed
@@ -214,6 +224,7 @@ func TestSampleEra(t *testing.T) {
 // TestEras: every era validates and sets its blob schedule; blob counts stay within it; an
 // unknown era is refused naming the known ones.
 func TestEras(t *testing.T) {
+	t.Parallel()
 	if DefaultParams().Era != DefaultEra {
 		t.Fatalf("default era %q", DefaultParams().Era)
 	}

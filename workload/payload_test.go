@@ -50,6 +50,7 @@ func TestPayloadsAsMainnet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 112 blocks")
 	}
+	t.Parallel()
 	real, err := payloadstat.Mainnet2025()
 	if err != nil {
 		t.Fatal(err)

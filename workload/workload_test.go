@@ -527,6 +527,7 @@ func TestCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 40 mainnet slots")
 	}
+	t.Parallel()
 	for _, seed := range []int64{1, 2} {
 		p := DefaultParams()
 		p.Seed = seed

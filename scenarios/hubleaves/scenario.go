@@ -63,7 +63,7 @@ var HubLeaves = &runner.Scenario{
 
 // ReportKind is the report the scenario's outputs are read with: the live check's (package
 // report beside it registers it).
-const ReportKind result.ReportKind = "live-check"
+const ReportKind = result.LiveCheckKind
 
 // hubLeavesRun is hub-leaves' part of `streamsim run`: one leaf per codec, the publishers.
 type hubLeavesRun struct {

@@ -74,7 +74,7 @@ var Mesh = &runner.Scenario{
 
 // ReportKind is the report the scenario's outputs are read with (package report beside it
 // registers it).
-const ReportKind result.ReportKind = "gossip-mesh"
+const ReportKind = result.GossipMeshKind
 
 // meshNodes is the mesh's node lifecycle: every node a receiver of its topics, message times
 // recorded, links by the instance's position.

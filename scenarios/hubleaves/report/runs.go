@@ -7,14 +7,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/streamsim/streamsim/scenarios/hubleaves"
-
 	"github.com/streamsim/streamsim/analysis"
+	"github.com/streamsim/streamsim/result"
 )
 
 // LiveCheckKind is the report of a hub-leaves run: the proposal's live check, one column per
 // leaf (the scenario's ReportKind).
-const LiveCheckKind = hubleaves.ReportKind
+const LiveCheckKind = result.LiveCheckKind
 
 func init() {
 	analysis.RegisterKind(analysis.Kind{

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/streamsim/streamsim/scenarios/mesh"
-
 	"github.com/streamsim/streamsim/analysis"
 
 	"github.com/streamsim/streamsim/gossip"
@@ -182,7 +180,7 @@ type MeshPeers struct {
 // GossipMeshKind is the report of a gossip mesh run: the observed node against the recording,
 // control by kind, copies, delivery and latency. Runs that differ in codec, seed or links
 // join into an A/B comparison.
-const GossipMeshKind = mesh.ReportKind
+const GossipMeshKind = result.GossipMeshKind
 
 func init() {
 	analysis.RegisterKind(analysis.Kind{
