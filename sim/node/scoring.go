@@ -322,8 +322,8 @@ func lighthouseFamily(e ethCounts, client string) Scoring {
 func prysmScoring(e ethCounts) Scoring {
 	const (
 		blockWeight, aggWeight, contribWeight, attTotal, syncTotal = 0.8, 0.5, 0.2, 1.0, 0.4
-		small                                                     = 4 * 0.05 // attester and proposer slashings, exits, BLS changes
-		gossipSubD                                                = 8
+		small                                                      = 4 * 0.05 // attester and proposer slashings, exits, BLS changes
+		gossipSubD                                                 = 8
 	)
 	maxScore := (10.0 + 40.0) * (blockWeight + aggWeight + contribWeight + attTotal + syncTotal + small)
 	// scoreDecay divides durations as integers (whole slots).
@@ -367,9 +367,9 @@ func prysmScoring(e ethCounts) Scoring {
 func nimbusScoring(e ethCounts) Scoring {
 	const (
 		blockWeight, aggWeight, contribWeight, attTotal, syncTotal = 0.5, 0.5, 0.2, 1.0, 0.4
-		small                                                     = 4 * 0.05 // attester and proposer slashings, exits, BLS changes
-		gossipD                                                   = 8
-		dampening                                                 = 50
+		small                                                      = 4 * 0.05 // attester and proposer slashings, exits, BLS changes
+		gossipD                                                    = 8
+		dampening                                                  = 50
 	)
 	maxScore := (10.0 + 40.0) * (blockWeight + aggWeight + attTotal + syncTotal + contribWeight + small)
 	// scoreParameterDecay: ticks in whole seconds, integer division.
