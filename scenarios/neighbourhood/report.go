@@ -67,6 +67,10 @@ type Report struct {
 	// Scoring is the real peers' scores over the measured slots (ParamScoring client; nil
 	// otherwise).
 	Scoring *ScoringView
+	// FirstFromObserved: per category, the share of the messages of the observed node's
+	// topics its real peers delivered whose first copy came from the observed node (the
+	// first deliveries P2 credits; measured slots).
+	FirstFromObserved map[string]float64
 	// MeshShares: per topic category of the observed node's topics, the share of the
 	// measured time it spent in its subscribed peers' meshes (outside.go).
 	MeshShares []MeshShare
@@ -270,6 +274,15 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "forwarding: %s\n", forwardingLabel(cfg.Forwarding))
 	if cfg.Scoring != "" {
 		fmt.Fprintf(w, "scoring: %s\n", scoringLabel(cfg.Scoring))
+	}
+	if len(r.FirstFromObserved) > 0 {
+		var parts []string
+		for _, c := range orderedCategories() {
+			if v, ok := r.FirstFromObserved[c.String()]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.1f %%", c, 100*v))
+			}
+		}
+		fmt.Fprintf(w, "first deliveries at the real peers made by the observed node (what P2 credits), share of the messages of its topics they delivered: %s\n", strings.Join(parts, ", "))
 	}
 	if v := r.Scoring; v != nil {
 		fmt.Fprintf(w, "scores at the real peers (%d snapshots, one per peer and slot): observed node %.3g (positive %.0f %%), outside peers %.3g (positive %.0f %%); outside peers scoring above the observed node %.0f %%; "+

@@ -275,8 +275,10 @@ type run struct {
 	rep   *Report
 	ct    *controlTracer
 	mech  *mechanism
-	// score reads the real peers' scores (ParamScoring client; nil otherwise).
+	// score reads the real peers' scores (ParamScoring client; nil otherwise); first counts
+	// at the real peers the messages whose first copy came from the observed node.
 	score *scoreWatch
+	first *firstDeliveries
 	// outside is the arrival model's mainnet beyond the neighbourhood (nil: independent
 	// draws); peerRegion each real peer's region index in it.
 	outside    *outsideMesh
@@ -483,6 +485,10 @@ func (r *run) nodes(hs hostSet) error {
 	}
 	r.closers = append(r.closers, func() { obs.Close() })
 	r.obs = obs
+	r.first = &firstDeliveries{measuring: &r.ct.measuring, obs: obs.ID(), topics: map[string]bool{}}
+	for _, t := range plan.ObservedTopics {
+		r.first.topics[t] = true
+	}
 	r.reals = make([]*realNode, len(plan.Peers))
 	for i, p := range plan.Peers {
 		share := newMeshShare(obs.ID())
@@ -497,7 +503,7 @@ func (r *run) nodes(hs hostSet) error {
 		if err != nil {
 			return err
 		}
-		n, err := node.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, append([]node.Option{node.WithCodecs(codecs...), node.WithRawTracers(share), node.WithMeteredPeers(metered)}, scoring...)...)...)
+		n, err := node.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, append([]node.Option{node.WithCodecs(codecs...), node.WithRawTracers(share, r.first), node.WithMeteredPeers(metered)}, scoring...)...)...)
 		if err != nil {
 			return err
 		}
@@ -881,6 +887,9 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 	rep.Churned, rep.ChurnErrors = r.churned.Load(), r.churnErrors.Load()
 	if r.score != nil {
 		rep.Scoring = r.score.view()
+	}
+	if r.first != nil {
+		rep.FirstFromObserved = r.first.shares()
 	}
 	return rep
 }

@@ -275,6 +275,9 @@ type Summary struct {
 	// ScoringRule is ParamScoring; Scoring the real peers' scores when they score.
 	ScoringRule string       `json:"scoring_rule,omitempty"`
 	Scoring     *ScoringView `json:"scoring,omitempty"`
+	// FirstFromObserved: per category, the share of the real peers' deliveries of the
+	// observed node's topics whose first copy came from it (Report.FirstFromObserved).
+	FirstFromObserved map[string]float64 `json:"first_from_observed_share,omitempty"`
 	// EchoesPerMsg: per category, copies per delivered message from peers the observed
 	// node had already sent the message to (the all-go bias).
 	EchoesPerMsg map[string]float64 `json:"echo_copies_per_message,omitempty"`
@@ -322,7 +325,7 @@ func (r *Report) Summary() Summary {
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control, ControlOut: r.ControlOut,
 		Subnet: r.Subnets, SyncSubnet: r.SyncSubnets, MeshShares: r.MeshShares, Outside: r.Plan.BoundaryTotal, Mechanism: r.Mechanism, Churned: r.Churned, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	s.WallPerSimMin, s.CPUPerSimMin = r.costPerSimMinute()
-	s.ScoringRule, s.Scoring = r.Config.Scoring, r.Scoring
+	s.ScoringRule, s.Scoring, s.FirstFromObserved = r.Config.Scoring, r.Scoring, r.FirstFromObserved
 	var delivered int64
 	for c, v := range r.Delivered {
 		if c != gossip.Control {

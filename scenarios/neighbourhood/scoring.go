@@ -5,9 +5,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+
+	"github.com/streamsim/streamsim/gossip"
 
 	"github.com/streamsim/streamsim/sim/node"
 	"github.com/streamsim/streamsim/topology"
@@ -194,3 +198,55 @@ func (w *scoreWatch) view() *ScoringView {
 	}
 	return &v
 }
+
+// firstDeliveries counts, at every real peer over the measured slots, the messages of the
+// observed node's topics it delivered and those whose first copy came from the observed node
+// (pubsub's ReceivedFrom): first deliveries are what P2 credits, so this says how often the
+// observed node earns it, with or without scoring.
+type firstDeliveries struct {
+	measuring *atomic.Bool
+	obs       peer.ID
+	topics    map[string]bool
+	delivered [gossip.NumCategories]atomic.Int64
+	fromObs   [gossip.NumCategories]atomic.Int64
+}
+
+func (f *firstDeliveries) DeliverMessage(m *pubsub.Message) {
+	if !f.measuring.Load() || !f.topics[m.GetTopic()] {
+		return
+	}
+	c := gossip.TopicCategory(m.GetTopic())
+	f.delivered[c].Add(1)
+	if m.ReceivedFrom == f.obs {
+		f.fromObs[c].Add(1)
+	}
+}
+
+// shares is, per category with deliveries, the share first delivered by the observed node.
+func (f *firstDeliveries) shares() map[string]float64 {
+	out := map[string]float64{}
+	for c := range gossip.NumCategories {
+		if d := f.delivered[c].Load(); d > 0 {
+			out[c.String()] = float64(f.fromObs[c].Load()) / float64(d)
+		}
+	}
+	return out
+}
+
+func (*firstDeliveries) AddPeer(peer.ID, protocol.ID)                         {}
+func (*firstDeliveries) RemovePeer(peer.ID)                                   {}
+func (*firstDeliveries) OnNewOutboundStream(peer.ID, protocol.ID)             {}
+func (*firstDeliveries) OnClosedOutboundStream(peer.ID)                       {}
+func (*firstDeliveries) Join(string)                                          {}
+func (*firstDeliveries) Leave(string)                                         {}
+func (*firstDeliveries) Graft(peer.ID, string)                                {}
+func (*firstDeliveries) Prune(peer.ID, string)                                {}
+func (*firstDeliveries) ValidateMessage(*pubsub.Message)                      {}
+func (*firstDeliveries) RejectMessage(*pubsub.Message, string)                {}
+func (*firstDeliveries) DuplicateMessage(*pubsub.Message)                     {}
+func (*firstDeliveries) ThrottlePeer(peer.ID)                                 {}
+func (*firstDeliveries) RecvRPC(*pubsub.RPC)                                  {}
+func (*firstDeliveries) SendRPC(*pubsub.RPC, peer.ID)                         {}
+func (*firstDeliveries) SendRPCCompleted(*pubsub.RPC, peer.ID, time.Duration) {}
+func (*firstDeliveries) DropRPC(*pubsub.RPC, peer.ID)                         {}
+func (*firstDeliveries) UndeliverableMessage(*pubsub.Message)                 {}

@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/streamsim/streamsim/gossip"
 	"github.com/streamsim/streamsim/sim/runner"
 	"github.com/streamsim/streamsim/topology"
 )
@@ -78,5 +80,25 @@ func TestScoreWatch(t *testing.T) {
 	if v.Snapshots != 1 || v.ObservedScore != 0.5 || v.ObservedBelowShare != 0.5 || v.OutsideNegative != 1 || v.OutsideBelowGossip != 1 ||
 		v.OutsideBehaviour != 1 || v.MaxOutsideBehaviour != 3 || v.OutsidePositive != 0.75 || v.ObservedPositive != 1 {
 		t.Errorf("view %+v", *v)
+	}
+}
+
+// firstDeliveries counts the measured slots' deliveries of the observed node's topics and the
+// share whose first copy came from the observed node.
+func TestFirstDeliveries(t *testing.T) {
+	var measuring atomic.Bool
+	att := gossip.Topic("8c9f62fe", gossip.AttestationTopic(0))
+	other := gossip.Topic("8c9f62fe", gossip.AttestationTopic(9))
+	f := &firstDeliveries{measuring: &measuring, obs: "obs", topics: map[string]bool{att: true}}
+	msg := func(topic string, from peer.ID) *pubsub.Message {
+		return &pubsub.Message{Message: &pb.Message{Topic: &topic}, ReceivedFrom: from}
+	}
+	f.DeliverMessage(msg(att, "obs")) // warm-up
+	measuring.Store(true)
+	for _, m := range []*pubsub.Message{msg(att, "obs"), msg(att, "a"), msg(att, "b"), msg(att, "obs"), msg(other, "obs")} {
+		f.DeliverMessage(m)
+	}
+	if got := f.shares(); len(got) != 1 || got["attestation"] != 0.5 {
+		t.Errorf("shares %v, want attestation 0.5 only", got)
 	}
 }
