@@ -141,7 +141,7 @@ var ScoringClients = []string{"prysm", "lighthouse", "teku", "lodestar", "nimbus
 // computed as the client computes it (sources read late 2026; the arithmetic below follows
 // each line for line):
 //
-//	prysm       beacon-chain/p2p/gossip_scoring_params.go (v3 layout, meshDeliveryIsScored
+//	prysm       beacon-chain/p2p/gossip_scoring_params.go (v3, the versions read; meshDeliveryIsScored
 //	            false: P3 weight 0 on every topic); thresholds −4000/−8000/−16000, accept PX
 //	            100, opportunistic graft 5; Dscore go-libp2p-pubsub's 4.
 //	lighthouse  beacon_node/lighthouse_network/src/service/gossipsub_scoring_parameters.rs
@@ -153,9 +153,10 @@ var ScoringClients = []string{"prysm", "lighthouse", "teku", "lodestar", "nimbus
 //	            ScoringConfig.java (blocks, aggregates, attestation subnets; integer
 //	            aggregator counts), P3 weight −max score/(topic weight · threshold²);
 //	            Dscore jvm-libp2p's default D·2/3 = 5 (Teku sets none).
-//	lodestar    packages/beacon-node/src/network/gossip/scoringParameters.ts (Lighthouse's
-//	            layout, D 8, a 12 s mesh delivery window, P3 weight as Teku's; no sync
-//	            committee parameters); Dscore js-libp2p-gossipsub's 4.
+//	lodestar    packages/beacon-node/src/network/gossip/scoringParameters.ts, the one version
+//	            read (2022; a newer one not checked): Lighthouse's layout, D 8, a 12 s mesh
+//	            delivery window, P3 weight as Teku's, no sync committee parameters; Dscore
+//	            js-libp2p-gossipsub's 4.
 //	nimbus      beacon_chain/networking/topic_params.nim (every topic but data columns,
 //	            dampening 50, sync committee subnets and contributions too) and
 //	            eth2_network.nim (thresholds −4000/−8000/−16000, opportunistic graft 0, decay
