@@ -64,6 +64,13 @@ type Report struct {
 	Mechanism Mechanism
 	// Churned counts outside peers replaced by churn; ChurnErrors replacements that failed.
 	Churned, ChurnErrors int64
+	// Scoring is the real peers' scores over the measured slots (ParamScoring client; nil
+	// otherwise).
+	Scoring *ScoringView
+	// FirstFromObserved: per category, the share of the messages of the observed node's
+	// topics its real peers delivered whose first copy came from the observed node (the
+	// first deliveries P2 credits; measured slots).
+	FirstFromObserved map[string]float64
 	// MeshShares: per topic category of the observed node's topics, the share of the
 	// measured time it spent in its subscribed peers' meshes (outside.go).
 	MeshShares []MeshShare
@@ -265,6 +272,24 @@ func (r *Report) Print(w io.Writer) {
 		cfg.Regraft, churn, r.Plan.ObservedClient.Name, idontwantLabel(r.Plan.ObservedClient.IDontWantThresholdBytes))
 	fmt.Fprintf(w, "framing: %s\n", framingLabel(cfg.Framing))
 	fmt.Fprintf(w, "forwarding: %s\n", forwardingLabel(cfg.Forwarding))
+	if cfg.Scoring != "" {
+		fmt.Fprintf(w, "scoring: %s\n", scoringLabel(cfg.Scoring))
+	}
+	if len(r.FirstFromObserved) > 0 {
+		var parts []string
+		for _, c := range orderedCategories() {
+			if v, ok := r.FirstFromObserved[c.String()]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.1f %%", c, 100*v))
+			}
+		}
+		fmt.Fprintf(w, "first deliveries at the real peers made by the observed node (what P2 credits), share of the messages of its topics they delivered: %s\n", strings.Join(parts, ", "))
+	}
+	if v := r.Scoring; v != nil {
+		fmt.Fprintf(w, "scores at the real peers (%d snapshots, one per peer and slot): observed node %.3g (positive %.0f %%), outside peers %.3g (positive %.0f %%); outside peers scoring above the observed node %.0f %%; "+
+			"outside negative %d, below the gossip threshold %d, with a behaviour penalty %d (max %.3g); observed node negative %d, with a behaviour penalty %d\n",
+			v.Snapshots, v.ObservedScore, 100*v.ObservedPositive, v.OutsideScore, 100*v.OutsidePositive, 100*v.ObservedBelowShare,
+			v.OutsideNegative, v.OutsideBelowGossip, v.OutsideBehaviour, v.MaxOutsideBehaviour, v.ObservedNegative, v.ObservedBehaviour)
+	}
 	wallMin, cpuMin := r.costPerSimMinute()
 	fmt.Fprintf(w, "delivery complete: %v; max lag of the periphery's schedule %v; wall %v (%.2f× real time), process CPU %v\n",
 		r.Complete(), r.MaxLag.Round(time.Millisecond), r.Wall.Round(time.Second), 60/wallMin, r.CPU.Round(time.Second))

@@ -185,6 +185,8 @@ type Config struct {
 	// Forwarding is ParamForwarding's rule (framing.go); "": every node as go-libp2p-pubsub
 	// (runs from before the parameter).
 	Forwarding string
+	// Scoring is ParamScoring's rule (scoring.go); "": off.
+	Scoring string
 }
 
 // DefaultConfig is the calibration form.
@@ -194,7 +196,7 @@ func DefaultConfig() Config {
 		Population: DefaultNeighbourhoodParams(),
 		Slots:      10, Warmup: 5, TimeScale: 1, Seed: 1, Validators: 1_000_000,
 		Validation: vd, Arrival: DefaultArrival, Copies: 2, Queue: 30000, Log: slog.Default(),
-		Churn: DefaultChurn, Bandwidth: DefaultBandwidth(), Forwarding: ForwardingClient,
+		Churn: DefaultChurn, Bandwidth: DefaultBandwidth(), Forwarding: ForwardingClient, Scoring: ScoringOff,
 	}
 }
 
@@ -273,6 +275,10 @@ type run struct {
 	rep   *Report
 	ct    *controlTracer
 	mech  *mechanism
+	// score reads the real peers' scores (ParamScoring client; nil otherwise); first counts
+	// at the real peers the messages whose first copy came from the observed node.
+	score *scoreWatch
+	first *firstDeliveries
 	// outside is the arrival model's mainnet beyond the neighbourhood (nil: independent
 	// draws); peerRegion each real peer's region index in it.
 	outside    *outsideMesh
@@ -348,6 +354,9 @@ func newRun(cfg Config) (*run, error) {
 	if err := CheckOutside(cfg.Regraft, cfg.Churn); err != nil {
 		return nil, err
 	}
+	if err := CheckScoring(cfg.Scoring, cfg.Validators, cfg.TimeScale); err != nil {
+		return nil, err
+	}
 	for _, r := range []node.DelayRange{cfg.Arrival.First, cfg.Arrival.Spread} {
 		if r.Min < 0 || r.Max < r.Min {
 			return nil, fmt.Errorf("neighbourhood: arrival range %v-%v must be non-negative and ordered", r.Min, r.Max)
@@ -396,6 +405,9 @@ func newRun(cfg Config) (*run, error) {
 	ct.mech = newMechanism()
 	r := &run{cfg: cfg, plan: plan, gen: gen, place: place, net: net, ct: ct, mech: ct.mech,
 		rep: &Report{Config: cfg, Plan: plan, Network: net.Name()}}
+	if cfg.Scoring == ScoringClient {
+		r.score = newScoreWatch(&ct.measuring)
+	}
 	if cfg.Arrival.MeshNodes > 0 {
 		if r.outside, err = newOutsideMesh(cfg, cfg.Arrival.MeshNodes); err != nil {
 			return nil, err
@@ -463,18 +475,35 @@ func (r *run) nodes(hs hostSet) error {
 	if cfg.Trace != nil {
 		obsOpts = append(obsOpts, node.WithRecorder(cfg.Trace))
 	}
-	obs, err := node.NewNode(hs.observed, r.nodeOptions(plan.ObservedClient, 0, obsOpts...)...)
+	scoring, err := nodeScoring(cfg.Scoring, plan.ObservedClient, cfg.Validators, nil)
+	if err != nil {
+		return err
+	}
+	obs, err := node.NewNode(hs.observed, r.nodeOptions(plan.ObservedClient, 0, append(obsOpts, scoring...)...)...)
 	if err != nil {
 		return err
 	}
 	r.closers = append(r.closers, func() { obs.Close() })
 	r.obs = obs
+	r.first = &firstDeliveries{measuring: &r.ct.measuring, obs: obs.ID(), topics: map[string]bool{}}
+	for _, t := range plan.ObservedTopics {
+		r.first.topics[t] = true
+	}
 	r.reals = make([]*realNode, len(plan.Peers))
 	for i, p := range plan.Peers {
 		share := newMeshShare(obs.ID())
 		// Reports read the observed node's streams: a real peer meters only its link to it.
 		metered := func(p peer.ID) bool { return p == obs.ID() }
-		n, err := node.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, node.WithCodecs(codecs...), node.WithRawTracers(share), node.WithMeteredPeers(metered))...)
+		var inspect pubsub.ExtendedPeerScoreInspectFn
+		if r.score != nil {
+			r.score.obs = obs.ID()
+			inspect = r.score.inspect
+		}
+		scoring, err := nodeScoring(cfg.Scoring, p.Client, cfg.Validators, inspect)
+		if err != nil {
+			return err
+		}
+		n, err := node.NewNode(hs.reals[i], r.nodeOptions(p.Client, i+1, append([]node.Option{node.WithCodecs(codecs...), node.WithRawTracers(share, r.first), node.WithMeteredPeers(metered)}, scoring...)...)...)
 		if err != nil {
 			return err
 		}
@@ -856,6 +885,12 @@ func (r *run) report(m measured, cpuStart time.Duration) *Report {
 		}
 	}
 	rep.Churned, rep.ChurnErrors = r.churned.Load(), r.churnErrors.Load()
+	if r.score != nil {
+		rep.Scoring = r.score.view()
+	}
+	if r.first != nil {
+		rep.FirstFromObserved = r.first.shares()
+	}
 	return rep
 }
 

@@ -97,6 +97,7 @@ func params() []runner.Param {
 		{Name: ParamObservedIDontWant, Type: "string", Default: IDontWantClient, Desc: "the observed node's IDONTWANT threshold: " + IDontWantClient + " (its client profile's; Teku 16 KiB), " + IDontWantOff + " (never sends IDONTWANT, as before gossipsub v1.2) or a message size in bytes"},
 		{Name: ParamFraming, Type: "string", Default: FramingClient, Desc: "how the observed node and its real peers frame their outbound RPCs: " + FramingClient + " (each as its client's library: Lighthouse rust-libp2p, every message and control entry its own frame; Nimbus nim-libp2p, control apart from messages; Prysm, Teku, Lodestar as go-libp2p-pubsub) or one for all: " + gossip.FramingNames()},
 		{Name: ParamForwarding, Type: "string", Default: ForwardingClient, Desc: "which mesh peers a real node leaves out when it forwards: " + ForwardingClient + " (each as its client's library: Lighthouse rust-libp2p and Nimbus nim-libp2p every peer whose copy arrived while they validated; Prysm, Teku, Lodestar only the first sender), " + ForwardingGo + " (every node as go-libp2p-pubsub) or " + ForwardingWithhold + " (every node as rust-libp2p)"},
+		{Name: ParamScoring, Type: "string", Default: ScoringOff, Desc: "peer scoring on the observed node and its real peers: " + ScoringClient + " (gossipsub v1.1 scoring with each node's client's Ethereum parameters, computed for the run's validators; Dscore and thresholds per client) or " + ScoringOff + " (no node scores; a peer over Dhi prunes at random)"},
 		{Name: ParamSubnets, Type: "int", Unit: "subnets", Default: strconv.Itoa(pop.Subnets), Desc: "attestation subnets the observed node subscribes to and the workload carries (the first n; 64: the full form); per-subnet figures are scaled to 64 in the calibration table"},
 		{Name: topology.ParamMix, Type: "string", Default: topology.FormatShares(pop.Mix, topology.MixKinds), Desc: "the peers' population by kind: " + strings.Join(topology.MixKinds, ", ") + " (kind:share, summing to 1)"},
 		{Name: topology.ParamClients, Type: "string", Default: topology.FormatShares(pop.Clients, topology.ClientNames), Desc: "the peers' client mix (client:share, summing to 1): " + strings.Join(topology.ClientNames, ", ")},
@@ -152,6 +153,9 @@ func parse(p *runner.Params) (any, error) {
 		return nil, err
 	}
 	if cfg.Forwarding, err = ParseForwarding(p.Values[ParamForwarding]); err != nil {
+		return nil, err
+	}
+	if cfg.Scoring, err = ParseScoring(p.Values[ParamScoring]); err != nil {
 		return nil, err
 	}
 	if cfg.Bandwidth, err = ParseBandwidth(p.Values[ParamBandwidth], p.Values[runner.ParamOrdinaryBandwidth], p.Values[runner.ParamSupernodeBandwidth], p.Values[ParamAllSubnetsBandwidth]); err != nil {
@@ -268,6 +272,12 @@ type Summary struct {
 	// Mechanism: eligible gossip targets, heartbeats with IHAVE, IHAVE id recurrence.
 	Mechanism Mechanism `json:"ihave_mechanism"`
 	Churned   int64     `json:"outside_churned"`
+	// ScoringRule is ParamScoring; Scoring the real peers' scores when they score.
+	ScoringRule string       `json:"scoring_rule,omitempty"`
+	Scoring     *ScoringView `json:"scoring,omitempty"`
+	// FirstFromObserved: per category, the share of the real peers' deliveries of the
+	// observed node's topics whose first copy came from it (Report.FirstFromObserved).
+	FirstFromObserved map[string]float64 `json:"first_from_observed_share,omitempty"`
 	// EchoesPerMsg: per category, copies per delivered message from peers the observed
 	// node had already sent the message to (the all-go bias).
 	EchoesPerMsg map[string]float64 `json:"echo_copies_per_message,omitempty"`
@@ -315,6 +325,7 @@ func (r *Report) Summary() Summary {
 		Complete: r.Complete(), IHaveIDsPerH: finite(r.IHaveIDsPerHour()), RecordingIDsH: Recording.IHAVEIDsPerHour, Control: r.Control, ControlOut: r.ControlOut,
 		Subnet: r.Subnets, SyncSubnet: r.SyncSubnets, MeshShares: r.MeshShares, Outside: r.Plan.BoundaryTotal, Mechanism: r.Mechanism, Churned: r.Churned, MaxLagMs: float64(r.MaxLag.Milliseconds()), WallS: r.Wall.Seconds(), SimulatedS: r.Simulated.Seconds(), CPUS: r.CPU.Seconds()}
 	s.WallPerSimMin, s.CPUPerSimMin = r.costPerSimMinute()
+	s.ScoringRule, s.Scoring, s.FirstFromObserved = r.Config.Scoring, r.Scoring, r.FirstFromObserved
 	var delivered int64
 	for c, v := range r.Delivered {
 		if c != gossip.Control {

@@ -65,6 +65,30 @@ type config struct {
 	metered func(peer.ID) bool
 	// withhold: forward as rust-libp2p and nim-libp2p do (withhold.go).
 	withhold bool
+	// scoring: the node scores its peers (scoring.go), durations dilated by newConfig;
+	// inspect, when set, gets every peer's score snapshot each inspectPeriod (real time).
+	scoring       *Scoring
+	inspect       pubsub.ExtendedPeerScoreInspectFn
+	inspectPeriod time.Duration
+}
+
+// WithScoring makes the node score its peers with s (a client's parameters at mainnet time,
+// ClientScoring): pubsub's peer scoring with s's thresholds and Dscore, s's parameters set on
+// each topic as the node joins it, every duration divided by the node's time scale.
+func WithScoring(s Scoring) Option {
+	return func(c *config) error { c.scoring = &s; return nil }
+}
+
+// WithScoreInspect calls fn with every peer's score snapshot each period of mainnet time
+// (divided by the time scale); it needs WithScoring.
+func WithScoreInspect(fn pubsub.ExtendedPeerScoreInspectFn, period time.Duration) Option {
+	return func(c *config) error {
+		if period <= 0 {
+			return fmt.Errorf("score inspect period %v: want a positive duration", period)
+		}
+		c.inspect, c.inspectPeriod = fn, period
+		return nil
+	}
 }
 
 // Option configures a Node, in go-libp2p-pubsub's style.
@@ -271,6 +295,16 @@ func newConfig(opts []Option) (config, error) {
 			return cfg, err
 		}
 	}
+	if cfg.inspect != nil && cfg.scoring == nil {
+		return cfg, fmt.Errorf("a score inspector needs peer scoring (WithScoring)")
+	}
+	if cfg.scoring != nil {
+		d, err := cfg.scoring.Dilate(cfg.timeScale)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.scoring = &d
+	}
 	return cfg, nil
 }
 
@@ -291,7 +325,17 @@ func gossipSubOptions(cfg *config) ([]pubsub.Option, pubsub.GossipSubParams) {
 	if cl.IDontWantThresholdBytes > 0 {
 		params.IDontWantMessageThreshold = cl.IDontWantThresholdBytes
 	}
-	return []pubsub.Option{
+	var scoring []pubsub.Option
+	if s := cfg.scoring; s != nil {
+		params.Dscore = s.Dscore
+		sp, th := s.Params, s.Thresholds
+		sp.Topics = map[string]*pubsub.TopicScoreParams{}
+		scoring = append(scoring, pubsub.WithPeerScore(&sp, &th))
+		if cfg.inspect != nil {
+			scoring = append(scoring, pubsub.WithPeerScoreInspect(cfg.inspect, time.Duration(float64(cfg.inspectPeriod)/cfg.timeScale)))
+		}
+	}
+	return append([]pubsub.Option{
 		pubsub.WithGossipSubParams(params),
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
 		pubsub.WithNoAuthor(),
@@ -302,7 +346,7 @@ func gossipSubOptions(cfg *config) ([]pubsub.Option, pubsub.GossipSubParams) {
 		pubsub.WithPeerOutboundQueueSize(cfg.queueSize),
 		pubsub.WithValidateQueueSize(cfg.queueSize),
 		pubsub.WithDirectPeers(cfg.direct),
-	}, params
+	}, scoring...), params
 }
 
 // Topic returns the node's handle of a topic, joining it on first use (pubsub allows one
@@ -319,6 +363,13 @@ func (n *Node) Topic(name string) (*pubsub.Topic, error) {
 	t, err := n.ps.Join(name)
 	if err != nil {
 		return nil, fmt.Errorf("join %s: %w", name, err)
+	}
+	if n.cfg.scoring != nil {
+		if tp := n.cfg.scoring.TopicParams(name); tp != nil {
+			if err := t.SetScoreParams(tp); err != nil {
+				return nil, fmt.Errorf("score parameters of %s: %w", name, err)
+			}
+		}
 	}
 	if n.topics == nil {
 		n.topics = map[string]*pubsub.Topic{}
