@@ -117,12 +117,8 @@ func (r *Reader) Close() error {
 // if the input ended at a block boundary and an error wrapping io.ErrUnexpectedEOF if it
 // ended inside a block.
 func (r *Reader) Read(p []byte) (int, error) {
-	for r.outPos == len(r.out) {
-		if r.err != nil {
-			return 0, r.err
-		}
-		if err := r.nextBlock(); err != nil {
-			r.err = err
+	if r.outPos == len(r.out) {
+		if err := r.current(); err != nil {
 			return 0, err
 		}
 	}
@@ -138,12 +134,8 @@ func (r *Reader) Read(p []byte) (int, error) {
 // a frame's length prefix is read a byte at a time (gossip.ReadPooledFrame), and this
 // takes each from the decoded block without a Read's copy.
 func (r *Reader) ReadByte() (byte, error) {
-	for r.outPos == len(r.out) {
-		if r.err != nil {
-			return 0, r.err
-		}
-		if err := r.nextBlock(); err != nil {
-			r.err = err
+	if r.outPos == len(r.out) {
+		if err := r.current(); err != nil {
 			return 0, err
 		}
 	}
@@ -155,18 +147,30 @@ func (r *Reader) ReadByte() (byte, error) {
 	return c, nil
 }
 
+// current decodes blocks until one has bytes not yet returned; its error is sticky (the
+// one every later call returns). Callers check first that the block in hand is used up, so
+// the call is made only between blocks.
+func (r *Reader) current() error {
+	for r.outPos == len(r.out) {
+		if r.err != nil {
+			return r.err
+		}
+		if err := r.nextBlock(); err != nil {
+			r.err = err
+			return err
+		}
+	}
+	return nil
+}
+
 // Peek returns the decoded bytes of the current block not yet returned, decoding the next
 // block first when none are left, without returning them: they stay valid until the next
 // Read, ReadByte, Discard or Reset. Its error is the one a Read would return there (and
 // then returns). A frame reader (gossip.ReadPooledFrame) takes a frame whole in the block
 // from it and Discards it, in one call instead of one per byte of its length prefix.
 func (r *Reader) Peek() ([]byte, error) {
-	for r.outPos == len(r.out) {
-		if r.err != nil {
-			return nil, r.err
-		}
-		if err := r.nextBlock(); err != nil {
-			r.err = err
+	if r.outPos == len(r.out) {
+		if err := r.current(); err != nil {
 			return nil, err
 		}
 	}

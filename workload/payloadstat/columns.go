@@ -1,11 +1,6 @@
 package payloadstat
 
-import (
-	"fmt"
-
-	"github.com/attestantio/go-eth2-client/spec/deneb"
-	"github.com/ethereum/go-ethereum/core/types"
-)
+import "fmt"
 
 // Columns describes the columns of long calls: calldata words, on the call's word grid, equal
 // to the word one or two back (a record's field that keeps its value from record to record in
@@ -79,49 +74,41 @@ func MeasureColumns(payloads [][]byte) (Columns, error) {
 	var rep [2][2]int64
 	var kind, all [2][5]int64
 	bySel := map[[4]byte]*[6]int64{} // repeats by kind, and all words
-	for i, ssz := range payloads {
-		var p deneb.ExecutionPayload
-		if err := p.UnmarshalSSZ(ssz); err != nil {
-			return c, fmt.Errorf("payload %d: %w", i, err)
+	err := eachCalldata(payloads, func(d []byte) {
+		n := (len(d) - 4) / 32
+		if len(d) < 4 || n < 32 {
+			return
 		}
-		for j, raw := range p.Transactions {
-			var tx types.Transaction
-			if err := tx.UnmarshalBinary(raw); err != nil {
-				return c, fmt.Errorf("payload %d tx %d: %w", i, j, err)
-			}
-			d := tx.Data()
-			n := (len(d) - 4) / 32
-			if len(d) < 4 || n < 32 {
+		b := 0
+		if n >= 128 {
+			b = 1
+		}
+		c.Words[b] += int64(n)
+		sel := bySel[[4]byte(d[:4])]
+		if sel == nil {
+			sel = new([6]int64)
+			bySel[[4]byte(d[:4])] = sel
+		}
+		sel[5] += int64(n)
+		at := func(k int) string { return string(d[4+32*k : 4+32*k+32]) }
+		for k := range n {
+			kd := wordKind(d[4+32*k : 4+32*k+32])
+			all[b][kd]++
+			if kd == 0 {
 				continue
 			}
-			b := 0
-			if n >= 128 {
-				b = 1
-			}
-			c.Words[b] += int64(n)
-			sel := bySel[[4]byte(d[:4])]
-			if sel == nil {
-				sel = new([6]int64)
-				bySel[[4]byte(d[:4])] = sel
-			}
-			sel[5] += int64(n)
-			at := func(k int) string { return string(d[4+32*k : 4+32*k+32]) }
-			for k := range n {
-				kd := wordKind(d[4+32*k : 4+32*k+32])
-				all[b][kd]++
-				if kd == 0 {
-					continue
-				}
-				for s := 1; s <= 2 && s <= k; s++ {
-					if at(k) == at(k-s) {
-						rep[b][s-1]++
-						kind[b][kd]++
-						sel[kd]++
-						break
-					}
+			for s := 1; s <= 2 && s <= k; s++ {
+				if at(k) == at(k-s) {
+					rep[b][s-1]++
+					kind[b][kd]++
+					sel[kd]++
+					break
 				}
 			}
 		}
+	})
+	if err != nil {
+		return c, err
 	}
 	for b := range 2 {
 		for s := range 2 {

@@ -41,38 +41,30 @@ func MeasureInCall(payloads [][]byte) (InCall, error) {
 	var at [9]int64
 	var runs, rec [3]int64
 	var words, longWords int64
-	for i, ssz := range payloads {
-		var p deneb.ExecutionPayload
-		if err := p.UnmarshalSSZ(ssz); err != nil {
-			return c, fmt.Errorf("payload %d: %w", i, err)
+	err := eachCalldata(payloads, func(d []byte) {
+		if len(d) < 4 {
+			return
 		}
-		for j, raw := range p.Transactions {
-			var tx types.Transaction
-			if err := tx.UnmarshalBinary(raw); err != nil {
-				return c, fmt.Errorf("payload %d tx %d: %w", i, j, err)
-			}
-			d := tx.Data()
-			if len(d) < 4 {
-				continue
-			}
-			n := (len(d) - 4) / 32
-			words += int64(n)
-			b := 0
-			switch {
-			case n >= 128:
-				b = 2
-				longWords += int64(n)
-			case n >= 32:
-				b = 1
-			}
-			r, rc, a := callRuns(d)
-			runs[b] += r
-			rec[b] += rc
-			recur += rc
-			for k := range at {
-				at[k] += a[k]
-			}
+		n := (len(d) - 4) / 32
+		words += int64(n)
+		b := 0
+		switch {
+		case n >= 128:
+			b = 2
+			longWords += int64(n)
+		case n >= 32:
+			b = 1
 		}
+		r, rc, a := callRuns(d)
+		runs[b] += r
+		rec[b] += rc
+		recur += rc
+		for k := range at {
+			at[k] += a[k]
+		}
+	})
+	if err != nil {
+		return c, err
 	}
 	c.Runs = runs[0] + runs[1] + runs[2]
 	pct := func(a, b int64) float64 {
@@ -115,4 +107,23 @@ func callRuns(d []byte) (runs, recur int64, at [9]int64) {
 		}
 	})
 	return runs, recur, at
+}
+
+// eachCalldata calls f with the calldata of every transaction of the payloads, in order; a
+// payload or transaction that does not decode is an error naming it.
+func eachCalldata(payloads [][]byte, f func(d []byte)) error {
+	for i, ssz := range payloads {
+		var p deneb.ExecutionPayload
+		if err := p.UnmarshalSSZ(ssz); err != nil {
+			return fmt.Errorf("payload %d: %w", i, err)
+		}
+		for j, raw := range p.Transactions {
+			var tx types.Transaction
+			if err := tx.UnmarshalBinary(raw); err != nil {
+				return fmt.Errorf("payload %d tx %d: %w", i, j, err)
+			}
+			f(tx.Data())
+		}
+	}
+	return nil
 }
